@@ -1,0 +1,151 @@
+"""Chains the stages: load -> engine -> write. Everything is computed before anything is written,
+and every file lands by rename, so a failed build leaves the previous outputs untouched."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from . import __version__
+from .engine import Dropped, scenarios
+from .errors import InputError, Problem
+from .load import Inputs, load
+
+Progress = Callable[[str], None]
+
+
+def shipped_models() -> Path:
+    """The default inputs that ship with the package (a source checkout: its models/)."""
+    packaged = Path(str(resources.files("ckptreport") / "defaults" / "models"))
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "models"
+
+
+def resolve_models(models: str | Path | None) -> Path:
+    """--models if given, else ./models if present, else the shipped set."""
+    if models is not None:
+        return Path(models)
+    if Path("models").is_dir():
+        return Path("models")
+    return shipped_models()
+
+
+def build_time() -> dt.datetime:
+    """SOURCE_DATE_EPOCH when set (reproducible builds), else now."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch is not None:
+        try:
+            return dt.datetime.fromtimestamp(int(epoch), dt.UTC)
+        except ValueError:
+            raise InputError(f"SOURCE_DATE_EPOCH must be whole seconds since 1970, got {epoch!r}") from None
+    return dt.datetime.now(dt.UTC).replace(microsecond=0)
+
+
+@dataclass
+class Result:
+    inputs: Inputs
+    frame: pd.DataFrame
+    dropped: list[Dropped]
+    models_dir: Path
+    out_dir: Path
+    written: list[Path] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def compute(models_dir: Path, progress: Progress = lambda _: None) -> tuple[Inputs, pd.DataFrame, list[Dropped], dict]:
+    seconds = {}
+    t = time.perf_counter()
+    progress(f"loading {models_dir}")
+    inputs = load(models_dir)
+    seconds["load"] = time.perf_counter() - t
+    t = time.perf_counter()
+    frame, dropped = scenarios(inputs)
+    seconds["engine"] = time.perf_counter() - t
+    progress(f"computed {len(frame):,} scenarios in {seconds['engine']:.2f} s")
+    return inputs, frame, dropped, seconds
+
+
+def _parquet(frame: pd.DataFrame, path: Path, meta: dict[str, str]) -> None:
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                           **{k.encode(): v.encode() for k, v in meta.items()}})
+    pq.write_table(table, path, compression="zstd")
+
+
+def _csv(frame: pd.DataFrame, path: Path) -> None:
+    frame.to_csv(path, index=False, lineterminator="\n")
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def write(result: Result, progress: Progress = lambda _: None) -> None:
+    out = result.out_dir
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".ckptreport-", dir=out))
+    except OSError as e:
+        raise InputError(Problem(str(out), 0, 0, "", f"cannot write the output directory: {e.strerror}")) from None
+    try:
+        when = build_time().isoformat().replace("+00:00", "Z")
+        meta = {"ckptreport_version": __version__, "input_hash": result.inputs.input_hash,
+                "build_time": when}
+        t = time.perf_counter()
+        _parquet(result.frame, staging / "scenarios.parquet", meta)
+        _csv(result.frame, staging / "scenarios.csv")
+        manifest = {
+            **meta,
+            "models": str(result.models_dir),
+            "rows": len(result.frame),
+            "dropped": [{"reason": d.reason, "rows": d.rows} for d in result.dropped],
+            "files": {p.name: _sha256(p) for p in sorted(staging.iterdir())},
+        }
+        (staging / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+        result.seconds["write"] = time.perf_counter() - t
+        for path in sorted(staging.iterdir()):
+            target = out / path.name
+            os.replace(path, target)
+            result.written.append(target)
+        progress(f"wrote {', '.join(str(p) for p in result.written)}")
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def build(models: str | Path | None, out: str | Path, progress: Progress = lambda _: None) -> Result:
+    models_dir = resolve_models(models)
+    inputs, frame, dropped, seconds = compute(models_dir, progress)
+    result = Result(inputs, frame, dropped, models_dir, Path(out), seconds=seconds)
+    write(result, progress)
+    return result
+
+
+def init(target: str | Path, force: bool = False) -> list[Path]:
+    """Copy the shipped models out as a starting point."""
+    target = Path(target)
+    source = shipped_models()
+    files = sorted(source.glob("*.yaml"))
+    clashes = [target / f.name for f in files if (target / f.name).exists()]
+    if clashes and not force:
+        raise InputError(Problem(str(target), 0, 0, "", "already holds "
+                                 + ", ".join(c.name for c in clashes) + "; pass --force to overwrite"))
+    target.mkdir(parents=True, exist_ok=True)
+    written = []
+    for f in files:
+        shutil.copyfile(f, target / f.name)
+        written.append(target / f.name)
+    return written

@@ -1,0 +1,397 @@
+"""The model: one small function per derived column, named after it, its parameters named after
+the columns it reads. The engine evaluates them with numpy; ``explain`` and the workbook read the
+same functions as formulas (see ``expr``). Units are in the names: bytes, seconds (``_s``), GB/s
+(``_GBps``, 1 GB = 1e9 bytes), percent (``_pct``), US dollars (``_usd``).
+
+The order of definition is the order of evaluation; a column may read inputs and earlier columns.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .expr import GB, INF, TERA, ceil, largest, maximum, minimum, sqrt, where
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    unit: str  # bytes, s, GBps, pct, usd, days, count, B/param, label, bool
+    doc: str
+    fn: Callable
+    params: tuple[str, ...]
+    section: str
+
+
+@dataclass(frozen=True)
+class InputColumn:
+    name: str
+    unit: str
+    doc: str
+
+
+COLUMNS: dict[str, Column] = {}
+
+INPUTS: dict[str, InputColumn] = {
+    c.name: c for c in [
+        InputColumn("model", "label", "model name (plan.models)"),
+        InputColumn("recipe", "label", "training recipe: what a checkpoint holds per parameter"),
+        InputColumn("sku", "label", "hardware SKU (plan.skus)"),
+        InputColumn("tier", "label", "storage tier (plan.tiers)"),
+        InputColumn("strategy", "label", "sync, async or tiered"),
+        InputColumn("gpus", "count", "GPUs in the job (plan.gpus)"),
+        InputColumn("interval_s", "s", "time between checkpoints (plan.intervals)"),
+        InputColumn("params", "count", "total parameters (models.*.params)"),
+        InputColumn("active_params", "count", "parameters active per token (models.*.active_params, else params)"),
+        InputColumn("tokens", "count", "training tokens (models.*.tokens)"),
+        InputColumn("weights_bytes_per_param", "B/param", "bytes of the weights dtype (recipes.*.weights)"),
+        InputColumn("master_bytes_per_param", "B/param", "bytes of the master-weights dtype (recipes.*.master)"),
+        InputColumn("optimizer_bytes_per_param", "B/param", "bytes of all optimizer states (recipes.*.optimizer)"),
+        InputColumn("grads_bytes_per_param", "B/param", "bytes of saved gradients (recipes.*.grads)"),
+        InputColumn("gpus_per_node", "count", "GPUs per node (skus.*.gpus_per_node)"),
+        InputColumn("peak_TFLOPS", "TFLOPS", "dense BF16 peak per GPU (skus.*.peak_bf16)"),
+        InputColumn("d2h_gpu_GBps", "GBps", "GPU->host copy, one GPU (skus.*.d2h_per_gpu)"),
+        InputColumn("d2h_node_GBps", "GBps", "GPU->host copy, whole node (skus.*.d2h_per_node)"),
+        InputColumn("host_memory_bytes", "bytes", "host DRAM per node (skus.*.host_memory)"),
+        InputColumn("storage_nic_GBps", "GBps", "node's bandwidth to the storage fabric (skus.*.storage_nic)"),
+        InputColumn("nvme_write_GBps", "GBps", "node-local NVMe write (skus.*.local_nvme.write; 0 if none)"),
+        InputColumn("nvme_capacity_bytes", "bytes", "node-local NVMe capacity (skus.*.local_nvme.capacity)"),
+        InputColumn("usd_per_gpu_hour", "usd", "price of a GPU-hour (skus.*.usd_per_gpu_hour)"),
+        InputColumn("gpu_mtbf_s", "s", "mean time between failures per GPU (skus.*.gpu_mtbf)"),
+        InputColumn("tier_kind", "label", "parallel_fs, cloud_fs, object_store or local_nvme (tiers.*.kind)"),
+        InputColumn("tier_write_GBps", "GBps", "tier's aggregate write (tiers.*.write, or write_per_TiB x capacity; inf if unbounded)"),
+        InputColumn("tier_node_write_GBps", "GBps", "most one node writes to the tier (tiers.*.per_node_write; inf if unbounded)"),
+        InputColumn("usd_per_tb_month", "usd", "tier price per TB-month (tiers.*.usd_per_tb_month; empty if unknown)"),
+        InputColumn("target_overhead_pct", "pct", "the overhead to stay under (plan.target_overhead)"),
+        InputColumn("mfu_pct", "pct", "model FLOPs utilisation (plan.mfu)"),
+        InputColumn("restart_s", "s", "time to restart after a failure (plan.restart)"),
+        InputColumn("retention", "count", "checkpoints kept (plan.retention)"),
+        InputColumn("buffers", "count", "host copies staged by async/tiered (plan.buffers)"),
+    ]
+}
+
+SOURCE_COLUMNS = {
+    "d2h_source": "basis of the GPU->host figure used (spec, measured, derived, assumption, input)",
+    "nic_source": "basis of the storage NIC figure used",
+    "tier_source": "basis of the tier's write figure used (for local_nvme: the SKU's drives)",
+    "nvme_source": "basis of the node-local NVMe figure used",
+}
+
+
+_section = ["Size"]
+
+
+def section(title: str) -> None:
+    """Start a group of columns (explain and the README print them under this title)."""
+    _section[0] = title
+
+
+def column(unit: str):
+    """Register the decorated function as the definition of the column it is named after."""
+
+    def register(fn: Callable) -> Callable:
+        params = tuple(inspect.signature(fn).parameters)
+        for p in params:
+            if p not in INPUTS and p not in COLUMNS:
+                raise NameError(f"{fn.__name__} reads {p!r}, which is neither an input nor an earlier column")
+        doc = inspect.getdoc(fn) or ""
+        COLUMNS[fn.__name__] = Column(fn.__name__, unit, doc, fn, params, _section[0])
+        return fn
+
+    return register
+
+
+section("Size")
+
+@column("B/param")
+def bytes_per_param(weights_bytes_per_param, master_bytes_per_param, optimizer_bytes_per_param,
+                    grads_bytes_per_param):
+    """Bytes the checkpoint holds per parameter: weights + master copy + optimizer states + gradients."""
+    return weights_bytes_per_param + master_bytes_per_param + optimizer_bytes_per_param + grads_bytes_per_param
+
+
+@column("bytes")
+def weights_bytes(params, weights_bytes_per_param):
+    """Checkpoint bytes holding the model weights."""
+    return params * weights_bytes_per_param
+
+
+@column("bytes")
+def master_bytes(params, master_bytes_per_param):
+    """Checkpoint bytes holding the fp32 master copy of the weights."""
+    return params * master_bytes_per_param
+
+
+@column("bytes")
+def optimizer_bytes(params, optimizer_bytes_per_param):
+    """Checkpoint bytes holding the optimizer states."""
+    return params * optimizer_bytes_per_param
+
+
+@column("bytes")
+def grads_bytes(params, grads_bytes_per_param):
+    """Checkpoint bytes holding gradients (only recipes that save them)."""
+    return params * grads_bytes_per_param
+
+
+@column("bytes")
+def ckpt_bytes(params, bytes_per_param):
+    """Size of one checkpoint (MoE: every expert is saved)."""
+    return params * bytes_per_param
+
+
+section("Placement over GPUs and nodes")
+
+@column("count")
+def nodes(gpus, gpus_per_node):
+    """Nodes the job occupies."""
+    return ceil(gpus / gpus_per_node)
+
+
+@column("count")
+def gpus_on_node(gpus, gpus_per_node):
+    """GPUs writing from one node (fewer than gpus_per_node only for a job smaller than a node)."""
+    return minimum(gpus, gpus_per_node)
+
+
+@column("bytes")
+def bytes_per_gpu(ckpt_bytes, gpus):
+    """Bytes each GPU writes: the checkpoint spread evenly (fully sharded save)."""
+    return ckpt_bytes / gpus
+
+
+@column("bytes")
+def bytes_per_node(bytes_per_gpu, gpus_on_node):
+    """Bytes each node writes."""
+    return bytes_per_gpu * gpus_on_node
+
+
+section("The write chain, per node")
+
+@column("GBps")
+def d2h_GBps(gpus_on_node, d2h_gpu_GBps, d2h_node_GBps):
+    """GPU HBM -> host DRAM for one node: its GPUs copying at once, capped by the node's measured total."""
+    return minimum(gpus_on_node * d2h_gpu_GBps, d2h_node_GBps)
+
+
+@column("s")
+def d2h_s(bytes_per_node, d2h_GBps):
+    """Time to copy a node's shard from GPU memory to host memory."""
+    return bytes_per_node / (d2h_GBps * GB)
+
+
+@column("GBps")
+def tier_node_GBps(tier_kind, tier_node_write_GBps, nvme_write_GBps):
+    """Most one node can write to the tier (a local_nvme tier: the node's own drives)."""
+    return where(tier_kind == "local_nvme", minimum(nvme_write_GBps, tier_node_write_GBps), tier_node_write_GBps)
+
+
+@column("GBps")
+def tier_share_GBps(tier_node_GBps, tier_write_GBps, nodes):
+    """What one node gets from the tier while every node writes: its cap, or an even share of the aggregate."""
+    return minimum(tier_node_GBps, tier_write_GBps / nodes)
+
+
+@column("s")
+def nic_s(tier_kind, bytes_per_node, storage_nic_GBps):
+    """Time for a node's shard to cross its storage NIC (none for node-local NVMe)."""
+    return where(tier_kind == "local_nvme", 0, bytes_per_node / (storage_nic_GBps * GB))
+
+
+@column("s")
+def tier_s(bytes_per_node, tier_share_GBps):
+    """Time for the tier to absorb a node's shard at the node's share."""
+    return bytes_per_node / (tier_share_GBps * GB)
+
+
+@column("s")
+def write_s(nic_s, tier_s):
+    """Time to persist from host memory: the stream crosses the NIC into the tier, the slower sets the pace."""
+    return maximum(nic_s, tier_s)
+
+
+@column("s")
+def nvme_s(strategy, bytes_per_node, nvme_write_GBps):
+    """Tiered only: time to land a node's shard on its local NVMe."""
+    return where(strategy == "tiered", bytes_per_node / (nvme_write_GBps * GB), 0)
+
+
+@column("label")
+def bottleneck(d2h_s, nvme_s, nic_s, tier_s):
+    """The slowest hop of the chain: d2h, nvme, nic or tier."""
+    return largest(d2h=d2h_s, nvme=nvme_s, nic=nic_s, tier=tier_s)
+
+
+section("Strategy: what training waits for")
+
+@column("s")
+def checkpoint_cost_s(strategy, d2h_s, write_s):
+    """Time training stops for one checkpoint: sync copies and persists; async and tiered only snapshot to host."""
+    return where(strategy == "sync", d2h_s + write_s, d2h_s)
+
+
+@column("s")
+def background_s(strategy, write_s, nvme_s):
+    """Time the persist runs after training resumes: async writes from host, tiered lands on NVMe then drains."""
+    return where(strategy == "sync", 0, where(strategy == "async", write_s, nvme_s + write_s))
+
+
+@column("s")
+def backpressure_s(background_s, interval_s):
+    """Wait at the next checkpoint when the background persist outlasts the interval."""
+    return maximum(background_s - interval_s, 0)
+
+
+@column("s")
+def stall_s(checkpoint_cost_s, backpressure_s):
+    """Training time lost to each checkpoint."""
+    return checkpoint_cost_s + backpressure_s
+
+
+@column("pct")
+def overhead_pct(stall_s, interval_s):
+    """Share of training time spent stalled on checkpoints: stall / interval."""
+    return 100 * stall_s / interval_s
+
+
+@column("bytes")
+def host_memory_needed_bytes(strategy, bytes_per_node, buffers):
+    """Host memory an async or tiered checkpoint stages per node (sync streams through)."""
+    return where(strategy == "sync", 0, bytes_per_node * buffers)
+
+
+@column("bool")
+def host_memory_ok(host_memory_needed_bytes, host_memory_bytes):
+    """Whether the staging buffers fit in the node's host memory."""
+    return host_memory_needed_bytes <= host_memory_bytes
+
+
+@column("bytes")
+def nvme_needed_bytes(tier_kind, strategy, bytes_per_node, retention):
+    """Node-local NVMe a checkpoint occupies: all retained ones on a local_nvme tier, one when tiered."""
+    return where(tier_kind == "local_nvme", bytes_per_node * retention,
+                 where(strategy == "tiered", bytes_per_node, 0))
+
+
+@column("bool")
+def nvme_ok(nvme_needed_bytes, nvme_capacity_bytes):
+    """Whether that fits on the node's NVMe."""
+    return nvme_needed_bytes <= nvme_capacity_bytes
+
+
+section("Cadence under failures")
+
+@column("s")
+def cluster_mtbf_s(gpu_mtbf_s, gpus):
+    """Mean time between failures of the whole job: per-GPU MTBF / GPUs."""
+    return gpu_mtbf_s / gpus
+
+
+@column("s")
+def young_interval_s(checkpoint_cost_s, cluster_mtbf_s):
+    """Young's optimal interval, sqrt(2 x cost x MTBF)."""
+    return sqrt(2 * checkpoint_cost_s * cluster_mtbf_s)
+
+
+@column("s")
+def daly_interval_s(checkpoint_cost_s, cluster_mtbf_s):
+    """Daly's higher-order optimum (2006, eq. 37): sqrt(2dM)[1 + sqrt(d/2M)/3 + (d/2M)/9] - d for d < 2M, else M."""
+    ratio = checkpoint_cost_s / (2 * cluster_mtbf_s)
+    return where(ratio < 1,
+                 sqrt(2 * checkpoint_cost_s * cluster_mtbf_s) * (1 + sqrt(ratio) / 3 + ratio / 9)
+                 - checkpoint_cost_s,
+                 cluster_mtbf_s)
+
+
+@column("s")
+def optimal_interval_s(daly_interval_s, background_s):
+    """Best cadence: Daly's optimum, but never shorter than the background persist."""
+    return maximum(daly_interval_s, background_s)
+
+
+@column("pct")
+def rework_pct(interval_s, restart_s, cluster_mtbf_s):
+    """Share of training redone after failures: (interval/2 + restart) per MTBF."""
+    return 100 * (interval_s / 2 + restart_s) / cluster_mtbf_s
+
+
+@column("pct")
+def waste_pct(overhead_pct, rework_pct):
+    """Checkpoint overhead plus rework after failures."""
+    return overhead_pct + rework_pct
+
+
+@column("pct")
+def optimal_waste_pct(checkpoint_cost_s, optimal_interval_s, restart_s, cluster_mtbf_s):
+    """Waste at the optimal interval."""
+    return 100 * (checkpoint_cost_s / optimal_interval_s
+                  + (optimal_interval_s / 2 + restart_s) / cluster_mtbf_s)
+
+
+@column("bool")
+def meets_target(overhead_pct, target_overhead_pct, host_memory_ok, nvme_ok):
+    """Overhead within the target, and the staging fits in host memory and NVMe."""
+    return (overhead_pct <= target_overhead_pct) & host_memory_ok & nvme_ok
+
+
+section("Run length and money")
+
+@column("s")
+def compute_s(active_params, tokens, gpus, peak_TFLOPS, mfu_pct):
+    """Training compute time: 6 x active params x tokens / (GPUs x peak x MFU)."""
+    return 6 * active_params * tokens / (gpus * peak_TFLOPS * TERA * mfu_pct / 100)
+
+
+@column("days")
+def run_days(compute_s, waste_pct):
+    """Wall-clock run length: compute time plus waste."""
+    return compute_s * (1 + waste_pct / 100) / 86400
+
+
+@column("usd")
+def overhead_usd(gpus, compute_s, usd_per_gpu_hour, overhead_pct):
+    """GPU-hours stalled on checkpoints over the run, in dollars."""
+    return gpus * compute_s / 3600 * usd_per_gpu_hour * overhead_pct / 100
+
+
+@column("usd")
+def waste_usd(gpus, compute_s, usd_per_gpu_hour, waste_pct):
+    """GPU-hours lost to checkpoint stalls and failure rework over the run, in dollars."""
+    return gpus * compute_s / 3600 * usd_per_gpu_hour * waste_pct / 100
+
+
+@column("usd")
+def run_usd(gpus, run_days, usd_per_gpu_hour):
+    """GPU-hours of the whole run, in dollars."""
+    return gpus * run_days * 24 * usd_per_gpu_hour
+
+
+@column("usd")
+def storage_usd_month(retention, ckpt_bytes, usd_per_tb_month):
+    """Monthly price of keeping the retained checkpoints on the tier (empty when the tier is unpriced)."""
+    return retention * ckpt_bytes / 1e12 * usd_per_tb_month
+
+
+section("What the target demands")
+
+@column("s")
+def write_budget_s(strategy, target_overhead_pct, interval_s, d2h_s, nvme_s):
+    """Time the persist may take and still meet the target: sync, what the target leaves after the
+    GPU->host copy; async and tiered, the interval (less the NVMe landing), if the snapshot meets the target."""
+    allowed_s = target_overhead_pct / 100 * interval_s
+    return where(strategy == "sync", allowed_s - d2h_s,
+                 where(d2h_s <= allowed_s, interval_s - nvme_s, 0))
+
+
+@column("GBps")
+def required_write_GBps(write_budget_s, ckpt_bytes):
+    """Aggregate tier write bandwidth that meets the target (unreachable when the copy to host alone misses it)."""
+    return where(write_budget_s > 0, ckpt_bytes / write_budget_s / GB, INF)
+
+
+@column("GBps")
+def required_node_write_GBps(write_budget_s, bytes_per_node):
+    """Per-node write bandwidth (NIC and tier share) that meets the target."""
+    return where(write_budget_s > 0, bytes_per_node / write_budget_s / GB, INF)

@@ -1,0 +1,210 @@
+"""The engine: the plan's cross product as a pandas frame, every column computed vectorised.
+
+It knows nothing of files or formats. ``scenarios(inputs)`` returns one row per model x recipe x SKU
+x tier x strategy x GPU count x interval, with the input columns (``columns.INPUTS``), the derived
+columns (``columns.COLUMNS``) and the basis of each bandwidth used (``columns.SOURCE_COLUMNS``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .columns import COLUMNS, INPUTS
+from .load import Inputs, dimensions
+
+LABELS = ("model", "recipe", "sku", "tier", "strategy", "tier_kind", "bottleneck",
+          "d2h_source", "nic_source", "tier_source", "nvme_source")
+
+
+@dataclass(frozen=True)
+class Dropped:
+    reason: str
+    rows: int
+
+
+def compute(values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Evaluate every column definition over arrays of inputs; returns inputs and columns."""
+    env = dict(values)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for col in COLUMNS.values():
+            env[col.name] = col.fn(*(env[p] for p in col.params))
+    return env
+
+
+def _basis(inputs: Inputs, section: str, name: str, field: str) -> str:
+    prov = inputs.prov.get((section, name, field))
+    return prov.basis if prov else "input"
+
+
+def _entity_tables(inputs: Inputs, dims: dict[str, list]):
+    """Per-entity arrays of input values, indexed like the dimension lists."""
+    models = [inputs.models[m] for m in dims["model"]]
+    skus = [inputs.skus[s] for s in dims["sku"]]
+    tiers = [inputs.tiers[t] for t in dims["tier"]]
+    model_t = {
+        "params": [m.params.value for m in models],
+        "active_params": [(m.active_params or m.params).value for m in models],
+        "tokens": [m.tokens.value for m in models],
+    }
+    sku_t = {
+        "gpus_per_node": [s.gpus_per_node.value for s in skus],
+        "peak_TFLOPS": [s.peak_bf16.value / 1e12 for s in skus],
+        "d2h_gpu_GBps": [s.d2h_per_gpu.value / 1e9 for s in skus],
+        "d2h_node_GBps": [(s.d2h_per_node.value if s.d2h_per_node else
+                           s.gpus_per_node.value * s.d2h_per_gpu.value) / 1e9 for s in skus],
+        "host_memory_bytes": [s.host_memory.value for s in skus],
+        "storage_nic_GBps": [s.storage_nic.value / 1e9 for s in skus],
+        "nvme_write_GBps": [s.local_nvme.write.value / 1e9 if s.local_nvme else 0.0 for s in skus],
+        "nvme_capacity_bytes": [s.local_nvme.capacity.value if s.local_nvme else 0.0 for s in skus],
+        "usd_per_gpu_hour": [s.usd_per_gpu_hour.value for s in skus],
+        "gpu_mtbf_s": [s.gpu_mtbf.value for s in skus],
+    }
+    sku_src = {
+        "d2h_source": [_basis(inputs, "skus", n, "d2h_per_node" if inputs.skus[n].d2h_per_node else "d2h_per_gpu")
+                       for n in dims["sku"]],
+        "nic_source": [_basis(inputs, "skus", n, "storage_nic") for n in dims["sku"]],
+        "nvme_source": [_basis(inputs, "skus", n, "local_nvme.write") if inputs.skus[n].local_nvme else "none"
+                        for n in dims["sku"]],
+    }
+    tier_t = {
+        "tier_write_GBps": [_tier_aggregate(t) / 1e9 for t in tiers],
+        "tier_node_write_GBps": [(t.per_node_write.value if t.per_node_write else math.inf) / 1e9 for t in tiers],
+        "usd_per_tb_month": [t.usd_per_tb_month.value if t.usd_per_tb_month else math.nan for t in tiers],
+    }
+    tier_src = [_tier_basis(inputs, n) for n in dims["tier"]]
+    return ({k: np.asarray(v, dtype=float) for k, v in model_t.items()},
+            {k: np.asarray(v, dtype=float) for k, v in sku_t.items()}, sku_src,
+            {k: np.asarray(v, dtype=float) for k, v in tier_t.items()}, tier_src, tiers)
+
+
+def _tier_aggregate(tier) -> float:
+    if tier.write is not None:
+        return tier.write.value
+    if tier.write_per_TiB is not None:
+        return tier.write_per_TiB.value * tier.capacity.value / 2**40
+    return math.inf
+
+
+def _tier_basis(inputs: Inputs, name: str) -> str:
+    tier = inputs.tiers[name]
+    fields = [f for f in ("write", "write_per_TiB", "per_node_write") if getattr(tier, f) is not None]
+    bases = sorted({_basis(inputs, "tiers", name, f) for f in fields})
+    return "+".join(bases) if bases else "sku"  # local_nvme without a cap: the SKU's drives
+
+
+def _globals(inputs: Inputs) -> dict[str, float]:
+    p = inputs.plan
+    return {
+        "target_overhead_pct": p.target_overhead.value * 100,
+        "mfu_pct": p.mfu.value * 100,
+        "restart_s": p.restart.value,
+        "retention": p.retention.value,
+        "buffers": p.buffers.value,
+    }
+
+
+def cross_product(inputs: Inputs) -> tuple[dict[str, np.ndarray], dict[str, list[str]], list[Dropped]]:
+    """Index arrays for every plan combination, with combinations that cannot exist removed."""
+    dims = dimensions(inputs)
+    shape = tuple(len(v) for v in dims.values())
+    idx = dict(zip(dims, np.unravel_index(np.arange(math.prod(shape), dtype=np.int64), shape)))
+    skus = [inputs.skus[s] for s in dims["sku"]]
+    tiers = [inputs.tiers[t] for t in dims["tier"]]
+    has_nvme = np.array([s.local_nvme is not None for s in skus])[idx["sku"]]
+    local = np.array([t.kind == "local_nvme" for t in tiers])[idx["tier"]]
+    strategies = np.array(dims["strategy"])[idx["strategy"]]
+    tiered = strategies == "tiered"
+    rules = [
+        ("tiered needs a remote tier to drain to (the tier is node-local NVMe)", tiered & local),
+        ("the SKU has no local NVMe (tiered strategy or local_nvme tier)", ~has_nvme & (tiered | local)),
+    ]
+    keep = np.ones(len(strategies), dtype=bool)
+    dropped = []
+    for reason, mask in rules:
+        n = int((mask & keep).sum())
+        if n:
+            dropped.append(Dropped(reason, n))
+        keep &= ~mask
+    idx = {k: v[keep] for k, v in idx.items()}
+    return idx, dims, dropped
+
+
+def _recipe_codes(inputs: Inputs, dims, idx) -> tuple[np.ndarray, list[str]]:
+    if dims["recipe"] != [None]:
+        return idx["recipe"], list(dims["recipe"])
+    names = sorted({inputs.models[m].recipe for m in dims["model"]})
+    per_model = np.array([names.index(inputs.models[m].recipe) for m in dims["model"]])
+    return per_model[idx["model"]], names
+
+
+def scenarios(inputs: Inputs) -> tuple[pd.DataFrame, list[Dropped]]:
+    """The full scenario frame for a validated plan."""
+    idx, dims, dropped = cross_product(inputs)
+    n = len(idx["model"])
+    model_t, sku_t, sku_src, tier_t, tier_src, tiers = _entity_tables(inputs, dims)
+    recipe_codes, recipe_names = _recipe_codes(inputs, dims, idx)
+    recipes = [inputs.recipes[r] for r in recipe_names]
+    recipe_t = {
+        "weights_bytes_per_param": [r.weights for r in recipes],
+        "master_bytes_per_param": [r.master or 0.0 for r in recipes],
+        "optimizer_bytes_per_param": [sum(r.optimizer) for r in recipes],
+        "grads_bytes_per_param": [r.grads or 0.0 for r in recipes],
+    }
+    values: dict[str, np.ndarray] = {
+        "gpus": np.asarray(dims["gpus"], dtype=float)[idx["gpus"]],
+        "interval_s": np.asarray(dims["interval_s"], dtype=float)[idx["interval_s"]],
+        "strategy": np.asarray(dims["strategy"])[idx["strategy"]],
+        "tier_kind": np.asarray([t.kind for t in tiers])[idx["tier"]],
+    }
+    for k, v in model_t.items():
+        values[k] = v[idx["model"]]
+    for k, v in recipe_t.items():
+        values[k] = np.asarray(v, dtype=float)[recipe_codes]
+    for k, v in sku_t.items():
+        values[k] = v[idx["sku"]]
+    for k, v in tier_t.items():
+        values[k] = v[idx["tier"]]
+    for k, v in _globals(inputs).items():
+        values[k] = np.full(n, v)
+    env = compute(values)
+
+    cat = pd.Categorical.from_codes
+    frame: dict[str, object] = {
+        "model": cat(idx["model"], dims["model"]),
+        "recipe": cat(recipe_codes, recipe_names),
+        "sku": cat(idx["sku"], dims["sku"]),
+        "tier": cat(idx["tier"], dims["tier"]),
+        "strategy": cat(idx["strategy"], dims["strategy"]),
+        "gpus": env["gpus"].astype(np.int64),
+    }
+    for name in INPUTS:
+        if name not in frame and name not in ("tier_kind",):
+            frame[name] = env[name]
+    frame["tier_kind"] = pd.Categorical(env["tier_kind"])
+    for name, col in COLUMNS.items():
+        value = env[name]
+        if col.unit == "label":
+            value = pd.Categorical(value)
+        elif col.unit == "count":
+            value = value.astype(np.int64)
+        frame[name] = value
+    for key, table, dim in (("d2h_source", sku_src["d2h_source"], "sku"),
+                            ("nic_source", sku_src["nic_source"], "sku"),
+                            ("nvme_source", sku_src["nvme_source"], "sku")):
+        frame[key] = _cat_take(table, idx[dim])
+    tier_basis = _cat_take(tier_src, idx["tier"])
+    local = env["tier_kind"] == "local_nvme"
+    frame["tier_source"] = pd.Categorical(np.where(local & (np.asarray(tier_basis) == "sku"),
+                                                   np.asarray(frame["nvme_source"]), np.asarray(tier_basis)))
+    frame["nic_source"] = pd.Categorical(np.where(local, "none", np.asarray(frame["nic_source"])))
+    return pd.DataFrame(frame), dropped
+
+
+def _cat_take(table: list[str], codes: np.ndarray) -> pd.Categorical:
+    cats = sorted(set(table))
+    lookup = np.array([cats.index(v) for v in table])
+    return pd.Categorical.from_codes(lookup[codes], cats)

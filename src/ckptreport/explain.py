@@ -1,0 +1,175 @@
+"""The worked arithmetic of one scenario, step by step, from the same column definitions the engine
+evaluates: every input with its place and source, every derived figure with its formula."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from . import display
+from .columns import COLUMNS, INPUTS
+from .engine import scenarios
+from .errors import InputError
+from .expr import Var, render
+from .load import Inputs, Prov, did_you_mean
+from .schema import Q, STRATEGIES
+
+# Which YAML field each input column comes from: (section, field) or a plan field.
+_ORIGIN: dict[str, tuple[str, str]] = {
+    "params": ("models", "params"), "active_params": ("models", "active_params"),
+    "tokens": ("models", "tokens"),
+    "gpus_per_node": ("skus", "gpus_per_node"), "peak_TFLOPS": ("skus", "peak_bf16"),
+    "d2h_gpu_GBps": ("skus", "d2h_per_gpu"), "d2h_node_GBps": ("skus", "d2h_per_node"),
+    "host_memory_bytes": ("skus", "host_memory"), "storage_nic_GBps": ("skus", "storage_nic"),
+    "nvme_write_GBps": ("skus", "local_nvme.write"), "nvme_capacity_bytes": ("skus", "local_nvme.capacity"),
+    "usd_per_gpu_hour": ("skus", "usd_per_gpu_hour"), "gpu_mtbf_s": ("skus", "gpu_mtbf"),
+    "tier_write_GBps": ("tiers", "write"), "tier_node_write_GBps": ("tiers", "per_node_write"),
+    "usd_per_tb_month": ("tiers", "usd_per_tb_month"),
+    "target_overhead_pct": ("plan", "target_overhead"), "mfu_pct": ("plan", "mfu"),
+    "restart_s": ("plan", "restart"), "retention": ("plan", "retention"), "buffers": ("plan", "buffers"),
+}
+_RECIPE_FIELD = {"weights_bytes_per_param": "weights", "master_bytes_per_param": "master",
+                 "optimizer_bytes_per_param": "optimizer", "grads_bytes_per_param": "grads"}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    model: str
+    sku: str
+    tier: str
+    gpus: int
+    interval_s: float
+    strategy: str = "sync"
+    recipe: str | None = None
+
+
+def _check(name: str, kind: str, known) -> None:
+    if name not in known:
+        raise InputError(f"unknown {kind} '{name}'{did_you_mean(name, known)}; known: {', '.join(sorted(known))}")
+
+
+def one_row(inputs: Inputs, s: Scenario):
+    _check(s.model, "model", inputs.models)
+    _check(s.sku, "SKU", inputs.skus)
+    _check(s.tier, "tier", inputs.tiers)
+    _check(s.strategy, "strategy", STRATEGIES)
+    if s.recipe is not None:
+        _check(s.recipe, "recipe", inputs.recipes)
+    plan = inputs.plan.model_copy(update={
+        "models": [s.model], "skus": [s.sku], "tiers": [s.tier], "strategies": [s.strategy],
+        "recipes": [s.recipe] if s.recipe else None,
+        "gpus": [Q(float(s.gpus), str(s.gpus), "count")],
+        "intervals": [Q(float(s.interval_s), f"{s.interval_s:g} s", "duration")],
+    })
+    one = Inputs(inputs.recipes, inputs.models, inputs.skus, inputs.tiers, plan, inputs.prov,
+                 inputs.input_hash, inputs.root)
+    frame, dropped = scenarios(one)
+    if frame.empty:
+        raise InputError(f"no such scenario: {dropped[0].reason}")
+    return frame.iloc[0]
+
+
+def _provenance(inputs: Inputs, row, name: str) -> Prov | None:
+    if name in _RECIPE_FIELD:
+        recipe = inputs.recipes[row["recipe"]]
+        return Prov(f"recipes.{row['recipe']}.{_RECIPE_FIELD[name]}", 0, "spec" if recipe.source else "input",
+                    recipe.source)
+    if name == "tier_kind":
+        return Prov(f"tiers.{row['tier']}.kind", 0, "input", None)
+    if name == "usd_per_tb_month" and inputs.tiers[row["tier"]].usd_per_tb_month is None:
+        return Prov(f"tiers.{row['tier']}", 0, "input", "not priced: no published figure; storage cost left out")
+    if name not in _ORIGIN:
+        return None
+    section, field = _ORIGIN[name]
+    entity = {"models": row["model"], "skus": row["sku"], "tiers": row["tier"], "plan": "plan"}[section]
+    if section == "tiers" and field == "write" and inputs.tiers[entity].write_per_TiB is not None:
+        field = "write_per_TiB"
+    if name == "d2h_node_GBps" and inputs.skus[entity].d2h_per_node is None:
+        return Prov("derived: gpus_per_node x d2h_per_gpu", 0, "derived", None)
+    if name == "active_params" and inputs.models[entity].active_params is None:
+        return Prov("= params (dense model)", 0, "derived", None)
+    if name == "tier_node_write_GBps" and inputs.tiers[entity].per_node_write is None:
+        return Prov("not limited per node", 0, "input", None)
+    if name == "tier_write_GBps" and field == "write" and inputs.tiers[entity].write is None:
+        return Prov("no aggregate limit", 0, "input", None)
+    return inputs.prov.get((section, entity, field))
+
+
+def _finite(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+def explanation(inputs: Inputs, s: Scenario) -> dict:
+    row = one_row(inputs, s)
+    values = {k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
+    shown = {k: display.of(k, v) for k, v in values.items()}
+    quoted = {k: f'"{v}"' if display.unit_of(k) == "label" else v for k, v in shown.items()}
+    used = [n for n in INPUTS if any(n in c.params for c in COLUMNS.values())]
+    inputs_out = []
+    for name in used:
+        prov = _provenance(inputs, row, name)
+        inputs_out.append({
+            "name": name, "value": _finite(values[name]), "display": shown[name],
+            "unit": display.unit_of(name), "doc": INPUTS[name].doc,
+            "file": prov.file if prov else None, "line": prov.line if prov else None,
+            "basis": prov.basis if prov else "scenario", "source": prov.source if prov else None,
+        })
+    steps = []
+    for col in COLUMNS.values():
+        tree = col.fn(*(Var(p) for p in col.params))
+        steps.append({
+            "section": col.section, "name": col.name, "unit": col.unit, "doc": col.doc,
+            "formula": render(tree, lambda n: n, style="text"),
+            "substituted": render(tree, lambda n: quoted[n], style="text"),
+            "value": _finite(values[col.name]), "display": shown[col.name],
+        })
+    return {"scenario": {**s.__dict__, "recipe": values["recipe"]}, "headline": headline(values),
+            "inputs": inputs_out, "steps": steps, "input_hash": inputs.input_hash}
+
+
+def headline(v: dict) -> str:
+    f = display.of
+    met = "met" if v["meets_target"] else "missed"
+    parts = [
+        f"{f('ckpt_bytes', v['ckpt_bytes'])} per checkpoint ({f('params', v['params'])} params x "
+        f"{f('bytes_per_param', v['bytes_per_param'])});",
+        f"{f('bytes_per_node', v['bytes_per_node'])} per node over {v['nodes']:,} nodes.",
+        f"Persisting takes {f('write_s', v['write_s'])} (bottleneck: {v['bottleneck']});",
+        f"training stalls {f('stall_s', v['stall_s'])} every {f('interval_s', v['interval_s'])}:",
+        f"{f('overhead_pct', v['overhead_pct'])} overhead (target {f('target_overhead_pct', v['target_overhead_pct'])}: {met}).",
+        f"With failures every {f('cluster_mtbf_s', v['cluster_mtbf_s'])}, the best interval is "
+        f"{f('optimal_interval_s', v['optimal_interval_s'])}.",
+    ]
+    return " ".join(parts)
+
+
+def as_text(e: dict) -> str:
+    s = e["scenario"]
+    lines = [f"{s['model']} ({s['recipe']}) on {s['gpus']:,} GPUs of {s['sku']}, tier {s['tier']}, "
+             f"{s['strategy']}, every {display.value(s['interval_s'], 's')}", ""]
+    lines += _wrap(e["headline"], 100, "  ") + [""]
+    lines.append("Inputs (basis, file:line — source)")
+    width = max(len(i["name"]) for i in e["inputs"])
+    for i in e["inputs"]:
+        where = f"{i['file']}:{i['line']}" if i["line"] else (i["file"] or "this scenario")
+        src = f" — {i['source']}" if i["source"] else ""
+        lines.append(f"  {i['name']:<{width}}  {i['display']:>14}  {i['basis']}, {where}{src}")
+    section = None
+    for st in e["steps"]:
+        if st["section"] != section:
+            section = st["section"]
+            lines += ["", section]
+        lines.append(f"  {st['name']}: {st['doc']}")
+        lines.append(f"    = {st['formula']}")
+        if st["substituted"] != st["display"]:
+            lines.append(f"    = {st['substituted']}")
+        lines.append(f"    = {st['display']}")
+    return "\n".join(lines)
+
+
+def _wrap(text: str, width: int, indent: str) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent)

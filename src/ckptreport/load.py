@@ -1,0 +1,315 @@
+"""Load a models directory into validated, typed Inputs — or one InputError listing every problem.
+
+Errors name file, line, column and key path, say what was expected and what was found, and offer a
+"did you mean" for unknown keys and unknown references.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import math
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from . import schema
+from .errors import InputError, Problem
+from .schema import FILES, SECTIONS, Plan, Q
+from .yamlfile import Marks, dotted, load as load_yaml
+
+
+@dataclass(frozen=True)
+class Prov:
+    """Where one input figure came from."""
+
+    file: str
+    line: int
+    basis: str  # spec, measured, derived, assumption, input
+    source: str | None
+
+    def cite(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        src = f" — {self.source}" if self.source else ""
+        return f"{self.basis}, {where}{src}"
+
+
+@dataclass(frozen=True)
+class Inputs:
+    recipes: dict[str, schema.Recipe]
+    models: dict[str, schema.Model]
+    skus: dict[str, schema.Sku]
+    tiers: dict[str, schema.Tier]
+    plan: Plan
+    prov: dict[tuple[str, str, str], Prov] = field(repr=False)
+    input_hash: str = ""
+    root: str = ""
+
+    def section(self, name: str) -> dict[str, Any]:
+        return getattr(self, name)
+
+
+# ---- pydantic errors -> Problems --------------------------------------------------------------
+
+def _submodel(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _submodel(arg)
+        if found:
+            return found
+    return None
+
+
+def _fields_at(model: type[BaseModel], loc: tuple) -> list[str]:
+    for part in loc:
+        if not isinstance(part, str) or part not in model.model_fields:
+            break
+        sub = _submodel(model.model_fields[part].annotation)
+        if sub is None:
+            break
+        model = sub
+    return list(model.model_fields)
+
+
+def did_you_mean(word: str, choices: typing.Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "nothing"
+    return repr(value)
+
+
+def _message(err: dict, model: type[BaseModel]) -> str:
+    kind, loc = err["type"], err["loc"]
+    if kind == "extra_forbidden":
+        allowed = _fields_at(model, loc[:-1])
+        return (f"unknown key '{loc[-1]}'{did_you_mean(str(loc[-1]), allowed)}; "
+                f"allowed keys: {', '.join(allowed)}")
+    if kind == "missing":
+        return f"missing required key '{loc[-1]}'"
+    if kind in ("model_type", "dict_type", "model_attributes_type"):
+        return f"expected a mapping of keys, got {_describe(err.get('input'))}"
+    if kind == "list_type":
+        return f"expected a list like [a, b], got {_describe(err.get('input'))}"
+    if kind == "literal_error":
+        return f"expected {err['ctx']['expected']}, got {_describe(err.get('input'))}"
+    if kind in ("string_type", "string_too_long", "string_too_short", "too_short"):
+        return f"{err['msg'][0].lower()}{err['msg'][1:]}"
+    msg = err["msg"]
+    return msg.removeprefix("Value error, ")
+
+
+def _loc_path(prefix: tuple, loc: tuple) -> tuple:
+    out = list(prefix)
+    for part in loc:
+        if isinstance(part, str) and part.startswith("function-"):
+            continue  # pydantic's validator names, not user keys
+        out.append(part)
+    return tuple(out)
+
+
+def _place(marks: Marks, path: tuple) -> tuple[int, int]:
+    for n in range(len(path), -1, -1):
+        if path[:n] in marks:
+            return marks[path[:n]]
+    return (1, 1)
+
+
+def _validate(model: type[BaseModel], data: Any, prefix: tuple, file: str, marks: Marks,
+              problems: list[Problem]) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        for err in e.errors(include_url=False):
+            path = _loc_path(prefix, err["loc"])
+            line, col = _place(marks, path)
+            problems.append(Problem(file, line, col, dotted(path), _message(err, model)))
+        return None
+
+
+# ---- loading ------------------------------------------------------------------------------------
+
+def _read_files(root: Path, problems: list[Problem]) -> dict[str, tuple[Any, Marks, str, bytes]]:
+    if not root.is_dir():
+        raise InputError(Problem(str(root), 0, 0, "", "is not a directory; a models directory holds "
+                                 + ", ".join(FILES)))
+    found: dict[str, tuple[Any, Marks, str, bytes]] = {}
+    for extra in sorted(p for p in root.iterdir() if p.suffix in (".yaml", ".yml")):
+        if extra.name not in FILES:
+            problems.append(Problem(_display(root, extra.name), 0, 0, "",
+                                    f"unexpected file{did_you_mean(extra.name, FILES)}; a models "
+                                    f"directory holds {', '.join(FILES)}"))
+    for name in FILES:
+        path = root / name
+        shown = _display(root, name)
+        if not path.exists():
+            problems.append(Problem(shown, 0, 0, "", "file is missing (ckptreport init DIR writes a "
+                                    "complete starting set)"))
+            continue
+        try:
+            data, marks = load_yaml(path, shown)
+        except InputError as e:
+            problems.extend(e.problems)
+            continue
+        found[name] = (data, marks, shown, path.read_bytes())
+    return found
+
+
+def _display(root: Path, name: str) -> str:
+    path = root / name
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _prov_for(entry: BaseModel, section: str, name: str, file: str, marks: Marks,
+              out: dict[tuple[str, str, str], Prov], prefix: tuple = (), entry_source: str | None = None):
+    entry_source = getattr(entry, "source", None) or entry_source
+    for key in type(entry).model_fields:
+        value = getattr(entry, key)
+        path = (*prefix, key)
+        if isinstance(value, BaseModel):
+            _prov_for(value, section, name, file, marks, out, path, entry_source)
+        elif isinstance(value, Q):
+            line = _place(marks, (section, name, *path) if section != "plan" else path)[0]
+            source = value.source or entry_source
+            basis = value.basis or ("spec" if source else "input")
+            out[(section, name, ".".join(path))] = Prov(file, line, basis, source)
+
+
+def load(root: Path | str) -> Inputs:
+    """Read and validate a models directory. Raises InputError with every problem found."""
+    root = Path(root)
+    problems: list[Problem] = []
+    files = _read_files(root, problems)
+    sections: dict[str, dict[str, Any]] = {s: {} for s in SECTIONS}
+    prov: dict[tuple[str, str, str], Prov] = {}
+    plan = None
+    for fname, (data, marks, shown, _raw) in files.items():
+        if fname == "plan.yaml":
+            if not isinstance(data, dict):
+                problems.append(Problem(shown, 1, 1, "", f"expected a mapping of plan keys, got {_describe(data)}"))
+                continue
+            plan = _validate(Plan, data, (), shown, marks, problems)
+            if plan is not None:
+                _prov_for(plan, "plan", "plan", shown, marks, prov)
+            continue
+        allowed = FILES[fname]
+        if not isinstance(data, dict):
+            problems.append(Problem(shown, 1, 1, "", f"expected top-level keys {', '.join(allowed)}, got {_describe(data)}"))
+            continue
+        for top, body in data.items():
+            line, col = marks[(top,)]
+            if top not in allowed:
+                elsewhere = next((f for f, secs in FILES.items() if top in secs), None)
+                hint = f" ({top} belong in {elsewhere})" if elsewhere else did_you_mean(top, allowed)
+                problems.append(Problem(shown, line, col, top, f"unknown top-level key{hint}; "
+                                        f"{fname} holds {', '.join(allowed)}"))
+                continue
+            if not isinstance(body, dict) or not body:
+                problems.append(Problem(shown, line, col, top, f"expected a mapping of names to "
+                                        f"entries, got {_describe(body)}"))
+                continue
+            for name, entry in body.items():
+                obj = _validate(SECTIONS[top], entry, (top, name), shown, marks, problems)
+                if obj is not None:
+                    sections[top][name] = obj
+                    _prov_for(obj, top, name, shown, marks, prov)
+        for top in allowed:
+            if top not in data:
+                problems.append(Problem(shown, 1, 1, "", f"missing top-level key '{top}'"))
+    if plan is not None and not problems:
+        _check_references(sections, plan, files, problems)
+    if problems:
+        raise InputError(problems)
+    digest = hashlib.sha256()
+    for fname in sorted(files):
+        digest.update(fname.encode() + b"\0" + files[fname][3] + b"\0")
+    inputs = Inputs(sections["recipes"], sections["models"], sections["skus"], sections["tiers"],
+                    plan, prov, digest.hexdigest(), str(root))
+    check_size(inputs, files["plan.yaml"][2])
+    return inputs
+
+
+def _check_references(sections, plan: Plan, files, problems: list[Problem]) -> None:
+    mdata, mmarks, mshown, _ = files["models.yaml"]
+    for name, model in sections["models"].items():
+        if model.recipe not in sections["recipes"]:
+            line, col = _place(mmarks, ("models", name, "recipe"))
+            problems.append(Problem(mshown, line, col, f"models.{name}.recipe",
+                                    _unknown("recipe", model.recipe, sections["recipes"])))
+    _, pmarks, pshown, _ = files["plan.yaml"]
+    for key, section in (("models", "models"), ("recipes", "recipes"), ("skus", "skus"), ("tiers", "tiers")):
+        names = getattr(plan, key)
+        for i, name in enumerate(names or []):
+            line, col = _place(pmarks, (key, i))
+            if name not in sections[section]:
+                problems.append(Problem(pshown, line, col, f"{key}[{i}]",
+                                        _unknown(section[:-1], name, sections[section])))
+            elif name in names[:i]:
+                problems.append(Problem(pshown, line, col, f"{key}[{i}]", f"'{name}' is listed twice"))
+    for key in ("gpus", "intervals", "strategies"):
+        seen: list = []
+        for i, item in enumerate(getattr(plan, key)):
+            value = item.value if isinstance(item, Q) else item
+            if value in seen:
+                line, col = _place(pmarks, (key, i))
+                problems.append(Problem(pshown, line, col, f"{key}[{i}]", f"{_text(item)!r} is listed twice"))
+            seen.append(value)
+    if plan.summary is not None:
+        for key, options in (("gpus", plan.gpus), ("interval", plan.intervals)):
+            q = getattr(plan.summary, key)
+            if all(not math.isclose(q.value, o.value) for o in options):
+                line, col = _place(pmarks, ("summary", key))
+                listed = ", ".join(o.text for o in options)
+                problems.append(Problem(pshown, line, col, f"summary.{key}",
+                                        f"{q.text!r} is not in the plan's {key if key == 'gpus' else 'intervals'} ({listed})"))
+
+
+def _text(item: Any) -> str:
+    return item.text if isinstance(item, Q) else str(item)
+
+
+def _unknown(kind: str, name: str, known: dict) -> str:
+    return (f"unknown {kind} '{name}'{did_you_mean(name, known)}; known: "
+            f"{', '.join(sorted(known)) or '(none)'}")
+
+
+def dimensions(inputs: Inputs) -> dict[str, list]:
+    """The plan's axes, in the order the cross product nests them."""
+    plan = inputs.plan
+    models = plan.models or list(inputs.models)
+    return {
+        "model": models,
+        "recipe": plan.recipes or [None],  # None: each model's own recipe
+        "sku": plan.skus or list(inputs.skus),
+        "tier": plan.tiers or list(inputs.tiers),
+        "strategy": list(plan.strategies),
+        "gpus": [q.value for q in plan.gpus],
+        "interval_s": [q.value for q in plan.intervals],
+    }
+
+
+def check_size(inputs: Inputs, plan_file: str) -> None:
+    dims = dimensions(inputs)
+    rows = math.prod(len(v) for v in dims.values())
+    limit = inputs.plan.max_rows.value
+    if rows > limit:
+        parts = " x ".join(f"{len(v)} {k}" for k, v in dims.items())
+        raise InputError(Problem(
+            plan_file, 1, 1, "max_rows",
+            f"the cross product has {rows:,} rows ({parts}), more than max_rows ({limit:,.0f}); "
+            "narrow it by listing fewer models, skus, tiers, gpus, intervals or strategies in the "
+            "plan, or raise max_rows"))

@@ -1,0 +1,229 @@
+"""The input schema, declared once: one typed, documented field per key; unknown keys rejected.
+
+Every quantity is a string with a unit (``100 GB/s``), or a mapping that also says where the figure
+comes from: ``{value: 100 GB/s, basis: spec, source: "vendor datasheet ..."}``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
+
+from . import units
+
+Basis = Literal["spec", "measured", "derived", "assumption", "input"]
+BASES: tuple[str, ...] = ("spec", "measured", "derived", "assumption", "input")
+STRATEGIES: tuple[str, ...] = ("sync", "async", "tiered")
+TIER_KINDS: tuple[str, ...] = ("parallel_fs", "cloud_fs", "object_store", "local_nvme")
+
+
+@dataclass(frozen=True)
+class Q:
+    """A parsed quantity: value in base units, the text the user wrote, and where it comes from."""
+
+    value: float
+    text: str
+    kind: str
+    basis: str | None = None  # None: take the entry's (spec when the entry has a source)
+    source: str | None = None
+
+
+def _quantity_validator(kind: str, minimum: float, inclusive: bool, integer: bool):
+    def validate(raw: Any) -> Q:
+        if isinstance(raw, Q):
+            return raw
+        basis = source = None
+        if isinstance(raw, dict):
+            unknown = set(raw) - {"value", "basis", "source"}
+            if unknown or "value" not in raw:
+                raise PydanticCustomError(
+                    "quantity_mapping",
+                    "a sourced quantity is a mapping with keys value, basis, source; "
+                    + (f"unknown key(s) {', '.join(sorted(map(repr, unknown)))}" if unknown
+                       else "'value' is missing"))
+            basis, source = raw.get("basis"), raw.get("source")
+            if basis is not None and basis not in BASES:
+                raise PydanticCustomError("basis", "basis must be one of {bases}, got {got!r}",
+                                          {"bases": ", ".join(BASES), "got": basis})
+            raw = raw["value"]
+        try:
+            value = units.parse(raw, kind)
+        except units.UnitError as e:
+            raise PydanticCustomError("unit", str(e)) from None
+        if value < minimum or (value == minimum and not inclusive):
+            word = "at least" if inclusive else "greater than"
+            floor = units.fmt(minimum, kind) if minimum else "0"
+            raise PydanticCustomError(
+                "unit_range", "expected a {kind} {word} {floor}, got {got!r}",
+                {"kind": units.KINDS[kind].name, "word": word, "floor": floor, "got": raw})
+        if integer and value != int(value):
+            raise PydanticCustomError("unit_int", "expected a whole number, got {got!r}", {"got": raw})
+        return Q(value, str(raw).strip(), kind, basis, source)
+
+    return validate
+
+
+def Quantity(kind: str, *, minimum: float = 0.0, inclusive: bool = False, integer: bool = False):
+    """An annotated field type: a quantity of ``kind`` (see ``units.KINDS``), positive by default."""
+    return Annotated[Q, BeforeValidator(_quantity_validator(kind, minimum, inclusive, integer))]
+
+
+def _dtype(raw: Any) -> float:
+    try:
+        return units.parse(raw, "dtype")
+    except units.UnitError as e:
+        raise PydanticCustomError("unit", str(e)) from None
+
+
+Dtype = Annotated[float, BeforeValidator(_dtype)]
+Name = Annotated[str, Field(min_length=1, max_length=200)]
+Text = Annotated[str, Field(max_length=4000)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
+
+
+class Recipe(Strict):
+    """What a checkpoint holds for each parameter."""
+
+    weights: Dtype = Field(description="dtype of the model weights, e.g. bf16")
+    master: Dtype | None = Field(None, description="dtype of the master copy of the weights (fp32), if kept")
+    optimizer: list[Dtype] = Field(default_factory=list,
+                                   description="dtype of each optimizer state (AdamW: [fp32, fp32])")
+    grads: Dtype | None = Field(None, description="dtype of gradients, only if the checkpoint saves them")
+    description: Text | None = Field(None, description="free text")
+    source: Text | None = Field(None, description="where this recipe is documented")
+
+
+class Model(Strict):
+    """A model family: its size and how it is trained."""
+
+    params: Quantity("count") = Field(description="total parameters, e.g. 405.85B (MoE: all experts)")
+    recipe: Name = Field("adamw-bf16", description="name of a recipe; default adamw-bf16")
+    tokens: Quantity("count") = Field(description="training tokens, e.g. 15.6T")
+    active_params: Quantity("count") | None = Field(
+        None, description="parameters active per token (MoE); default: params")
+    layers: Quantity("count", integer=True) | None = Field(None, description="transformer layers (recorded)")
+    hidden: Quantity("count", integer=True) | None = Field(None, description="hidden size (recorded)")
+    vocab: Quantity("count", integer=True) | None = Field(None, description="vocabulary size (recorded)")
+    tp: Quantity("count", integer=True) | None = Field(None, description="tensor-parallel degree (recorded)")
+    pp: Quantity("count", integer=True) | None = Field(None, description="pipeline-parallel degree (recorded)")
+    description: Text | None = Field(None, description="free text")
+    source: Text | None = Field(None, description="where the figures come from")
+
+    @model_validator(mode="after")
+    def _active_le_total(self):
+        if self.active_params is not None and self.active_params.value > self.params.value:
+            raise PydanticCustomError("active", "active_params ({a}) exceeds params ({p})",
+                                      {"a": self.active_params.text, "p": self.params.text})
+        return self
+
+
+class LocalNvme(Strict):
+    """The node's own NVMe drives (RAID-0), used by the tiered strategy and the local_nvme tier."""
+
+    write: Quantity("bandwidth") = Field(description="sequential write per node, e.g. 26 GB/s")
+    capacity: Quantity("bytes") = Field(description="usable capacity per node, e.g. 30.72 TB")
+
+
+class Sku(Strict):
+    """A GPU node and each link a checkpoint crosses on its way out of it."""
+
+    gpus_per_node: Quantity("count", integer=True) = Field(description="GPUs in one node")
+    peak_bf16: Quantity("flops") = Field(description="dense BF16 peak per GPU, e.g. 989 TFLOPS")
+    d2h_per_gpu: Quantity("bandwidth") = Field(description="pinned GPU->host copy, one GPU alone")
+    d2h_per_node: Quantity("bandwidth") | None = Field(
+        None, description="GPU->host copy, all GPUs of a node at once; default gpus_per_node x d2h_per_gpu")
+    host_memory: Quantity("bytes") = Field(description="host DRAM per node")
+    storage_nic: Quantity("bandwidth") = Field(description="per node, toward the storage fabric")
+    local_nvme: LocalNvme | None = Field(None, description="node-local NVMe (write, capacity)")
+    usd_per_gpu_hour: Quantity("usd") = Field(description="price of one GPU-hour")
+    gpu_mtbf: Quantity("duration") = Field(description="mean time between job-stopping failures, per GPU")
+    description: Text | None = Field(None, description="free text")
+    source: Text | None = Field(None, description="default source for the figures above")
+
+
+class Tier(Strict):
+    """A storage tier a checkpoint is written to."""
+
+    kind: Literal["parallel_fs", "cloud_fs", "object_store", "local_nvme"] = Field(
+        description="parallel_fs, cloud_fs, object_store, or local_nvme (the node's own drives; no NIC hop)")
+    write: Quantity("bandwidth") | None = Field(None, description="aggregate write bandwidth of the tier")
+    per_node_write: Quantity("bandwidth") | None = Field(
+        None, description="most one node (client) can write; local_nvme: overrides the SKU's drives")
+    write_per_TiB: Quantity("bandwidth") | None = Field(
+        None, description="cloud filesystems: write bandwidth per TiB provisioned (with capacity)")
+    capacity: Quantity("bytes") | None = Field(None, description="provisioned capacity")
+    usd_per_tb_month: Quantity("usd", inclusive=True) | None = Field(
+        None, description="price per TB (1e12 bytes) stored per month; omit when unknown")
+    description: Text | None = Field(None, description="free text")
+    source: Text | None = Field(None, description="default source for the figures above")
+
+    @model_validator(mode="after")
+    def _bandwidth_given(self):
+        if self.kind == "local_nvme":
+            if self.write is not None or self.write_per_TiB is not None:
+                raise PydanticCustomError(
+                    "tier", "a local_nvme tier is written by each node to its own drives: give "
+                    "per_node_write (or nothing, to use each SKU's local_nvme.write), not write or write_per_TiB")
+            return self
+        if self.write is not None and self.write_per_TiB is not None:
+            raise PydanticCustomError("tier", "give write or write_per_TiB, not both")
+        if self.write_per_TiB is not None and self.capacity is None:
+            raise PydanticCustomError("tier", "write_per_TiB needs capacity (the TiB provisioned)")
+        if self.write is None and self.write_per_TiB is None and self.per_node_write is None:
+            raise PydanticCustomError(
+                "tier", "a tier needs a write bandwidth: write (aggregate), per_node_write, or "
+                "write_per_TiB with capacity")
+        return self
+
+
+class Summary(Strict):
+    """Which cluster size and cadence the terminal summary and headlines use."""
+
+    gpus: Quantity("count", integer=True) = Field(description="one of the plan's gpus")
+    interval: Quantity("duration") = Field(description="one of the plan's intervals")
+
+
+class Plan(Strict):
+    """Which cross product to compute, and the globals every scenario shares."""
+
+    models: list[Name] | None = Field(None, description="model names; omitted: all")
+    recipes: list[Name] | None = Field(None, description="recipes to cross with; omitted: each model's own")
+    skus: list[Name] | None = Field(None, description="SKU names; omitted: all")
+    tiers: list[Name] | None = Field(None, description="tier names; omitted: all")
+    gpus: list[Quantity("count", integer=True)] = Field(min_length=1, description="cluster sizes in GPUs")
+    intervals: list[Quantity("duration")] = Field(min_length=1, description="checkpoint cadences")
+    strategies: list[Literal["sync", "async", "tiered"]] = Field(
+        default_factory=lambda: list(STRATEGIES), min_length=1, description="sync, async, tiered; omitted: all")
+    target_overhead: Quantity("percent") = Field(description="the overhead a plan must stay under, e.g. 1%")
+    mfu: Quantity("percent") = Field(description="model FLOPs utilisation, e.g. 40%")
+    restart: Quantity("duration", inclusive=True) = Field(description="time to restart a job after a failure")
+    retention: Quantity("count", integer=True) = Field(description="checkpoints kept on the tier")
+    buffers: Quantity("count", integer=True) = Field(
+        description="host-memory copies of a node's shard an async or tiered checkpoint stages")
+    max_rows: Quantity("count", integer=True) = Field(
+        "5M", validate_default=True, description="refuse a cross product larger than this (default 5M rows)")
+    summary: Summary | None = Field(None, description="gpus and interval for the summary; default: first of each")
+
+    @model_validator(mode="after")
+    def _fractions(self):
+        for name in ("target_overhead", "mfu"):
+            q = getattr(self, name)
+            if q.value > 1:
+                raise PydanticCustomError("pct", "{name} must be at most 100%, got {got!r}",
+                                          {"name": name, "got": q.text})
+        return self
+
+
+SECTIONS: dict[str, type[Strict]] = {"recipes": Recipe, "models": Model, "skus": Sku, "tiers": Tier}
+FILES: dict[str, tuple[str, ...]] = {
+    "models.yaml": ("recipes", "models"),
+    "hardware.yaml": ("skus",),
+    "storage.yaml": ("tiers",),
+    "plan.yaml": ("plan",),
+}

@@ -1,0 +1,258 @@
+"""Every quantity ckptreport reads is parsed here, once, into base units.
+
+Base units inside the program: bytes, seconds, bytes/s, FLOP/s, US dollars, plain counts, and
+fractions for percentages. Sizes and bandwidths go through a pint registry that defines only what
+this domain needs (bytes ``B``, bits ``b``, seconds, FLOP) with decimal *and* binary prefixes, so
+``GB`` (1e9 bytes) and ``GiB`` (2**30 bytes) are never confused and ``Gb`` is a gigabit, not pint's
+default gigabarn. Counts (``405.85B`` = 405.85e9), percentages, dollars and dtypes have their own
+small grammars.
+
+``parse(text, kind)`` raises ``UnitError`` whose message says what was expected and what was found;
+``fmt(value, kind)`` prints a value the way a planner reads it and ``fmt_exact`` prints one that
+parses back to the same float.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import pint
+
+__all__ = [
+    "KINDS",
+    "DTYPE_BYTES",
+    "UnitError",
+    "parse",
+    "fmt",
+    "fmt_exact",
+]
+
+
+class UnitError(ValueError):
+    """A quantity that does not parse as the kind that was due."""
+
+
+_DEFINITIONS = """
+byte = [information] = B
+bit = byte / 8 = b
+second = [time] = s = sec
+minute = 60 * second = min
+hour = 60 * minute = h = hr
+day = 24 * hour = d = days
+week = 7 * day = wk
+flop = [compute] = FLOP
+FLOPS = flop / second
+kilo- = 1e3 = k
+mega- = 1e6 = M
+giga- = 1e9 = G
+tera- = 1e12 = T
+peta- = 1e15 = P
+exa- = 1e18 = E
+kibi- = 2**10 = Ki
+mebi- = 2**20 = Mi
+gibi- = 2**30 = Gi
+tebi- = 2**40 = Ti
+pebi- = 2**50 = Pi
+exbi- = 2**60 = Ei
+"""
+
+
+def _registry() -> pint.UnitRegistry:
+    ureg = pint.UnitRegistry(None, case_sensitive=True)
+    for line in _DEFINITIONS.strip().splitlines():
+        ureg.define(line)
+    return ureg
+
+
+_UREG = _registry()
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    example: str
+    dimensionality: str | None  # pint dimensionality, for the kinds pint parses
+    base: str | None  # pint unit to convert to
+
+
+KINDS: dict[str, Kind] = {
+    "bytes": Kind("size", "'80 GB' or '2 TiB'", "[information]", "B"),
+    "bandwidth": Kind("bandwidth", "'100 GB/s' or '400 Gb/s' or '2 x 400 Gb/s'",
+                      "[information] / [time]", "B/s"),
+    "duration": Kind("duration", "'30 min', '3 h' or '50000 h'", "[time]", "s"),
+    "flops": Kind("FLOP rate", "'989 TFLOPS'", "[compute] / [time]", "FLOPS"),
+    "count": Kind("count", "'405.85B', '15.6T' or '1024'", None, None),
+    "percent": Kind("percentage", "'40%'", None, None),
+    "usd": Kind("dollar amount", "'$4.92'", None, None),
+    "dtype": Kind("dtype", "one of bf16, fp16, fp32, fp8, int8", None, None),
+}
+
+DTYPE_BYTES: dict[str, float] = {
+    "fp64": 8, "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "fp4": 0.5,
+    "int4": 0.5,
+}
+
+_COUNT_SUFFIX = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12, "P": 1e15}
+_NUMBER = r"[-+]?(?:\d[\d_,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_COUNT_RE = re.compile(rf"^({_NUMBER})\s*([KkMBGTP]?)$")
+_PERCENT_RE = re.compile(rf"^({_NUMBER})\s*%$")
+_USD_RE = re.compile(rf"^(?:\$\s*({_NUMBER})|({_NUMBER})\s*(?:USD|usd|\$))$")
+_MULT_RE = re.compile(rf"^({_NUMBER})\s*[x×*]\s*(.+)$")
+_PLAIN_NUMBER_RE = re.compile(rf"^{_NUMBER}$")
+
+
+def _expected(kind: str, text: object, why: str = "") -> UnitError:
+    k = KINDS[kind]
+    found = repr(text) if isinstance(text, str) else f"a {type(text).__name__}"
+    msg = f"expected a {k.name} like {k.example}, got {found}"
+    if kind == "dtype":
+        msg = f"expected a dtype ({k.example}), got {found}"
+    return UnitError(msg + (f" ({why})" if why else ""))
+
+
+def _number(text: str) -> float:
+    return float(text.replace("_", "").replace(",", ""))
+
+
+def _parse_pint(text: str, kind: str) -> float:
+    k = KINDS[kind]
+    if _PLAIN_NUMBER_RE.match(text):
+        raise _expected(kind, text, "a unit is required")
+    if kind == "bandwidth":
+        text = re.sub(r"(?<=[A-Za-z])ps\b", "/s", text)  # 'GBps' -> 'GB/s', 'Gbps' -> 'Gb/s'
+    try:
+        q = _UREG.Quantity(text)
+    except pint.errors.UndefinedUnitError as e:
+        names = ", ".join(repr(u) for u in e.unit_names) if e.unit_names else repr(text)
+        hint = "units are case-sensitive: GB = 1e9 bytes, Gb = 1e9 bits, GiB = 2**30 bytes"
+        raise _expected(kind, text, f"unknown unit {names}; {hint}") from None
+    except Exception:  # pint's expression parser raises many types on garbage
+        raise _expected(kind, text) from None
+    if not isinstance(q, pint.Quantity) or q.dimensionality != _UREG.parse_units(k.base).dimensionality:
+        got = "a plain number" if not isinstance(q, pint.Quantity) else _describe_dim(q)
+        raise _expected(kind, text, f"that is {got}")
+    value = float(q.to(k.base).magnitude)
+    return value
+
+
+def _describe_dim(q: pint.Quantity) -> str:
+    for name, kind in KINDS.items():
+        if kind.base and q.dimensionality == _UREG.parse_units(kind.base).dimensionality:
+            return f"a {kind.name}"
+    return f"in {q.units:~}"
+
+
+def parse(text: object, kind: str) -> float:
+    """Parse ``text`` as a quantity of ``kind`` and return it in base units."""
+    if kind not in KINDS:
+        raise KeyError(kind)
+    if isinstance(text, bool) or not isinstance(text, (str, int, float)):
+        raise _expected(kind, text)
+    s = str(text).strip()
+    if not s:
+        raise _expected(kind, text, "it is empty")
+    if kind == "dtype":
+        key = s.lower()
+        if key not in DTYPE_BYTES:
+            raise _expected(kind, text)
+        return DTYPE_BYTES[key]
+    if kind == "count":
+        m = _COUNT_RE.match(s)
+        if not m:
+            raise _expected(kind, text)
+        return _number(m.group(1)) * _COUNT_SUFFIX[m.group(2)]
+    if kind == "percent":
+        m = _PERCENT_RE.match(s)
+        if not m:
+            raise _expected(kind, text)
+        return _number(m.group(1)) / 100.0
+    if kind == "usd":
+        m = _USD_RE.match(s)
+        if not m:
+            raise _expected(kind, text)
+        return _number(m.group(1) or m.group(2))
+    if kind == "bandwidth":
+        m = _MULT_RE.match(s)
+        if m:
+            return _number(m.group(1)) * _parse_pint(m.group(2).strip(), kind)
+    value = _parse_pint(s, kind)
+    if not math.isfinite(value):
+        raise _expected(kind, text, "not finite")
+    return value
+
+
+# ---- printing -------------------------------------------------------------------------------
+
+_BYTE_STEPS = [(1e18, "EB"), (1e15, "PB"), (1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")]
+_BW_STEPS = [(1e15, "PB/s"), (1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s")]
+_FLOP_STEPS = [(1e18, "EFLOPS"), (1e15, "PFLOPS"), (1e12, "TFLOPS"), (1e9, "GFLOPS")]
+_COUNT_STEPS = [(1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")]
+
+
+def _sig(x: float, digits: int) -> str:
+    if x == 0:
+        return "0"
+    out = f"{x:.{digits}g}"
+    if "e" in out:  # keep plain notation for readability
+        out = f"{x:.{max(digits - 1 - int(math.floor(math.log10(abs(x)))), 0)}f}"
+    return out
+
+
+def _stepped(value: float, steps, unit: str, digits: int, sep: str = " ") -> str:
+    for scale, name in steps:
+        if abs(value) >= scale:
+            return f"{_sig(value / scale, digits)}{sep}{name}"
+    return f"{_sig(value, digits)}{sep}{unit}" if unit else _sig(value, digits)
+
+
+def fmt(value: float, kind: str, digits: int = 3) -> str:
+    """A value in base units as a planner reads it: '6.49 TB', '100 GB/s', '65.1 s', '3.6%'."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    if isinstance(value, float) and math.isinf(value):
+        return "unreachable" if value > 0 else "-inf"
+    if kind == "bytes":
+        return _stepped(value, _BYTE_STEPS, "B", digits)
+    if kind == "bandwidth":
+        return _stepped(value, _BW_STEPS, "B/s", digits)
+    if kind == "flops":
+        return _stepped(value, _FLOP_STEPS, "FLOPS", digits)
+    if kind == "count":
+        return _stepped(value, _COUNT_STEPS, "", digits, sep="")
+    if kind == "percent":
+        return f"{_sig(value * 100, digits)}%"
+    if kind == "usd":
+        return f"${value:,.0f}" if abs(value) >= 1000 else f"${value:,.2f}"
+    if kind == "dtype":
+        return next((k for k, v in DTYPE_BYTES.items() if v == value), f"{value} B")
+    if kind == "duration":
+        a = abs(value)
+        if a < 120:
+            return f"{_sig(value, digits)} s"
+        if a < 120 * 60:
+            return f"{_sig(value / 60, digits)} min"
+        if a < 72 * 3600:
+            return f"{_sig(value / 3600, digits)} h"
+        return f"{_sig(value / 86400, digits)} d"
+    raise KeyError(kind)
+
+
+_EXACT_UNIT = {"bytes": "B", "bandwidth": "B/s", "duration": "s", "flops": "FLOPS"}
+
+
+def fmt_exact(value: float, kind: str) -> str:
+    """A string that ``parse(.., kind)`` turns back into exactly ``value``."""
+    r = repr(float(value))
+    if kind in _EXACT_UNIT:
+        return f"{r} {_EXACT_UNIT[kind]}"
+    if kind == "count":
+        return r
+    if kind == "percent":
+        return f"{float(value) * 100!r}%"  # may lose the last ulp; see tests for tolerance
+    if kind == "usd":
+        return f"${r}"
+    if kind == "dtype":
+        return fmt(value, kind)
+    raise KeyError(kind)
