@@ -195,6 +195,7 @@ def load(root: Path | str) -> Inputs:
     problems: list[Problem] = []
     files = _read_files(root, problems)
     sections: dict[str, dict[str, Any]] = {s: {} for s in SECTIONS}
+    declared: dict[str, set[str]] = {s: set() for s in SECTIONS}  # names, valid or not
     prov: dict[tuple[str, str, str], Prov] = {}
     plan = None
     for fname, (data, marks, shown, _raw) in files.items():
@@ -222,6 +223,7 @@ def load(root: Path | str) -> Inputs:
                 problems.append(Problem(shown, line, col, top, f"expected a mapping of names to "
                                         f"entries, got {_describe(body)}"))
                 continue
+            declared[top].update(body)
             for name, entry in body.items():
                 obj = _validate(SECTIONS[top], entry, (top, name), shown, marks, problems)
                 if obj is not None:
@@ -230,8 +232,10 @@ def load(root: Path | str) -> Inputs:
         for top in allowed:
             if top not in data:
                 problems.append(Problem(shown, 1, 1, "", f"missing top-level key '{top}'"))
-    if plan is not None and not problems:
-        _check_references(sections, plan, files, problems)
+    if "models.yaml" in files:
+        _check_model_recipes(sections, declared, files["models.yaml"], problems)
+    if plan is not None:
+        _check_plan(plan, declared, files["plan.yaml"], problems)
     if problems:
         raise InputError(problems)
     digest = hashlib.sha256()
@@ -243,21 +247,24 @@ def load(root: Path | str) -> Inputs:
     return inputs
 
 
-def _check_references(sections, plan: Plan, files, problems: list[Problem]) -> None:
-    mdata, mmarks, mshown, _ = files["models.yaml"]
+def _check_model_recipes(sections, declared, file, problems: list[Problem]) -> None:
+    _, marks, shown, _ = file
     for name, model in sections["models"].items():
-        if model.recipe not in sections["recipes"]:
-            line, col = _place(mmarks, ("models", name, "recipe"))
-            problems.append(Problem(mshown, line, col, f"models.{name}.recipe",
-                                    _unknown("recipe", model.recipe, sections["recipes"])))
-    _, pmarks, pshown, _ = files["plan.yaml"]
-    for key, section in (("models", "models"), ("recipes", "recipes"), ("skus", "skus"), ("tiers", "tiers")):
+        if model.recipe not in declared["recipes"]:
+            line, col = _place(marks, ("models", name, "recipe"))
+            problems.append(Problem(shown, line, col, f"models.{name}.recipe",
+                                    _unknown("recipe", model.recipe, declared["recipes"])))
+
+
+def _check_plan(plan: Plan, declared, file, problems: list[Problem]) -> None:
+    _, pmarks, pshown, _ = file
+    for key in ("models", "recipes", "skus", "tiers"):
         names = getattr(plan, key)
         for i, name in enumerate(names or []):
             line, col = _place(pmarks, (key, i))
-            if name not in sections[section]:
+            if name not in declared[key]:
                 problems.append(Problem(pshown, line, col, f"{key}[{i}]",
-                                        _unknown(section[:-1], name, sections[section])))
+                                        _unknown(key[:-1], name, declared[key])))
             elif name in names[:i]:
                 problems.append(Problem(pshown, line, col, f"{key}[{i}]", f"'{name}' is listed twice"))
     for key in ("gpus", "intervals", "strategies"):

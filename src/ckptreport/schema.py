@@ -46,8 +46,8 @@ def _quantity_validator(kind: str, minimum: float, inclusive: bool, integer: boo
                        else "'value' is missing"))
             basis, source = raw.get("basis"), raw.get("source")
             if basis is not None and basis not in BASES:
-                raise PydanticCustomError("basis", "basis must be one of {bases}, got {got!r}",
-                                          {"bases": ", ".join(BASES), "got": basis})
+                raise PydanticCustomError("basis", "basis must be one of {bases}, got {got}",
+                                          {"bases": ", ".join(BASES), "got": repr(basis)})
             raw = raw["value"]
         try:
             value = units.parse(raw, kind)
@@ -57,18 +57,26 @@ def _quantity_validator(kind: str, minimum: float, inclusive: bool, integer: boo
             word = "at least" if inclusive else "greater than"
             floor = units.fmt(minimum, kind) if minimum else "0"
             raise PydanticCustomError(
-                "unit_range", "expected a {kind} {word} {floor}, got {got!r}",
-                {"kind": units.KINDS[kind].name, "word": word, "floor": floor, "got": raw})
+                "unit_range", "expected a {kind} {word} {floor}, got {got}",
+                {"kind": units.KINDS[kind].name, "word": word, "floor": floor, "got": repr(raw)})
         if integer and value != int(value):
-            raise PydanticCustomError("unit_int", "expected a whole number, got {got!r}", {"got": raw})
+            raise PydanticCustomError("unit_int", "expected a whole number, got {got}", {"got": repr(raw)})
         return Q(value, str(raw).strip(), kind, basis, source)
 
     return validate
 
 
+@dataclass(frozen=True)
+class Kind:
+    """Marks a field's unit kind (read by the docs generator)."""
+
+    name: str
+
+
 def Quantity(kind: str, *, minimum: float = 0.0, inclusive: bool = False, integer: bool = False):
     """An annotated field type: a quantity of ``kind`` (see ``units.KINDS``), positive by default."""
-    return Annotated[Q, BeforeValidator(_quantity_validator(kind, minimum, inclusive, integer))]
+    return Annotated[Q, BeforeValidator(_quantity_validator(kind, minimum, inclusive, integer)),
+                     Kind(units.KINDS[kind].name)]
 
 
 def _dtype(raw: Any) -> float:
@@ -78,7 +86,7 @@ def _dtype(raw: Any) -> float:
         raise PydanticCustomError("unit", str(e)) from None
 
 
-Dtype = Annotated[float, BeforeValidator(_dtype)]
+Dtype = Annotated[float, BeforeValidator(_dtype), Kind("dtype")]
 Name = Annotated[str, Field(min_length=1, max_length=200)]
 Text = Annotated[str, Field(max_length=4000)]
 
@@ -215,8 +223,8 @@ class Plan(Strict):
         for name in ("target_overhead", "mfu"):
             q = getattr(self, name)
             if q.value > 1:
-                raise PydanticCustomError("pct", "{name} must be at most 100%, got {got!r}",
-                                          {"name": name, "got": q.text})
+                raise PydanticCustomError("pct", "{name} must be at most 100%, got {got}",
+                                          {"name": name, "got": repr(q.text)})
         return self
 
 

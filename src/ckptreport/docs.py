@@ -1,0 +1,120 @@
+"""README tables generated from the schema and the column definitions, so the docs cannot drift.
+
+    python -m ckptreport.docs README.md     # rewrite the generated blocks in place
+    python -m ckptreport.docs --check README.md
+
+A test runs the check; the blocks sit between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->``.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import types
+import typing
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from . import schema
+from .columns import COLUMNS, INPUTS, SOURCE_COLUMNS
+from .expr import Var, render
+
+_UNIT_WORDS = {"bytes": "bytes", "s": "seconds", "GBps": "GB/s (1e9 B/s)", "pct": "percent",
+               "usd": "US dollars", "days": "days", "count": "count", "B/param": "bytes per parameter",
+               "label": "text", "bool": "true/false", "TFLOPS": "TFLOP/s"}
+
+
+def _type(annotation, metadata=()) -> str:
+    for m in (*metadata, *getattr(annotation, "__metadata__", ())):
+        if isinstance(m, schema.Kind):
+            return m.name
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return _type(args[0], annotation.__metadata__)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_type(a) for a in args if a is not type(None))
+    if origin is list:
+        return f"list of {_type(args[0])}"
+    if origin is typing.Literal:
+        return " / ".join(args)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return "mapping"
+    if annotation is str:
+        return "text"
+    return getattr(annotation, "__name__", str(annotation))
+
+
+def _fields(model: type[BaseModel], prefix: str = "") -> list[tuple[str, str, str, str]]:
+    rows = []
+    for name, f in model.model_fields.items():
+        required = "yes" if f.is_required() else "no"
+        rows.append((prefix + name, _type(f.annotation, f.metadata), required, f.description or ""))
+        sub = next((a for a in typing.get_args(f.annotation) if isinstance(a, type) and issubclass(a, BaseModel)), None)
+        if sub is not None and sub is not model:
+            rows += _fields(sub, prefix + name + ".")
+    return rows
+
+
+def schema_markdown() -> str:
+    out = []
+    for title, model, where in (("recipes.NAME", schema.Recipe, "models.yaml"),
+                                ("models.NAME", schema.Model, "models.yaml"),
+                                ("skus.NAME", schema.Sku, "hardware.yaml"),
+                                ("tiers.NAME", schema.Tier, "storage.yaml"),
+                                ("plan", schema.Plan, "plan.yaml")):
+        out.append(f"**`{title}`** ({where}) — {model.__doc__.strip()}\n")
+        out.append("| key | type | required | meaning |\n|---|---|---|---|")
+        for name, kind, req, doc in _fields(model):
+            out.append(f"| `{name}` | {kind} | {req} | {doc} |")
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def columns_markdown() -> str:
+    out = ["| column | unit | meaning |", "|---|---|---|"]
+    for c in INPUTS.values():
+        out.append(f"| `{c.name}` | {_UNIT_WORDS[c.unit]} | input: {c.doc} |")
+    section = None
+    for c in COLUMNS.values():
+        if c.section != section:
+            section = c.section
+            out.append(f"| **{section}** | | |")
+        formula = render(c.fn(*(Var(p) for p in c.params)), lambda n: n, style="text")
+        formula = formula.replace("|", "\\|")
+        out.append(f"| `{c.name}` | {_UNIT_WORDS[c.unit]} | {c.doc} `= {formula}` |")
+    out.append("| **Sources** | | |")
+    for name, doc in SOURCE_COLUMNS.items():
+        out.append(f"| `{name}` | text | {doc} |")
+    return "\n".join(out) + "\n"
+
+
+BLOCKS = {"schema": schema_markdown, "columns": columns_markdown}
+
+
+def regenerate(text: str) -> str:
+    for name, fn in BLOCKS.items():
+        pattern = re.compile(rf"(<!-- {name}:start -->\n).*?(<!-- {name}:end -->)", re.S)
+        if not pattern.search(text):
+            raise SystemExit(f"README has no <!-- {name}:start --> ... <!-- {name}:end --> block")
+        text = pattern.sub(lambda m: m.group(1) + fn() + m.group(2), text)
+    return text
+
+
+def main(argv: list[str]) -> int:
+    check = "--check" in argv
+    paths = [a for a in argv if not a.startswith("--")] or ["README.md"]
+    path = Path(paths[0])
+    text = path.read_text()
+    new = regenerate(text)
+    if check:
+        if new != text:
+            print(f"{path} is out of date: run python -m ckptreport.docs {path}", file=sys.stderr)
+            return 1
+        return 0
+    path.write_text(new)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

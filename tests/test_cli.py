@@ -1,0 +1,146 @@
+"""The commands as a planner runs them: build, explain, validate, init, and their --help."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from ckptreport.cli import main
+from ckptreport.columns import COLUMNS, INPUTS, SOURCE_COLUMNS
+
+DESIGN_COLUMNS = ("model, sku, tier, strategy, gpus, nodes, interval_s, params, bytes_per_param, ckpt_bytes, "
+                  "bytes_per_gpu, bytes_per_node, d2h_s, write_s, bottleneck, stall_s, overhead_pct, "
+                  "host_memory_ok, cluster_mtbf_s, optimal_interval_s, waste_pct, run_days, overhead_usd, "
+                  "required_write_GBps").split(", ")
+
+
+def run(*args, ok=True):
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    if ok:
+        assert result.exit_code == 0, result.output
+    return result
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("out")
+    result = run("build", "--out", str(out))
+    return out, result
+
+
+def test_build_writes_parquet_csv_and_manifest(built, shipped):
+    """build writes the full frame to Parquet and CSV, with the public columns of DESIGN.md."""
+    out, _ = built
+    pq = pd.read_parquet(out / "scenarios.parquet")
+    csv = pd.read_csv(out / "scenarios.csv")
+    assert len(pq) == len(csv) > 20_000
+    for name in DESIGN_COLUMNS:
+        assert name in pq.columns, name
+    assert set(pq.columns) == set(INPUTS) | set(COLUMNS) | set(SOURCE_COLUMNS)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["input_hash"] == shipped.input_hash and manifest["rows"] == len(pq)
+    import pyarrow.parquet as papq
+    meta = papq.read_schema(out / "scenarios.parquet").metadata
+    assert meta[b"input_hash"].decode() == shipped.input_hash
+
+
+def test_csv_matches_parquet_values(built):
+    """The CSV holds the same numbers as the Parquet (floats round-trip through text)."""
+    out, _ = built
+    pq = pd.read_parquet(out / "scenarios.parquet")
+    csv = pd.read_csv(out / "scenarios.csv")
+    for name in ("ckpt_bytes", "stall_s", "overhead_pct", "optimal_interval_s", "waste_usd"):
+        pd.testing.assert_series_equal(pq[name].astype(float), csv[name].astype(float), check_names=False)
+
+
+def test_build_summary_names_cheapest_tier_per_model_and_sku(built, shipped):
+    """The summary prints, per model and SKU, the cheapest tier meeting the target, sync vs async."""
+    _, result = built
+    lines = result.stdout.splitlines()
+    assert "meeting the 1% target, at 1,024 GPUs, every 30 min" in lines[0]
+    header = lines[2].split()
+    assert header == ["model", "sku", "checkpoint", "sync", "async", "tiered"]
+    body = [line for line in lines[4:] if line.strip()]
+    assert len(body) == len(shipped.models) * len(shipped.skus)
+    row = next(line for line in body if line.startswith("llama3-405b") and " dgx-h100 " in line)
+    assert "5.68 TB" in row  # 405.85e9 x 14 B, the model's own recipe
+
+
+def test_build_reports_progress_and_left_out_combinations(built):
+    """Progress goes to stderr, with the combinations that cannot exist."""
+    _, result = built
+    assert "computed" in result.stderr and "scenarios" in result.stderr
+    assert "left out" in result.stderr and "tiered" in result.stderr
+
+
+def test_explain_prints_the_worked_example_step_by_step():
+    """explain reads like the worked example: each number with its unit and where it came from."""
+    out = run("explain", "llama3-405b", "dgx-h100", "pfs-100", "--gpus", "1024", "--interval", "30min",
+              "--recipe", "adamw-bf16-grads").stdout
+    assert "6.49 TB per checkpoint" in out
+    assert "bottleneck: tier" in out
+    assert "3.62% overhead" in out
+    assert "= 405.85B × 16 B/param" in out
+    assert "= 6.49 TB" in out
+    assert "models/models.yaml:" in out  # the input's place
+    assert "nvbandwidth" in out  # and its source
+
+
+def test_explain_json_matches_the_engine(frame):
+    """--json gives the same values the build computes for that scenario."""
+    out = run("explain", "llama3-405b", "dgx-h100", "pfs-100", "--gpus", "1024", "--interval", "30 min",
+              "--strategy", "async", "--json").stdout
+    data = json.loads(out)
+    steps = {s["name"]: s for s in data["steps"]}
+    row = frame[(frame.model == "llama3-405b") & (frame.recipe == "adamw-bf16") & (frame.sku == "dgx-h100")
+                & (frame.tier == "pfs-100") & (frame.gpus == 1024) & (frame.interval_s == 1800)
+                & (frame.strategy == "async")].iloc[0]
+    for name in ("ckpt_bytes", "d2h_s", "stall_s", "overhead_pct", "optimal_interval_s", "waste_usd"):
+        assert steps[name]["value"] == pytest.approx(row[name], rel=1e-12)
+    sources = {i["name"]: i for i in data["inputs"]}
+    assert sources["d2h_node_GBps"]["basis"] == "measured"
+    assert sources["tier_write_GBps"]["basis"] == "assumption"
+
+
+def test_explain_works_outside_the_plan():
+    """The scenario need not be in the plan: any GPU count and interval."""
+    out = run("explain", "bloom-176b", "dgx-a100", "superpod-best", "--gpus", "384", "--interval", "3h").stdout
+    assert "on 384 GPUs of dgx-a100" in out and "every 3 h" in out
+
+
+def test_explain_rejects_a_bad_interval():
+    result = run("explain", "llama3-8b", "dgx-h100", "pfs-100", "--gpus", "8", "--interval", "30 GB", ok=False)
+    assert result.exit_code == 2
+    assert "expected a duration" in result.output
+
+
+def test_validate_counts_the_plan(shipped):
+    out = run("validate").stdout
+    assert "valid" in out and f"{len(shipped.models)} models" in out
+
+
+def test_init_copies_the_shipped_set_and_it_builds(tmp_path):
+    """init writes a complete starting set that builds as is, and refuses to overwrite."""
+    target = tmp_path / "mine"
+    run("init", str(target))
+    assert sorted(p.name for p in target.iterdir()) == ["hardware.yaml", "models.yaml", "plan.yaml", "storage.yaml"]
+    run("validate", "--models", str(target))
+    again = run("init", str(target), ok=False)
+    assert again.exit_code == 2 and "--force" in again.output
+    run("init", str(target), "--force")
+
+
+@pytest.mark.parametrize("command", ["build", "explain", "validate", "init"])
+def test_every_command_has_help_with_examples(command):
+    """--help teaches: every command shows at least one example."""
+    out = run(command, "--help").stdout
+    assert "Example" in out and f"ckptreport {command}" in out
+
+
+def test_top_level_help_lists_commands():
+    out = run("--help").stdout
+    for command in ("build", "explain", "validate", "init"):
+        assert command in out

@@ -1,0 +1,79 @@
+"""The README cannot drift from the code: its tables are generated, its commands run, its example
+error output is what the tool prints."""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from click.testing import CliRunner
+
+from ckptreport import docs
+from ckptreport.cli import main
+from conftest import REPO
+
+README = (REPO / "README.md").read_text()
+
+
+def _blocks(lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", README, re.S)
+
+
+def test_generated_tables_are_current():
+    """Schema and column tables equal what `python -m ckptreport.docs README.md` generates."""
+    assert docs.regenerate(README) == README, "run: make docs"
+
+
+def test_first_screen_has_the_two_setup_commands():
+    """The first screen shows one command that builds the defaults and one that runs the tests."""
+    first = "\n".join(README.splitlines()[:40])
+    assert "make build" in first and "make test" in first
+    makefile = (REPO / "Makefile").read_text()
+    assert re.search(r"^build: .*\n\t\$\(BIN\)/ckptreport build$", makefile, re.M)
+    assert re.search(r"^test: .*\n\t\$\(BIN\)/python -m pytest$", makefile, re.M)
+    assert "make test" in (REPO / ".ci" / "run").read_text()
+
+
+def test_every_ckptreport_command_in_the_readme_runs(tmp_path, monkeypatch):
+    """Each `ckptreport ...` line of the README's shell blocks exits 0."""
+    monkeypatch.chdir(REPO)
+    commands = [line.split("#")[0].strip() for block in _blocks("sh") for line in block.splitlines()
+                if line.startswith("ckptreport ")]
+    assert len(commands) >= 2
+    for command in commands:
+        args = shlex.split(command)[1:]
+        if args[0] == "build":
+            args += ["--out", str(tmp_path / "out")]
+        result = CliRunner().invoke(main, args, catch_exceptions=False)
+        assert result.exit_code == 0, (command, result.output)
+
+
+def test_readme_explain_excerpt_is_real_output(monkeypatch):
+    """Every line of the explain excerpt appears in what explain prints (README lines may end in '...')."""
+    monkeypatch.chdir(REPO)
+    excerpt = next(b for b in _blocks("text") if b.startswith("llama3-405b (adamw-bf16-grads)"))
+    out = CliRunner().invoke(main, ["explain", "llama3-405b", "dgx-h100", "pfs-100", "--gpus", "1024",
+                                    "--interval", "30min", "--recipe", "adamw-bf16-grads"]).stdout
+    for line in excerpt.splitlines():
+        if line.strip() in ("", "..."):
+            continue
+        assert any(got.startswith(line.rstrip(".").rstrip()) for got in out.splitlines()), line
+
+
+def test_readme_error_example_is_real_output(models_copy, monkeypatch):
+    """The README's error example is what the tool prints for those three mistakes."""
+    hardware = models_copy / "hardware.yaml"
+    hardware.write_text(hardware.read_text().replace(
+        "storage_nic: {value: 2 x 400 Gb/s, basis: assumption", "storage_nic: {value: 100 GB, basis: assumption", 1))
+    plan = models_copy / "plan.yaml"
+    plan.write_text(plan.read_text().replace("gpus: [1024, 4096, 16384]", "gpus: [1024, 4096, 16384]\nskus: [dgx-h10]"))
+    storage = models_copy / "storage.yaml"
+    storage.write_text(storage.read_text().replace("per_node_write: 2 GB/s", "per_node_wrte: 2 GB/s", 1))
+    monkeypatch.chdir(models_copy.parent)
+    result = CliRunner().invoke(main, ["validate", "--models", "models"])
+    assert result.exit_code == 2
+    excerpt = next(b for b in _blocks("text") if "problems found" in b)
+    got = result.output.splitlines()
+    assert len(got) == len(excerpt.splitlines())
+    for want, line in zip(excerpt.splitlines(), got):
+        assert line.startswith(want.removesuffix("...")), (want, line)

@@ -1,0 +1,162 @@
+"""The figures every user knows, computed through the shipped models and the engine.
+
+Sources: the worked example of ckptreport's README and DESIGN (405B x 16 B = 6.5 TB; ~65 s over a
+100 GB/s filesystem; 3.6% at a 30-minute cadence); ../shared/reference/calibration.yaml for MLPerf
+Storage, BLOOM-176B and Daly (2006).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ckptreport.columns import COLUMNS
+from ckptreport.engine import compute
+from conftest import pick
+
+WORKED = dict(model="llama3-405b", recipe="adamw-bf16-grads", sku="dgx-h100", tier="pfs-100",
+              gpus=1024, interval_s=1800.0)
+
+
+def test_405b_checkpoint_is_6_49_TB(frame):
+    """Llama 3 405B: 405.85e9 params x 16 B/param (adamw-bf16-grads) = 6.4936e12 bytes."""
+    row = pick(frame, **WORKED, strategy="sync")
+    assert row["bytes_per_param"] == 16
+    assert row["ckpt_bytes"] == pytest.approx(405.85e9 * 16, rel=1e-12)
+    assert row["ckpt_bytes"] == pytest.approx(6.49e12, rel=1e-3)
+
+
+def test_70b_checkpoint_is_1_13_TB(frame):
+    """Llama 3 70B: 70.6e9 params x 16 B/param = 1.13e12 bytes."""
+    row = pick(frame, **{**WORKED, "model": "llama3-70b"}, strategy="sync")
+    assert row["ckpt_bytes"] == pytest.approx(1.13e12, rel=1e-3)
+
+
+def test_worked_example_sync_write_is_65_s_and_3_6_pct(frame):
+    """Through a 100 GB/s aggregate filesystem that is the bottleneck: ~65 s; every 30 min: 3.6%."""
+    row = pick(frame, **WORKED, strategy="sync")
+    assert row["bottleneck"] == "tier"
+    assert row["tier_share_GBps"] * row["nodes"] == pytest.approx(100)  # the aggregate binds
+    assert row["write_s"] == pytest.approx(6.4936e12 / 100e9, rel=1e-9)  # 64.94 s
+    assert 64.5 < row["stall_s"] < 65.5
+    assert round(row["overhead_pct"], 1) == 3.6
+
+
+def test_worked_example_async_stalls_only_for_the_d2h_copy(frame):
+    """Made async on DGX H100 nodes, the stall is the GPU->host copy only; overhead < 1%."""
+    row = pick(frame, **WORKED, strategy="async")
+    bytes_per_node = 6.4936e12 / 128
+    assert row["stall_s"] == pytest.approx(bytes_per_node / 358.66e9, rel=1e-9)
+    assert row["stall_s"] == row["d2h_s"]
+    assert row["overhead_pct"] < 1
+    assert row["background_s"] == pytest.approx(row["write_s"])  # the write drains behind training
+    assert row["backpressure_s"] == 0 and row["host_memory_ok"]
+
+
+def test_mlperf_storage_llama3_70b_size(shipped, frame):
+    """MLPerf Storage v2 Llama3-70B: 69,882,617,856 params x 14 B = 978,356,649,984 bytes
+    (calibration.yaml mlperf_storage_v2_llama3_70b_size)."""
+    row = frame[(frame["model"] == "mlperf-llama3-70b") & (frame["recipe"] == "adamw-bf16")].iloc[0]
+    assert row["params"] == 69_882_617_856
+    assert row["ckpt_bytes"] == 978_356_649_984
+
+
+def test_bloom_176b_size_and_overhead(frame):
+    """BLOOM-176B: 176e9 x 14 B = 2.464e12 bytes; a 40 s stall every 3 h = 0.37%
+    (calibration.yaml bloom176b_sync_checkpoint_jeanzay)."""
+    row = frame[(frame["model"] == "bloom-176b") & (frame["recipe"] == "adamw-bf16")].iloc[0]
+    assert row["ckpt_bytes"] == 2.464e12
+    overhead = COLUMNS["overhead_pct"].fn(stall_s=40.0, interval_s=3 * 3600.0)
+    assert round(overhead, 2) == 0.37
+
+
+@pytest.mark.parametrize("mtbf_h, published_min", [(24, 117), (6, 57), (0.25, 9.1)])
+def test_daly_published_optima(mtbf_h, published_min):
+    """Daly (2006) fig. 3-5: checkpoint 5 min, MTBF 24 h -> 117 min; 6 h -> 57 min; 15 min -> 9.1 min
+    (calibration.yaml daly_2006_formula_and_validation; tolerance 0.5 min)."""
+    got = COLUMNS["daly_interval_s"].fn(checkpoint_cost_s=np.array([300.0]),
+                                        cluster_mtbf_s=np.array([mtbf_h * 3600.0]))[0]
+    assert abs(got / 60 - published_min) <= 0.5
+
+
+def test_daly_is_mtbf_when_cost_exceeds_twice_mtbf():
+    """Daly: for d >= 2M the optimum is M."""
+    got = COLUMNS["daly_interval_s"].fn(checkpoint_cost_s=np.array([5000.0]),
+                                        cluster_mtbf_s=np.array([2000.0]))[0]
+    assert got == 2000.0
+
+
+def test_young_close_to_daly_for_small_cost(frame):
+    """Young's sqrt(2dM) and Daly's higher-order optimum agree to first order when d << M."""
+    row = pick(frame, **WORKED, strategy="sync")
+    assert row["young_interval_s"] == pytest.approx(math.sqrt(2 * row["checkpoint_cost_s"] * row["cluster_mtbf_s"]))
+    assert row["daly_interval_s"] == pytest.approx(row["young_interval_s"], rel=0.02)
+
+
+def test_async_backpressure_when_persist_outlasts_interval():
+    """An async write longer than the interval makes the next checkpoint wait for it."""
+    row = _row(strategy="async", interval_s=60.0, tier_write_GBps=10.0)
+    assert row["background_s"] > 60
+    assert row["backpressure_s"] == pytest.approx(row["background_s"] - 60)
+    assert row["stall_s"] == pytest.approx(row["d2h_s"] + row["backpressure_s"])
+
+
+def test_async_needs_host_memory_for_its_buffers():
+    """Async stages bytes_per_node x buffers in host memory; too little memory fails the target."""
+    row = _row(strategy="async", host_memory_bytes=10e9, buffers=2.0)
+    assert row["host_memory_needed_bytes"] == pytest.approx(2 * row["bytes_per_node"])
+    assert not row["host_memory_ok"] and not row["meets_target"]
+
+
+def test_required_bandwidth_meets_the_target_exactly():
+    """A tier with exactly the required aggregate bandwidth lands exactly on the target overhead."""
+    first = _row(strategy="sync")
+    again = _row(strategy="sync", tier_write_GBps=first["required_write_GBps"])
+    assert again["overhead_pct"] == pytest.approx(first["target_overhead_pct"], rel=1e-9)
+
+
+def test_unreachable_target_when_the_copy_to_host_alone_misses_it():
+    """If the GPU->host copy alone exceeds the target, no storage bandwidth helps: inf."""
+    row = _row(strategy="sync", d2h_node_GBps=0.01, d2h_gpu_GBps=0.01)
+    assert math.isinf(row["required_write_GBps"])
+
+
+def test_run_length_from_6ND():
+    """Compute time = 6 x active params x tokens / (GPUs x peak x MFU); MoE uses active params."""
+    row = _row(params=671e9, active_params=37e9, tokens=14.8e12, gpus=2048.0, peak_TFLOPS=989.0, mfu_pct=40.0)
+    assert row["compute_s"] == pytest.approx(6 * 37e9 * 14.8e12 / (2048 * 989e12 * 0.4))
+    assert row["ckpt_bytes"] == pytest.approx(671e9 * row["bytes_per_param"])
+    assert row["run_days"] == pytest.approx(row["compute_s"] * (1 + row["waste_pct"] / 100) / 86400)
+
+
+def test_tiered_lands_on_nvme_then_drains():
+    """Tiered: the stall is the copy to host; NVMe landing and the drain run in the background."""
+    row = _row(strategy="tiered")
+    assert row["stall_s"] == row["d2h_s"]
+    assert row["background_s"] == pytest.approx(row["nvme_s"] + row["write_s"])
+    assert row["nvme_needed_bytes"] == row["bytes_per_node"]
+
+
+def test_local_nvme_tier_skips_the_nic():
+    """Node-local NVMe is written without crossing the storage NIC, at the node's drive speed."""
+    row = _row(tier_kind="local_nvme", storage_nic_GBps=0.001, tier_write_GBps=math.inf,
+               tier_node_write_GBps=math.inf, nvme_write_GBps=26.0)
+    assert row["nic_s"] == 0
+    assert row["tier_share_GBps"] == 26.0
+
+
+BASE = dict(model="m", recipe="r", sku="s", tier="t", strategy="sync", tier_kind="parallel_fs",
+            gpus=1024.0, interval_s=1800.0, params=405.85e9, active_params=405.85e9, tokens=15.6e12,
+            weights_bytes_per_param=2.0, master_bytes_per_param=4.0, optimizer_bytes_per_param=8.0,
+            grads_bytes_per_param=0.0, gpus_per_node=8.0, peak_TFLOPS=989.0, d2h_gpu_GBps=55.0,
+            d2h_node_GBps=358.66, host_memory_bytes=2e12, storage_nic_GBps=100.0, nvme_write_GBps=26.0,
+            nvme_capacity_bytes=30.72e12, usd_per_gpu_hour=4.916, gpu_mtbf_s=50677 * 3600.0,
+            tier_write_GBps=100.0, tier_node_write_GBps=20.0, usd_per_tb_month=23.0,
+            target_overhead_pct=1.0, mfu_pct=40.0, restart_s=600.0, retention=3.0, buffers=1.0)
+
+
+def _row(**changes):
+    values = {k: np.array([v]) for k, v in {**BASE, **changes}.items()}
+    return {k: v[0] for k, v in compute(values).items()}
