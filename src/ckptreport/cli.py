@@ -80,9 +80,10 @@ def build(models, out, quiet):
     from .build import build as run_build
     from .summary import summary
 
-    result = _run(run_build, models, out, _progress(quiet))
+    progress = _progress(quiet)
+    result = _run(run_build, models, out, progress)
     for d in result.dropped:
-        click.echo(f"ckptreport: left out {d.rows:,} combinations: {d.reason}", err=True)
+        progress(f"left out {d.rows:,} combinations: {d.reason}")
     click.echo(_summary_text(summary(result.frame, result.inputs), result.inputs))
 
 

@@ -15,6 +15,7 @@ import pandas as pd
 
 from .columns import COLUMNS, INPUTS
 from .load import Inputs, dimensions
+from .schema import TIER_KINDS
 
 LABELS = ("model", "recipe", "sku", "tier", "strategy", "tier_kind", "bottleneck",
           "d2h_source", "nic_source", "tier_source", "nvme_source")
@@ -182,26 +183,37 @@ def scenarios(inputs: Inputs) -> tuple[pd.DataFrame, list[Dropped]]:
         "gpus": env["gpus"].astype(np.int64),
     }
     for name in INPUTS:
-        if name not in frame and name not in ("tier_kind",):
+        if name not in frame:
             frame[name] = env[name]
-    frame["tier_kind"] = pd.Categorical(env["tier_kind"])
+    frame["tier_kind"] = _categorical(env["tier_kind"], TIER_KINDS)
     for name, col in COLUMNS.items():
         value = env[name]
         if col.unit == "label":
-            value = pd.Categorical(value)
+            value = _categorical(value)
         elif col.unit == "count":
             value = value.astype(np.int64)
         frame[name] = value
-    for key, table, dim in (("d2h_source", sku_src["d2h_source"], "sku"),
-                            ("nic_source", sku_src["nic_source"], "sku"),
-                            ("nvme_source", sku_src["nvme_source"], "sku")):
-        frame[key] = _cat_take(table, idx[dim])
-    tier_basis = _cat_take(tier_src, idx["tier"])
-    local = env["tier_kind"] == "local_nvme"
-    frame["tier_source"] = pd.Categorical(np.where(local & (np.asarray(tier_basis) == "sku"),
-                                                   np.asarray(frame["nvme_source"]), np.asarray(tier_basis)))
-    frame["nic_source"] = pd.Categorical(np.where(local, "none", np.asarray(frame["nic_source"])))
-    return pd.DataFrame(frame), dropped
+    for key in ("d2h_source", "nic_source", "nvme_source"):
+        frame[key] = _cat_take(sku_src[key], idx["sku"])
+    # The tier's figure, or for a local_nvme tier the SKU's drives; a local tier crosses no NIC.
+    pair = idx["sku"] * len(dims["tier"]) + idx["tier"]
+    local = [t.kind == "local_nvme" for t in tiers]
+    frame["tier_source"] = _cat_take([sku_src["nvme_source"][s] if local[t] and tier_src[t] == "sku" else tier_src[t]
+                                      for s in range(len(dims["sku"])) for t in range(len(dims["tier"]))], pair)
+    frame["nic_source"] = _cat_take(["none" if local[t] else sku_src["nic_source"][s]
+                                     for s in range(len(dims["sku"])) for t in range(len(dims["tier"]))], pair)
+    return pd.DataFrame(frame, copy=False), dropped  # no copy: consolidating 80 columns costs more than computing them
+
+
+def _categorical(values: np.ndarray, categories=None) -> pd.Categorical:
+    """A categorical from an array of strings, without hashing a million of them."""
+    cats = np.unique(values[:: max(1, len(values) // 4096)]) if categories is None else np.asarray(sorted(categories))
+    codes = np.searchsorted(cats, values)
+    codes = np.minimum(codes, len(cats) - 1)
+    missing = cats[codes] != values
+    if missing.any():  # a label the sample did not catch: fall back to the exact way
+        return pd.Categorical(values)
+    return pd.Categorical.from_codes(codes, cats)
 
 
 def _cat_take(table: list[str], codes: np.ndarray) -> pd.Categorical:

@@ -1,0 +1,182 @@
+"""Engine speed and memory on a ~1,000,000-row cross product, against bare numpy in the same run.
+
+    python benchmarks/bench_engine.py [--rows-target 1000000] [--repeat 5]
+
+Reports, each the best of --repeat runs:
+  - engine.compute: every column definition over the input arrays (rows/s, peak memory);
+  - bare numpy: the same columns written by hand as plain numpy, on the same arrays (the baseline);
+  - engine.scenarios: cross product + compute + pandas frame, end to end;
+  - `ckptreport build` on the shipped defaults, wall time of the whole command.
+Ratios are against the bare-numpy baseline measured in the same run. Nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+import tracemalloc
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+from ckptreport.build import shipped_models  # noqa: E402
+from ckptreport.engine import compute, cross_product, scenarios  # noqa: E402
+from ckptreport.load import load  # noqa: E402
+from ckptreport.schema import Q  # noqa: E402
+
+
+def big_inputs(rows_target: int):
+    inputs = load(shipped_models())
+    base = len(cross_product(inputs)[0]["model"]) / (len(inputs.plan.gpus) * len(inputs.plan.intervals))
+    side = int(np.ceil(np.sqrt(rows_target / base)))
+    gpus = [Q(float(64 * (i + 1)), str(64 * (i + 1)), "count") for i in range(side)]
+    intervals = [Q(60.0 * (i + 1), f"{i + 1} min", "duration") for i in range(side)]
+    plan = inputs.plan.model_copy(update={"gpus": gpus, "intervals": intervals,
+                                          "max_rows": Q(1e9, "1B", "count")})
+    return type(inputs)(inputs.recipes, inputs.models, inputs.skus, inputs.tiers, plan, inputs.prov,
+                        inputs.input_hash, inputs.root)
+
+
+def bare_numpy(v: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The model's columns written by hand in numpy: the baseline, not a second source of truth."""
+    GB = 1e9
+    o: dict[str, np.ndarray] = {}
+    sync, asyn, tiered = v["strategy"] == "sync", v["strategy"] == "async", v["strategy"] == "tiered"
+    local = v["tier_kind"] == "local_nvme"
+    o["bytes_per_param"] = (v["weights_bytes_per_param"] + v["master_bytes_per_param"]
+                            + v["optimizer_bytes_per_param"] + v["grads_bytes_per_param"])
+    for part in ("weights", "master", "optimizer", "grads"):
+        o[f"{part}_bytes"] = v["params"] * v[f"{part}_bytes_per_param"]
+    o["ckpt_bytes"] = v["params"] * o["bytes_per_param"]
+    o["nodes"] = np.ceil(v["gpus"] / v["gpus_per_node"])
+    o["gpus_on_node"] = np.minimum(v["gpus"], v["gpus_per_node"])
+    o["bytes_per_gpu"] = o["ckpt_bytes"] / v["gpus"]
+    o["bytes_per_node"] = o["bytes_per_gpu"] * o["gpus_on_node"]
+    o["d2h_GBps"] = np.minimum(o["gpus_on_node"] * v["d2h_gpu_GBps"], v["d2h_node_GBps"])
+    o["d2h_s"] = o["bytes_per_node"] / (o["d2h_GBps"] * GB)
+    o["tier_node_GBps"] = np.where(local, np.minimum(v["nvme_write_GBps"], v["tier_node_write_GBps"]),
+                                   v["tier_node_write_GBps"])
+    o["tier_share_GBps"] = np.minimum(o["tier_node_GBps"], v["tier_write_GBps"] / o["nodes"])
+    o["nic_s"] = np.where(local, 0, o["bytes_per_node"] / (v["storage_nic_GBps"] * GB))
+    o["tier_s"] = o["bytes_per_node"] / (o["tier_share_GBps"] * GB)
+    o["write_s"] = np.maximum(o["nic_s"], o["tier_s"])
+    o["nvme_s"] = np.where(tiered, o["bytes_per_node"] / (v["nvme_write_GBps"] * GB), 0)
+    hops = np.stack([o["d2h_s"], o["nvme_s"], o["nic_s"], o["tier_s"]])
+    o["bottleneck"] = np.array(["d2h", "nvme", "nic", "tier"])[np.argmax(hops, axis=0)]
+    o["checkpoint_cost_s"] = np.where(sync, o["d2h_s"] + o["write_s"], o["d2h_s"])
+    o["background_s"] = np.where(sync, 0, np.where(asyn, o["write_s"], o["nvme_s"] + o["write_s"]))
+    o["backpressure_s"] = np.maximum(o["background_s"] - v["interval_s"], 0)
+    o["stall_s"] = o["checkpoint_cost_s"] + o["backpressure_s"]
+    o["overhead_pct"] = 100 * o["stall_s"] / v["interval_s"]
+    o["host_memory_needed_bytes"] = np.where(sync, 0, o["bytes_per_node"] * v["buffers"])
+    o["host_memory_ok"] = o["host_memory_needed_bytes"] <= v["host_memory_bytes"]
+    o["nvme_needed_bytes"] = np.where(local, o["bytes_per_node"] * v["retention"],
+                                      np.where(tiered, o["bytes_per_node"], 0))
+    o["nvme_ok"] = o["nvme_needed_bytes"] <= v["nvme_capacity_bytes"]
+    d, m = o["checkpoint_cost_s"], v["gpu_mtbf_s"] / v["gpus"]
+    o["cluster_mtbf_s"] = m
+    o["young_interval_s"] = np.sqrt(2 * d * m)
+    r = d / (2 * m)
+    o["daly_interval_s"] = np.where(r < 1, np.sqrt(2 * d * m) * (1 + np.sqrt(r) / 3 + r / 9) - d, m)
+    o["optimal_interval_s"] = np.maximum(o["daly_interval_s"], o["background_s"])
+    o["rework_pct"] = 100 * (v["interval_s"] / 2 + v["restart_s"]) / m
+    o["waste_pct"] = o["overhead_pct"] + o["rework_pct"]
+    opt = o["optimal_interval_s"]
+    o["optimal_waste_pct"] = 100 * (d / opt + (opt / 2 + v["restart_s"]) / m)
+    o["meets_target"] = (o["overhead_pct"] <= v["target_overhead_pct"]) & o["host_memory_ok"] & o["nvme_ok"]
+    o["compute_s"] = 6 * v["active_params"] * v["tokens"] / (v["gpus"] * v["peak_TFLOPS"] * 1e12 * v["mfu_pct"] / 100)
+    o["run_days"] = o["compute_s"] * (1 + o["waste_pct"] / 100) / 86400
+    gpu_h = v["gpus"] * o["compute_s"] / 3600 * v["usd_per_gpu_hour"]
+    o["overhead_usd"] = gpu_h * o["overhead_pct"] / 100
+    o["waste_usd"] = gpu_h * o["waste_pct"] / 100
+    o["run_usd"] = v["gpus"] * o["run_days"] * 24 * v["usd_per_gpu_hour"]
+    o["storage_usd_month"] = v["retention"] * o["ckpt_bytes"] / 1e12 * v["usd_per_tb_month"]
+    allowed = v["target_overhead_pct"] / 100 * v["interval_s"]
+    budget = np.where(sync, allowed - o["d2h_s"], np.where(o["d2h_s"] <= allowed, v["interval_s"] - o["nvme_s"], 0))
+    o["write_budget_s"] = budget
+    o["required_write_GBps"] = np.where(budget > 0, o["ckpt_bytes"] / budget / GB, np.inf)
+    o["required_node_write_GBps"] = np.where(budget > 0, o["bytes_per_node"] / budget / GB, np.inf)
+    return o
+
+
+def measure(fn, repeat: int):
+    """Best wall time of `repeat` runs (no tracing), then peak traced memory of one more run."""
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - t)
+    del result
+    tracemalloc.start()
+    result = fn()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return best, peak, result
+
+
+def input_arrays(inputs) -> dict[str, np.ndarray]:
+    """The engine's input arrays for the plan (captured from one engine run)."""
+    import ckptreport.engine as engine
+
+    captured = {}
+    original = engine.compute
+
+    def spy(values):
+        captured.update(values)
+        return original(values)
+
+    engine.compute = spy
+    try:
+        scenarios(inputs)
+    finally:
+        engine.compute = original
+    return captured
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows-target", type=int, default=1_000_000)
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+
+    inputs = big_inputs(args.rows_target)
+    values = input_arrays(inputs)
+    rows = len(values["gpus"])
+    print(f"rows: {rows:,}  (numpy {np.__version__}, one thread)")
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t_np, m_np, ref = measure(lambda: bare_numpy(values), args.repeat)
+    t_eng, m_eng, got = measure(lambda: compute(values), args.repeat)
+    for name, want in ref.items():  # the two must agree, or the comparison means nothing
+        a, b = got[name], want
+        if a.dtype.kind in "fc":
+            assert np.allclose(a, b, rtol=1e-12, equal_nan=True), name
+        else:
+            assert (a == b).all(), name
+    t_sc, m_sc, _ = measure(lambda: scenarios(inputs), args.repeat)
+
+    def line(label, t, m):
+        print(f"{label:<34} {t:8.3f} s  {rows / t / 1e6:7.2f} M rows/s  peak {m / 2**20:8.1f} MiB  "
+              f"x{t / t_np:5.2f} time, x{m / m_np:5.2f} memory vs bare numpy")
+
+    line("bare numpy (baseline)", t_np, m_np)
+    line("engine.compute (column defs)", t_eng, m_eng)
+    line("engine.scenarios (+cross, frame)", t_sc, m_sc)
+
+    walls = []
+    for _ in range(3):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "ckptreport.cli", "build", "-q", "--out", "/tmp/ckptreport-bench-out"],
+                       check=True, capture_output=True)
+        walls.append(time.perf_counter() - t)
+    walls.sort()
+    print(f"ckptreport build, shipped defaults: median {walls[1]:.2f} s wall (of 3; includes interpreter start)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
