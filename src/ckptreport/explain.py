@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from . import display
 from .columns import COLUMNS, INPUTS
 from .engine import scenarios
-from .errors import InputError
+from .errors import InputError, Problem
 from .expr import Var, render
 from .load import Inputs, Prov, did_you_mean
 from .schema import Q, STRATEGIES
@@ -43,18 +43,19 @@ class Scenario:
     recipe: str | None = None
 
 
-def _check(name: str, kind: str, known) -> None:
-    if name not in known:
-        raise InputError(f"unknown {kind} '{name}'{did_you_mean(name, known)}; known: {', '.join(sorted(known))}")
+def _unknown(name: str, kind: str, known) -> str | None:
+    if name in known:
+        return None
+    return f"unknown {kind} '{name}'{did_you_mean(name, known)}; known: {', '.join(sorted(known))}"
 
 
 def one_row(inputs: Inputs, s: Scenario):
-    _check(s.model, "model", inputs.models)
-    _check(s.sku, "SKU", inputs.skus)
-    _check(s.tier, "tier", inputs.tiers)
-    _check(s.strategy, "strategy", STRATEGIES)
-    if s.recipe is not None:
-        _check(s.recipe, "recipe", inputs.recipes)
+    problems = [_unknown(s.model, "model", inputs.models), _unknown(s.sku, "SKU", inputs.skus),
+                _unknown(s.tier, "tier", inputs.tiers), _unknown(s.strategy, "strategy", STRATEGIES),
+                _unknown(s.recipe, "recipe", inputs.recipes) if s.recipe is not None else None]
+    problems = [p for p in problems if p]
+    if problems:
+        raise InputError([Problem("", 0, 0, "", p) for p in problems])
     plan = inputs.plan.model_copy(update={
         "models": [s.model], "skus": [s.sku], "tiers": [s.tier], "strategies": [s.strategy],
         "recipes": [s.recipe] if s.recipe else None,

@@ -243,7 +243,7 @@ def load(root: Path | str) -> Inputs:
         digest.update(fname.encode() + b"\0" + files[fname][3] + b"\0")
     inputs = Inputs(sections["recipes"], sections["models"], sections["skus"], sections["tiers"],
                     plan, prov, digest.hexdigest(), str(root))
-    check_size(inputs, files["plan.yaml"][2])
+    check_size(inputs, files["plan.yaml"][2], files["plan.yaml"][1])
     return inputs
 
 
@@ -309,14 +309,15 @@ def dimensions(inputs: Inputs) -> dict[str, list]:
     }
 
 
-def check_size(inputs: Inputs, plan_file: str) -> None:
+def check_size(inputs: Inputs, plan_file: str, marks: Marks | None = None) -> None:
     dims = dimensions(inputs)
     rows = math.prod(len(v) for v in dims.values())
     limit = inputs.plan.max_rows.value
     if rows > limit:
         parts = " x ".join(f"{len(v)} {k}" for k, v in dims.items())
+        line, col = (marks or {}).get(("max_rows",), (marks or {}).get(("gpus",), (1, 1)))
         raise InputError(Problem(
-            plan_file, 1, 1, "max_rows",
+            plan_file, line, col, "max_rows",
             f"the cross product has {rows:,} rows ({parts}), more than max_rows ({limit:,.0f}); "
             "narrow it by listing fewer models, skus, tiers, gpus, intervals or strategies in the "
             "plan, or raise max_rows"))

@@ -31,7 +31,7 @@ class Q:
     source: str | None = None
 
 
-def _quantity_validator(kind: str, minimum: float, inclusive: bool, integer: bool):
+def _quantity_validator(kind: str, minimum: float, inclusive: bool, integer: bool, maximum: float | None):
     def validate(raw: Any) -> Q:
         if isinstance(raw, Q):
             return raw
@@ -59,6 +59,10 @@ def _quantity_validator(kind: str, minimum: float, inclusive: bool, integer: boo
             raise PydanticCustomError(
                 "unit_range", "expected a {kind} {word} {floor}, got {got}",
                 {"kind": units.KINDS[kind].name, "word": word, "floor": floor, "got": repr(raw)})
+        if maximum is not None and value > maximum:
+            raise PydanticCustomError(
+                "unit_range", "expected a {kind} of at most {ceiling}, got {got}",
+                {"kind": units.KINDS[kind].name, "ceiling": units.fmt(maximum, kind), "got": repr(raw)})
         if integer and value != int(value):
             raise PydanticCustomError("unit_int", "expected a whole number, got {got}", {"got": repr(raw)})
         return Q(value, str(raw).strip(), kind, basis, source)
@@ -73,9 +77,10 @@ class Kind:
     name: str
 
 
-def Quantity(kind: str, *, minimum: float = 0.0, inclusive: bool = False, integer: bool = False):
+def Quantity(kind: str, *, minimum: float = 0.0, inclusive: bool = False, integer: bool = False,
+             maximum: float | None = None):
     """An annotated field type: a quantity of ``kind`` (see ``units.KINDS``), positive by default."""
-    return Annotated[Q, BeforeValidator(_quantity_validator(kind, minimum, inclusive, integer)),
+    return Annotated[Q, BeforeValidator(_quantity_validator(kind, minimum, inclusive, integer, maximum)),
                      Kind(units.KINDS[kind].name)]
 
 
@@ -208,8 +213,8 @@ class Plan(Strict):
     intervals: list[Quantity("duration")] = Field(min_length=1, description="checkpoint cadences")
     strategies: list[Literal["sync", "async", "tiered"]] = Field(
         default_factory=lambda: list(STRATEGIES), min_length=1, description="sync, async, tiered; omitted: all")
-    target_overhead: Quantity("percent") = Field(description="the overhead a plan must stay under, e.g. 1%")
-    mfu: Quantity("percent") = Field(description="model FLOPs utilisation, e.g. 40%")
+    target_overhead: Quantity("percent", maximum=1.0) = Field(description="the overhead a plan must stay under, e.g. 1%")
+    mfu: Quantity("percent", maximum=1.0) = Field(description="model FLOPs utilisation, e.g. 40%")
     restart: Quantity("duration", inclusive=True) = Field(description="time to restart a job after a failure")
     retention: Quantity("count", integer=True) = Field(description="checkpoints kept on the tier")
     buffers: Quantity("count", integer=True) = Field(
@@ -217,15 +222,6 @@ class Plan(Strict):
     max_rows: Quantity("count", integer=True) = Field(
         "5M", validate_default=True, description="refuse a cross product larger than this (default 5M rows)")
     summary: Summary | None = Field(None, description="gpus and interval for the summary; default: first of each")
-
-    @model_validator(mode="after")
-    def _fractions(self):
-        for name in ("target_overhead", "mfu"):
-            q = getattr(self, name)
-            if q.value > 1:
-                raise PydanticCustomError("pct", "{name} must be at most 100%, got {got}",
-                                          {"name": name, "got": repr(q.text)})
-        return self
 
 
 SECTIONS: dict[str, type[Strict]] = {"recipes": Recipe, "models": Model, "skus": Sku, "tiers": Tier}

@@ -145,7 +145,17 @@ def _describe_dim(q: pint.Quantity) -> str:
 
 
 def parse(text: object, kind: str) -> float:
-    """Parse ``text`` as a quantity of ``kind`` and return it in base units."""
+    """Parse ``text`` as a quantity of ``kind`` and return it in base units (always finite)."""
+    try:
+        value = _parse(text, kind)
+    except OverflowError:
+        raise _expected(kind, text, "too large") from None
+    if not math.isfinite(value):
+        raise _expected(kind, text, "too large")
+    return value
+
+
+def _parse(text: object, kind: str) -> float:
     if kind not in KINDS:
         raise KeyError(kind)
     if isinstance(text, bool) or not isinstance(text, (str, int, float)):
@@ -177,10 +187,7 @@ def parse(text: object, kind: str) -> float:
         m = _MULT_RE.match(s)
         if m:
             return _number(m.group(1)) * _parse_pint(m.group(2).strip(), kind)
-    value = _parse_pint(s, kind)
-    if not math.isfinite(value):
-        raise _expected(kind, text, "not finite")
-    return value
+    return _parse_pint(s, kind)
 
 
 # ---- printing -------------------------------------------------------------------------------
@@ -249,8 +256,8 @@ def fmt_exact(value: float, kind: str) -> str:
         return f"{r} {_EXACT_UNIT[kind]}"
     if kind == "count":
         return r
-    if kind == "percent":
-        return f"{float(value) * 100!r}%"  # may lose the last ulp; see tests for tolerance
+    if kind == "percent":  # x100 may lose the last ulp, and overflows above ~1.8e306
+        return f"{float(value) * 100!r}%"
     if kind == "usd":
         return f"${r}"
     if kind == "dtype":

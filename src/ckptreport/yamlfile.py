@@ -95,8 +95,9 @@ def load(path: Path, display: str | None = None) -> tuple[Any, Marks]:
         node = yaml.compose(text, Loader=_NoAliasComposer)
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
-        what = e.problem or e.context or "YAML syntax error"
-        raise InputError(_problem(name, mark, (), f"YAML syntax error: {what}")) from None
+        what = e.problem or e.context or "syntax error"
+        prefix = "" if "not supported" in what else "YAML syntax error: "
+        raise InputError(_problem(name, mark, (), f"{prefix}{what}")) from None
     except yaml.YAMLError as e:
         raise InputError(Problem(name, 0, 0, "", f"YAML error: {e}")) from None
     if node is None:

@@ -1,0 +1,356 @@
+"""Bad input, through the real CLI: each case breaks one thing in a copy of the shipped models and
+checks that ckptreport exits 2, prints the exact `file:line:column: key.path: message` line(s), shows
+no traceback, and writes nothing.
+
+Expected lines and columns are found in the text the test wrote, not hard-coded. The tests run with
+the working directory at tmp_path, so files print as ``models/<name>`` (the CLI shows paths relative
+to the working directory).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from click.testing import CliRunner, Result
+
+from ckptreport import schema
+from ckptreport.build import shipped_models
+from ckptreport.cli import main
+
+NOTHING_WRITTEN = "ckptreport: nothing was written."
+
+
+@pytest.fixture
+def models_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    d = tmp_path / "models"
+    d.mkdir()
+    files = sorted(shipped_models().glob("*.yaml"))
+    assert {f.name for f in files} == set(schema.FILES)
+    for f in files:
+        shutil.copyfile(f, d / f.name)
+    return d
+
+
+@pytest.fixture
+def out_dir(tmp_path: Path) -> Path:
+    return tmp_path / "out"
+
+
+def shown(name: str) -> str:
+    """A file of the models copy as the CLI prints it (relative to the working directory)."""
+    return f"models/{name}"
+
+
+def replace(models_dir: Path, name: str, old: str, new: str) -> str:
+    """Replace the first ``old`` in the file by ``new``; return the text written."""
+    path = models_dir / name
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {name}: the shipped models changed"
+    text = text.replace(old, new, 1)
+    path.write_text(text)
+    return text
+
+
+def replace_line(models_dir: Path, name: str, pattern: str, new: str) -> str:
+    """Replace the first whole line matching ``pattern`` by ``new``; return the text written."""
+    path = models_dir / name
+    text = path.read_text()
+    text, n = re.subn(pattern, new, text, count=1, flags=re.M)
+    assert n == 1, f"{pattern!r} not in {name}: the shipped models changed"
+    path.write_text(text)
+    return text
+
+
+def where(text: str, needle: str) -> tuple[int, int]:
+    """1-based line and column of the only occurrence of ``needle`` in ``text``."""
+    assert text.count(needle) == 1, f"{needle!r} occurs {text.count(needle)} times"
+    i = text.index(needle)
+    line = text.count("\n", 0, i) + 1
+    return line, i - (text.rfind("\n", 0, i) + 1) + 1
+
+
+def build(models_dir: Path, out_dir: Path) -> Result:
+    return CliRunner().invoke(main, ["build", "--models", str(models_dir), "--out", str(out_dir)])
+
+
+def problem_lines(result: Result) -> list[str]:
+    """The output lines that are problems (not ckptreport's own progress/status lines)."""
+    return [ln for ln in result.output.splitlines() if ln and not ln.startswith("ckptreport:")]
+
+
+def assert_rejected(result: Result, out_dir: Path | None, expected: list[str]) -> None:
+    """Exit 2, exactly the ``expected`` problem lines, no traceback, nothing written."""
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.output
+    assert "internal error" not in result.output
+    tail = [f"{len(expected)} problems found."] if len(expected) > 1 else []
+    assert problem_lines(result) == sorted(expected) + tail, result.output
+    assert NOTHING_WRITTEN in result.output.splitlines()
+    if out_dir is not None:
+        assert not out_dir.exists() or not any(out_dir.iterdir())
+
+
+def load_yaml(models_dir: Path, name: str):
+    return yaml.safe_load((models_dir / name).read_text())
+
+
+# ---- one broken thing each ---------------------------------------------------------------------
+
+def test_yaml_syntax_error(models_dir, out_dir):
+    """An unclosed '[' is a YAML syntax error reported at the place PyYAML finds it (the ':' of the
+    next key, where a ',' or ']' was due), with PyYAML's own description."""
+    text = replace(models_dir, "plan.yaml", "gpus: [1024, 4096, 16384]", "gpus: [1024, 4096, 16384")
+    line, _ = where(text, "gpus: [1024, 4096, 16384\n")
+    next_line = text.splitlines()[line]  # the line after the edit (0-based index = line)
+    col = next_line.index(":") + 1
+    assert_rejected(build(models_dir, out_dir), out_dir, [
+        f"{shown('plan.yaml')}:{line + 1}:{col}: YAML syntax error: expected ',' or ']', but got ':'"])
+
+
+def test_unknown_key_suggests_the_close_one(models_dir, out_dir):
+    """A misspelt key (per_node_wrte) is an unknown key, located at the key, with a 'did you mean'
+    and the list of allowed keys."""
+    text = replace(models_dir, "storage.yaml", "    per_node_write: 2 GB/s", "    per_node_wrte: 2 GB/s")
+    line, col = where(text, "per_node_wrte")
+    allowed = ", ".join(schema.Tier.model_fields)
+    assert_rejected(build(models_dir, out_dir), out_dir, [
+        f"{shown('storage.yaml')}:{line}:{col}: tiers.superpod-good.per_node_wrte: unknown key "
+        f"'per_node_wrte' (did you mean 'per_node_write'?); allowed keys: {allowed}"])
+
+
+def test_misspelt_sku_in_the_plan(models_dir, out_dir):
+    """A plan listing an SKU that does not exist names it, suggests the close one, lists the known
+    ones, and points at the list item."""
+    text = replace(models_dir, "plan.yaml", "strategies: [sync, async, tiered]\n",
+                   "strategies: [sync, async, tiered]\nskus: [dgx-h10]\n")
+    line, col = where(text, "skus: [dgx-h10]")
+    col += len("skus: [")
+    known = ", ".join(sorted(load_yaml(models_dir, "hardware.yaml")["skus"]))
+    assert_rejected(build(models_dir, out_dir), out_dir, [
+        f"{shown('plan.yaml')}:{line}:{col}: skus[0]: unknown sku 'dgx-h10' (did you mean "
+        f"'dgx-h100'?); known: {known}"])
+
+
+def test_misspelt_recipe_of_a_model(models_dir, out_dir):
+    """A model whose recipe does not exist (adamw-bf61) is reported at its recipe key with a 'did
+    you mean'."""
+    data = load_yaml(models_dir, "models.yaml")
+    first = next(iter(data["models"]))
+    assert data["models"][first]["recipe"] == "adamw-bf16"
+    text = replace(models_dir, "models.yaml", "    recipe: adamw-bf16\n", "    recipe: adamw-bf61\n")
+    line, col = where(text, "recipe: adamw-bf61")
+    known = ", ".join(sorted(data["recipes"]))
+    assert_rejected(build(models_dir, out_dir), out_dir, [
+        f"{shown('models.yaml')}:{line}:{col}: models.{first}.recipe: unknown recipe 'adamw-bf61' "
+        f"(did you mean 'adamw-bf16'?); known: {known}"])
+
+
+@pytest.mark.parametrize("value", ["100 GB", "{value: 100 GB, basis: spec, source: x}"])
+def test_size_where_a_bandwidth_is_due(models_dir, out_dir, value):
+    """A size given for a bandwidth (storage_nic: 100 GB, plain or as a sourced mapping) says what
+    was expected, what was found, and what kind of quantity that is."""
+    sku = next(iter(load_yaml(models_dir, "hardware.yaml")["skus"]))
+    text = replace_line(models_dir, "hardware.yaml", r"^    storage_nic: .*$", f"    storage_nic: {value}")
+    line, col = where(text, f"storage_nic: {value}")
+    assert_rejected(build(models_dir, out_dir), out_dir, [
+        f"{shown('hardware.yaml')}:{line}:{col}: skus.{sku}.storage_nic: expected a bandwidth like "
+        f"'100 GB/s' or '400 Gb/s' or '2 x 400 Gb/s', got '100 GB' (that is a size)"])
+
+
+@pytest.mark.parametrize("value", ["-30 GB/s", "0 GB/s"])
+def test_bandwidth_must_be_positive(models_dir, out_dir, value):
+    """A negative or zero bandwidth (a tier's write) is refused: 'greater than 0', with the text."""
+    text = replace(models_dir, "storage.yaml", "    write: 30 GB/s\n", f"    write: {value}\n")
+    line, col = where(text, f"    write: {value}")
+    col += 4  # the key, past its indentation
+    assert_rejected(build(models_dir, out_dir), out_dir, [
+        f"{shown('storage.yaml')}:{line}:{col}: tiers.superpod-good.write: expected a bandwidth "
+        f"greater than 0, got '{value}'"])
+
+
+@pytest.mark.parametrize("content", ["", "# nothing but a comment\n"])
+def test_empty_file(models_dir, out_dir, content):
+    """An empty plan.yaml (or one holding only comments) is 'file is empty' at 1:1, and nothing
+    else is reported about it."""
+    (models_dir / "plan.yaml").write_text(content)
+    assert_rejected(build(models_dir, out_dir), out_dir, [f"{shown('plan.yaml')}:1:1: file is empty"])
+
+
+def test_missing_file(models_dir, out_dir):
+    """A missing storage.yaml is reported by name (no line: there is no file) with how to get one."""
+    (models_dir / "storage.yaml").unlink()
+    assert_rejected(build(models_dir, out_dir), out_dir, [
+        f"{shown('storage.yaml')}: file is missing (ckptreport init DIR writes a complete starting set)"])
+
+
+def test_cross_product_larger_than_max_rows(models_dir, out_dir):
+    """A plan whose cross product exceeds max_rows names the row count and each axis, says to narrow
+    it and names max_rows, located at the max_rows line that set the limit."""
+    text = replace(models_dir, "plan.yaml", "strategies: [sync, async, tiered]\n",
+                   "strategies: [sync, async, tiered]\nmax_rows: 100\n")
+    line, col = where(text, "max_rows: 100")
+    plan = load_yaml(models_dir, "plan.yaml")
+    axes = {
+        "model": len(load_yaml(models_dir, "models.yaml")["models"]),
+        "recipe": len(plan["recipes"]),
+        "sku": len(load_yaml(models_dir, "hardware.yaml")["skus"]),
+        "tier": len(load_yaml(models_dir, "storage.yaml")["tiers"]),
+        "strategy": len(plan["strategies"]),
+        "gpus": len(plan["gpus"]),
+        "interval_s": len(plan["intervals"]),
+    }
+    rows = math.prod(axes.values())
+    parts = " x ".join(f"{n} {k}" for k, n in axes.items())
+    result = build(models_dir, out_dir)
+    assert result.exit_code == 2, result.output
+    assert f"the cross product has {rows:,} rows ({parts})" in result.output
+    assert "more than max_rows (100)" in result.output and "narrow it" in result.output
+    assert_rejected(result, out_dir, [
+        f"{shown('plan.yaml')}:{line}:{col}: max_rows: the cross product has {rows:,} rows ({parts}), "
+        "more than max_rows (100); narrow it by listing fewer models, skus, tiers, gpus, intervals "
+        "or strategies in the plan, or raise max_rows"])
+
+
+def test_duplicate_key(models_dir, out_dir):
+    """A key given twice in one mapping is refused at the second, naming the line of the first
+    (YAML would otherwise silently keep the last)."""
+    text = replace(models_dir, "storage.yaml", "    write: 30 GB/s\n", "    write: 30 GB/s\n    write: 31 GB/s\n")
+    first, _ = where(text, "    write: 30 GB/s")
+    line, col = where(text, "write: 31 GB/s")
+    assert_rejected(build(models_dir, out_dir), out_dir, [
+        f"{shown('storage.yaml')}:{line}:{col}: tiers.superpod-good.write: duplicate key "
+        f"(first defined on line {first})"])
+
+
+# ---- several at once -----------------------------------------------------------------------------
+
+def break_three(models_dir: Path) -> list[str]:
+    """Break one thing in each of three files; return the three problem lines expected."""
+    sku = next(iter(load_yaml(models_dir, "hardware.yaml")["skus"]))
+    known = ", ".join(sorted(load_yaml(models_dir, "hardware.yaml")["skus"]))
+    storage = replace(models_dir, "storage.yaml", "    per_node_write: 2 GB/s", "    per_node_wrte: 2 GB/s")
+    hardware = replace_line(models_dir, "hardware.yaml", r"^    storage_nic: .*$", "    storage_nic: 100 GB")
+    plan = replace(models_dir, "plan.yaml", "strategies: [sync, async, tiered]\n",
+                   "strategies: [sync, async, tiered]\nskus: [dgx-h10]\n")
+    s_line, s_col = where(storage, "per_node_wrte")
+    h_line, h_col = where(hardware, "storage_nic: 100 GB")
+    p_line, p_col = where(plan, "skus: [dgx-h10]")
+    p_col += len("skus: [")
+    return [
+        f"{shown('storage.yaml')}:{s_line}:{s_col}: tiers.superpod-good.per_node_wrte: unknown key "
+        f"'per_node_wrte' (did you mean 'per_node_write'?); allowed keys: {', '.join(schema.Tier.model_fields)}",
+        f"{shown('hardware.yaml')}:{h_line}:{h_col}: skus.{sku}.storage_nic: expected a bandwidth like "
+        f"'100 GB/s' or '400 Gb/s' or '2 x 400 Gb/s', got '100 GB' (that is a size)",
+        f"{shown('plan.yaml')}:{p_line}:{p_col}: skus[0]: unknown sku 'dgx-h10' (did you mean "
+        f"'dgx-h100'?); known: {known}",
+    ]
+
+
+def test_several_errors_are_all_reported(models_dir, out_dir):
+    """Three problems in three files are all reported in one run, sorted by file, with a count:
+    the user fixes them in one pass rather than one per run."""
+    expected = break_three(models_dir)
+    result = build(models_dir, out_dir)
+    assert_rejected(result, out_dir, expected)
+    assert "3 problems found." in result.output.splitlines()
+
+
+# ---- YAML's implicit typing is not trusted -----------------------------------------------------
+
+def test_exponent_count_is_a_count(models_dir, out_dir):
+    """gpus_per_node: 1e1 (a float to YAML) is read by the count parser as 10: the build succeeds
+    and every scenario of that SKU has 10 GPUs per node."""
+    sku = next(iter(load_yaml(models_dir, "hardware.yaml")["skus"]))
+    replace(models_dir, "hardware.yaml", "    gpus_per_node: 8\n", "    gpus_per_node: 1e1\n")
+    result = build(models_dir, out_dir)
+    assert result.exit_code == 0, result.output
+    frame = pd.read_csv(out_dir / "scenarios.csv")
+    rows = frame[frame["sku"] == sku]
+    assert len(rows) and (rows["gpus_per_node"] == 10).all()
+    assert (rows["nodes"] == (rows["gpus"] / 10).apply(math.ceil)).all()
+
+
+def test_no_is_not_a_bool(models_dir, out_dir):
+    """A recipe's `weights: no` (a bool to YAML 1.1) reaches the dtype parser as the text 'no' and
+    is refused as a dtype, quoting 'no' (not False)."""
+    recipe = next(iter(load_yaml(models_dir, "models.yaml")["recipes"]))
+    text = replace(models_dir, "models.yaml", "    weights: bf16\n", "    weights: no\n")
+    line, col = where(text, "weights: no")
+    result = build(models_dir, out_dir)
+    assert_rejected(result, out_dir, [
+        f"{shown('models.yaml')}:{line}:{col}: recipes.{recipe}.weights: expected a dtype (one of "
+        "bf16, fp16, fp32, fp8, int8), got 'no'"])
+    assert not any("False" in ln or "bool" in ln for ln in problem_lines(result))
+
+
+# ---- a failed build leaves the previous outputs alone --------------------------------------------
+
+def test_failed_build_leaves_previous_out_untouched(models_dir, out_dir):
+    """A good build writes out/; a later build from broken input exits 2 and leaves every file of
+    out/ byte-for-byte as it was, with nothing added (no staging directory left behind)."""
+    first = build(models_dir, out_dir)
+    assert first.exit_code == 0, first.output
+    before = {p.name: p.read_bytes() for p in out_dir.iterdir()}
+    assert "scenarios.csv" in before and before["scenarios.csv"]
+    sku = next(iter(load_yaml(models_dir, "hardware.yaml")["skus"]))
+    text = replace_line(models_dir, "hardware.yaml", r"^    storage_nic: .*$", "    storage_nic: 100 GB")
+    line, col = where(text, "storage_nic: 100 GB")
+    second = build(models_dir, out_dir)
+    assert_rejected(second, None, [
+        f"{shown('hardware.yaml')}:{line}:{col}: skus.{sku}.storage_nic: expected a bandwidth like "
+        f"'100 GB/s' or '400 Gb/s' or '2 x 400 Gb/s', got '100 GB' (that is a size)"])
+    assert {p.name: p.read_bytes() for p in out_dir.iterdir()} == before
+
+
+# ---- the other commands --------------------------------------------------------------------------
+
+def test_validate_good_and_broken(models_dir, out_dir):
+    """`ckptreport validate` exits 0 on the good copy, and on a broken copy exits 2 listing exactly
+    the problems build lists."""
+    good = CliRunner().invoke(main, ["validate", "--models", str(models_dir)])
+    assert good.exit_code == 0, good.output
+    assert "valid" in good.output and "Traceback" not in good.output
+    expected = break_three(models_dir)
+    bad = CliRunner().invoke(main, ["validate", "--models", str(models_dir)])
+    assert_rejected(bad, None, expected)
+    built = build(models_dir, out_dir)
+    assert problem_lines(bad) == problem_lines(built)
+
+
+def test_explain_misspelt_model(models_dir):
+    """`ckptreport explain` with a misspelt model name exits 2 with a 'did you mean' and the known
+    models, without a traceback."""
+    known = ", ".join(sorted(load_yaml(models_dir, "models.yaml")["models"]))
+    result = CliRunner().invoke(main, ["explain", "llama3-40b", "dgx-h100", "pfs-100", "--gpus", "1024",
+                                       "--interval", "30min", "--models", str(models_dir)])
+    assert_rejected(result, None, [
+        f"unknown model 'llama3-40b' (did you mean 'llama3-405b'?); known: {known}"])
+
+
+@pytest.mark.parametrize("old, new, key", [
+    ("gpus_per_node: 8\n", "gpus_per_node: 1e400\n", "gpus_per_node"),
+    ("params: 405.85B", "params: 1e400", "params"),
+])
+def test_a_number_too_large_for_a_float_is_a_user_error(models_dir, out_dir, old, new, key):
+    """1e400 overflows a float: a clear error at its key, exit 2, not an internal error."""
+    name = "hardware.yaml" if key == "gpus_per_node" else "models.yaml"
+    replace(models_dir, name, old, new)
+    result = build(models_dir, out_dir)
+    assert result.exit_code == 2 and "internal error" not in result.output
+    assert f".{key}: expected a count like" in result.output and "(too large)" in result.output
+
+
+def test_a_percentage_over_100_is_placed_at_its_key(models_dir, out_dir):
+    """mfu: 140% is reported at the mfu line with its key path."""
+    text = replace_line(models_dir, "plan.yaml", r"^mfu: .*$", "mfu: 140%")
+    line, col = where(text, "mfu: 140%")
+    assert_rejected(build(models_dir, out_dir), out_dir, [
+        f"{shown('plan.yaml')}:{line}:{col}: mfu: expected a percentage of at most 100%, got '140%'"])
