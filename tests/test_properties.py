@@ -11,6 +11,7 @@ and is never tiered; any other tier has at least one finite write figure.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 from ckptreport import units
 from ckptreport.columns import COLUMNS, INPUTS
 from ckptreport.engine import compute
-from ckptreport.expr import Var, evaluate
+from ckptreport.expr import render, Var, evaluate
 
 # When a property fails, hypothesis's pytest plugin imports libcst (hypothesis.extra._patching) to
 # suggest a patch, and libcst's import of mypy_extensions.TypedDict warns; with filterwarnings=error
@@ -182,6 +183,40 @@ def test_symbolic_form_of_every_column_equals_its_numeric_form(rows):
                 assert math.isclose(float(got), expected, rel_tol=1e-9), where
             else:
                 assert not math.isfinite(float(got)), where
+
+
+def _excel_to_python(formula: str) -> str:
+    """The printed Excel formula as a Python expression (functions become the helpers below)."""
+    out = re.sub(r"(?<![<>])=(?!=)", "==", formula)
+    out = out.replace("<>", "!=").replace("^", "**")
+    return re.sub(r"\b(MIN|MAX|SQRT|IF|ROUNDUP|AND|OR)\(", lambda m: f"_{m.group(1)}(", out)
+
+
+_XL = {"_MIN": min, "_MAX": max, "_SQRT": math.sqrt, "_IF": lambda c, a, b: a if c else b,
+       "_ROUNDUP": lambda x, _: math.ceil(x), "_AND": lambda *x: all(x), "_OR": lambda *x: any(x)}
+
+
+@settings(max_examples=50, deadline=None)
+@given(rows=rows_strategy)
+def test_printed_excel_formula_computes_the_same_as_numpy(rows):
+    """The formula text the workbook writes (operator precedence, brackets, constants) evaluates, as
+    text, to the numpy value: a printing bug (a/(b*c) printed as a/b*c) cannot hide behind the tree."""
+    env = compute(arrays(rows))
+    for i in range(len(rows)):
+        row = {k: _scalar(v[i]) for k, v in env.items()}
+        for name, col in COLUMNS.items():
+            text = render(TREES[name], lambda n: f"v[{n!r}]")
+            with np.errstate(all="ignore"):
+                got = eval(_excel_to_python(text), {**_XL, "v": {k: (np.float64(x) if isinstance(x, float) else x)
+                                                               for k, x in row.items()}})
+            expected = row[name]
+            where = f"{name} row {i}: {text} -> {got!r}, numpy {expected!r}"
+            if col.unit in ("label", "bool"):
+                assert got == expected, where
+            elif math.isfinite(expected):
+                assert math.isclose(float(got), expected, rel_tol=1e-9), where
+            else:
+                assert float(got) >= 1e299 or not math.isfinite(float(got)), where
 
 
 # ---- units --------------------------------------------------------------------------------------

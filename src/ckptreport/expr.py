@@ -159,7 +159,7 @@ def render(e: Expr, leaf: Callable[[str], str], style: str = "excel") -> str:
     """Print ``e``; ``leaf(name)`` prints a variable (a cell reference, a name, a value)."""
     text = style != "excel"
 
-    def go(n: Expr, parent: int = 0, right: bool = False) -> str:
+    def go(n: Expr, parent: int = 0, right: bool = False, parent_op: str = "") -> str:
         if isinstance(n, Var):
             return leaf(n.name)
         if isinstance(n, Const):
@@ -171,15 +171,16 @@ def render(e: Expr, leaf: Callable[[str], str], style: str = "excel") -> str:
         if isinstance(n, BinOp):
             p = _PREC[n.op]
             if text and n.op in "*/" and isinstance(n.b, Const) and n.b.scale:
-                return go(n.a, parent, right)
+                return go(n.a, parent, right, parent_op)
             if text and n.op == "*" and isinstance(n.a, Const) and n.a.scale:
-                return go(n.b, parent, right)
+                return go(n.b, parent, right, parent_op)
             if n.op == "-" and isinstance(n.a, Const) and n.a.value == 0:
                 s = "-" + go(n.b, 4)
             else:
                 sep = _TEXT_OPS[n.op] if text else n.op
-                s = go(n.a, p) + sep + go(n.b, p, right=True)
-            tighter = p < parent or (right and p == parent and n.op in "-/^")
+                s = go(n.a, p, False, n.op) + sep + go(n.b, p, True, n.op)
+            # a right operand of -, / or ^ at the same precedence needs brackets: a/(b*c), a-(b+c)
+            tighter = p < parent or (right and p == parent and parent_op in ("-", "/", "^"))
             return f"({s})" if tighter else s
         if isinstance(n, Call):
             name = _TEXT_FN[n.fn] if text else n.fn
