@@ -39,3 +39,26 @@ def pick(frame, **where):
     rows = frame[mask]
     assert len(rows) == 1, f"{len(rows)} rows match {where}"
     return rows.iloc[0]
+
+
+SMALL_PLAN = """\
+models: [llama3-405b, llama3-8b]
+recipes: [adamw-bf16, adamw-bf16-grads]
+skus: [dgx-h100, gh200, dgx-a100]
+gpus: [1024, 4096]
+intervals: [10 min, 30 min]
+strategies: [sync, async, tiered]
+target_overhead: 1%
+mfu: 40%
+restart: 10 min
+retention: 3
+buffers: 1
+summary: {gpus: 1024, interval: 30 min, model: llama3-405b, sku: dgx-h100}
+"""
+
+
+@pytest.fixture
+def small_models(models_copy) -> Path:
+    """The shipped models with a small plan (~1,000 scenarios): quick to build and recalculate."""
+    (models_copy / "plan.yaml").write_text(SMALL_PLAN)
+    return models_copy

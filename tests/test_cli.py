@@ -27,7 +27,7 @@ def run(*args, ok=True):
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     out = tmp_path_factory.mktemp("out")
-    result = run("build", "--out", str(out))
+    result = run("build", "--out", str(out), "--workbook-rows", "300")
     return out, result
 
 

@@ -43,7 +43,7 @@ def test_every_ckptreport_command_in_the_readme_runs(tmp_path, monkeypatch):
     for command in commands:
         args = shlex.split(command)[1:]
         if args[0] == "build":
-            args += ["--out", str(tmp_path / "out")]
+            args += ["--out", str(tmp_path / "out"), "--workbook-rows", "200"]  # a light workbook: quicker
         result = CliRunner().invoke(main, args, catch_exceptions=False)
         assert result.exit_code == 0, (command, result.output)
 

@@ -3,6 +3,7 @@ and every file lands by rename, so a failed build leaves the previous outputs un
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -24,6 +25,8 @@ from . import __version__
 from .engine import Dropped, scenarios
 from .errors import InputError, Problem
 from .load import Inputs, load
+from .render import workbook as render_workbook
+from .schema import Q
 
 Progress = Callable[[str], None]
 
@@ -65,6 +68,7 @@ class Result:
     out_dir: Path
     written: list[Path] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
 
 def compute(models_dir: Path, progress: Progress = lambda _: None) -> tuple[Inputs, pd.DataFrame, list[Dropped], dict]:
@@ -90,7 +94,7 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def write(result: Result, progress: Progress = lambda _: None) -> None:
+def write(result: Result, progress: Progress = lambda _: None, workbook: bool = True) -> None:
     out = result.out_dir
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -98,13 +102,20 @@ def write(result: Result, progress: Progress = lambda _: None) -> None:
     except OSError as e:
         raise InputError(Problem(str(out), 0, 0, "", f"cannot write the output directory: {e.strerror}")) from None
     try:
-        when = build_time().isoformat().replace("+00:00", "Z")
+        when = build_time()
         meta = {"ckptreport_version": __version__, "input_hash": result.inputs.input_hash,
-                "build_time": when}
+                "build_time": when.isoformat().replace("+00:00", "Z")}
         t = time.perf_counter()
         table = _table(result.frame, meta)
         pq.write_table(table, staging / "scenarios.parquet", compression="zstd")
         pacsv.write_csv(table, staging / "scenarios.csv")  # shortest round-trip floats, 10x pandas' speed
+        if workbook:
+            rows = min(len(result.frame), int(result.inputs.plan.workbook_rows.value))
+            progress(f"writing the workbook ({rows:,} scenario rows of formulas)")
+            t_wb = time.perf_counter()
+            result.notes += render_workbook.write(staging / "ckptreport.xlsx", result.inputs, result.frame, meta,
+                                                  when)
+            result.seconds["workbook"] = time.perf_counter() - t_wb
         manifest = {
             **meta,
             "models": str(result.models_dir),
@@ -123,11 +134,16 @@ def write(result: Result, progress: Progress = lambda _: None) -> None:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def build(models: str | Path | None, out: str | Path, progress: Progress = lambda _: None) -> Result:
+def build(models: str | Path | None, out: str | Path, progress: Progress = lambda _: None,
+          workbook: bool = True, workbook_rows: int | None = None) -> Result:
+    """Load, compute, write. ``workbook_rows`` overrides the plan's limit on workbook rows."""
     models_dir = resolve_models(models)
     inputs, frame, dropped, seconds = compute(models_dir, progress)
+    if workbook_rows is not None:
+        plan = inputs.plan.model_copy(update={"workbook_rows": Q(float(workbook_rows), str(workbook_rows), "count")})
+        inputs = dataclasses.replace(inputs, plan=plan)
     result = Result(inputs, frame, dropped, models_dir, Path(out), seconds=seconds)
-    write(result, progress)
+    write(result, progress, workbook)
     return result
 
 

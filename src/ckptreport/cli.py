@@ -62,28 +62,35 @@ def main():
 @click.option("--models", "models", type=click.Path(file_okay=False), help=MODELS_HELP)
 @click.option("--out", "out", type=click.Path(file_okay=False), default="out", show_default=True,
               help="Directory for scenarios.parquet, scenarios.csv and manifest.json.")
+@click.option("--workbook-rows", type=click.IntRange(1, 1_000_000),
+              help="Most scenario rows in ckptreport.xlsx (overrides the plan's workbook_rows).")
+@click.option("--no-workbook", is_flag=True, help="Skip ckptreport.xlsx (Parquet and CSV only; faster).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the summary.")
-def build(models, out, quiet):
+def build(models, out, workbook_rows, no_workbook, quiet):
     """Compute every scenario of the plan and write out/.
 
     \b
     Writes out/scenarios.parquet and out/scenarios.csv (one row per model x recipe x SKU x tier x
-    strategy x GPU count x interval, every column documented in the README) and out/manifest.json
-    (tool version, input hash, build time; SOURCE_DATE_EPOCH is honoured). Prints, per model and
-    SKU, the cheapest durable tier that meets the target overhead, sync against async.
-    Nothing is written unless every input is valid.
+    strategy x GPU count x interval, every column documented in the README), out/ckptreport.xlsx
+    (a live spreadsheet model: edit an assumption and every figure recomputes) and
+    out/manifest.json (tool version, input hash, build time; SOURCE_DATE_EPOCH is honoured).
+    Prints, per model and SKU, the cheapest durable tier that meets the target overhead, sync
+    against async. Nothing is written unless every input is valid.
     \b
     Examples:
       ckptreport build
       ckptreport build --models my-models --out /tmp/plan-a
+      ckptreport build --workbook-rows 5000      # a lighter workbook; Parquet keeps every row
     """
     from .build import build as run_build
     from .summary import summary
 
     progress = _progress(quiet)
-    result = _run(run_build, models, out, progress)
+    result = _run(run_build, models, out, progress, workbook=not no_workbook, workbook_rows=workbook_rows)
     for d in result.dropped:
         progress(f"left out {d.rows:,} combinations: {d.reason}")
+    for note in result.notes:
+        progress(note)
     click.echo(_summary_text(summary(result.frame, result.inputs), result.inputs))
 
 

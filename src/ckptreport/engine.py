@@ -15,6 +15,7 @@ import pandas as pd
 
 from .columns import COLUMNS, INPUTS
 from .load import Inputs, dimensions
+from . import schema
 from .schema import TIER_KINDS
 
 LABELS = ("model", "recipe", "sku", "tier", "strategy", "tier_kind", "bottleneck",
@@ -41,29 +42,66 @@ def _basis(inputs: Inputs, section: str, name: str, field: str) -> str:
     return prov.basis if prov else "input"
 
 
+def model_inputs(m: schema.Model) -> dict[str, float]:
+    """A model's input columns, in the engine's units."""
+    return {"params": m.params.value, "active_params": (m.active_params or m.params).value,
+            "tokens": m.tokens.value}
+
+
+def recipe_inputs(r: schema.Recipe) -> dict[str, float]:
+    return {"weights_bytes_per_param": r.weights, "master_bytes_per_param": r.master or 0.0,
+            "optimizer_bytes_per_param": float(sum(r.optimizer)), "grads_bytes_per_param": r.grads or 0.0}
+
+
+def sku_inputs(s: schema.Sku) -> dict[str, float]:
+    node = s.d2h_per_node.value if s.d2h_per_node else s.gpus_per_node.value * s.d2h_per_gpu.value
+    return {
+        "gpus_per_node": s.gpus_per_node.value,
+        "peak_TFLOPS": s.peak_bf16.value / 1e12,
+        "d2h_gpu_GBps": s.d2h_per_gpu.value / 1e9,
+        "d2h_node_GBps": node / 1e9,
+        "host_memory_bytes": s.host_memory.value,
+        "storage_nic_GBps": s.storage_nic.value / 1e9,
+        "nvme_write_GBps": s.local_nvme.write.value / 1e9 if s.local_nvme else 0.0,
+        "nvme_capacity_bytes": s.local_nvme.capacity.value if s.local_nvme else 0.0,
+        "usd_per_gpu_hour": s.usd_per_gpu_hour.value,
+        "gpu_mtbf_s": s.gpu_mtbf.value,
+    }
+
+
+def tier_inputs(t: schema.Tier) -> dict[str, object]:
+    """A tier's input columns; inf where unbounded, NaN where unpriced."""
+    return {
+        "tier_kind": t.kind,
+        "tier_write_GBps": _tier_aggregate(t) / 1e9,
+        "tier_node_write_GBps": (t.per_node_write.value if t.per_node_write else math.inf) / 1e9,
+        "usd_per_tb_month": t.usd_per_tb_month.value if t.usd_per_tb_month else math.nan,
+    }
+
+
+def global_inputs(plan: schema.Plan) -> dict[str, float]:
+    """The plan's globals, shared by every scenario."""
+    return {
+        "target_overhead_pct": plan.target_overhead.value * 100,
+        "mfu_pct": plan.mfu.value * 100,
+        "restart_s": plan.restart.value,
+        "retention": plan.retention.value,
+        "buffers": plan.buffers.value,
+    }
+
+
+def _table(entities: list, fn) -> dict[str, np.ndarray]:
+    rows = [fn(e) for e in entities]
+    return {k: np.asarray([r[k] for r in rows]) for k in rows[0]} if rows else {}
+
+
 def _entity_tables(inputs: Inputs, dims: dict[str, list]):
     """Per-entity arrays of input values, indexed like the dimension lists."""
-    models = [inputs.models[m] for m in dims["model"]]
-    skus = [inputs.skus[s] for s in dims["sku"]]
     tiers = [inputs.tiers[t] for t in dims["tier"]]
-    model_t = {
-        "params": [m.params.value for m in models],
-        "active_params": [(m.active_params or m.params).value for m in models],
-        "tokens": [m.tokens.value for m in models],
-    }
-    sku_t = {
-        "gpus_per_node": [s.gpus_per_node.value for s in skus],
-        "peak_TFLOPS": [s.peak_bf16.value / 1e12 for s in skus],
-        "d2h_gpu_GBps": [s.d2h_per_gpu.value / 1e9 for s in skus],
-        "d2h_node_GBps": [(s.d2h_per_node.value if s.d2h_per_node else
-                           s.gpus_per_node.value * s.d2h_per_gpu.value) / 1e9 for s in skus],
-        "host_memory_bytes": [s.host_memory.value for s in skus],
-        "storage_nic_GBps": [s.storage_nic.value / 1e9 for s in skus],
-        "nvme_write_GBps": [s.local_nvme.write.value / 1e9 if s.local_nvme else 0.0 for s in skus],
-        "nvme_capacity_bytes": [s.local_nvme.capacity.value if s.local_nvme else 0.0 for s in skus],
-        "usd_per_gpu_hour": [s.usd_per_gpu_hour.value for s in skus],
-        "gpu_mtbf_s": [s.gpu_mtbf.value for s in skus],
-    }
+    model_t = _table([inputs.models[m] for m in dims["model"]], model_inputs)
+    sku_t = _table([inputs.skus[s] for s in dims["sku"]], sku_inputs)
+    tier_t = _table(tiers, tier_inputs)
+    tier_t.pop("tier_kind")
     sku_src = {
         "d2h_source": [_basis(inputs, "skus", n, "d2h_per_node" if inputs.skus[n].d2h_per_node else "d2h_per_gpu")
                        for n in dims["sku"]],
@@ -71,15 +109,8 @@ def _entity_tables(inputs: Inputs, dims: dict[str, list]):
         "nvme_source": [_basis(inputs, "skus", n, "local_nvme.write") if inputs.skus[n].local_nvme else "none"
                         for n in dims["sku"]],
     }
-    tier_t = {
-        "tier_write_GBps": [_tier_aggregate(t) / 1e9 for t in tiers],
-        "tier_node_write_GBps": [(t.per_node_write.value if t.per_node_write else math.inf) / 1e9 for t in tiers],
-        "usd_per_tb_month": [t.usd_per_tb_month.value if t.usd_per_tb_month else math.nan for t in tiers],
-    }
     tier_src = [_tier_basis(inputs, n) for n in dims["tier"]]
-    return ({k: np.asarray(v, dtype=float) for k, v in model_t.items()},
-            {k: np.asarray(v, dtype=float) for k, v in sku_t.items()}, sku_src,
-            {k: np.asarray(v, dtype=float) for k, v in tier_t.items()}, tier_src, tiers)
+    return model_t, sku_t, sku_src, tier_t, tier_src, tiers
 
 
 def _tier_aggregate(tier) -> float:
@@ -95,17 +126,6 @@ def _tier_basis(inputs: Inputs, name: str) -> str:
     fields = [f for f in ("write", "write_per_TiB", "per_node_write") if getattr(tier, f) is not None]
     bases = sorted({_basis(inputs, "tiers", name, f) for f in fields})
     return "+".join(bases) if bases else "sku"  # local_nvme without a cap: the SKU's drives
-
-
-def _globals(inputs: Inputs) -> dict[str, float]:
-    p = inputs.plan
-    return {
-        "target_overhead_pct": p.target_overhead.value * 100,
-        "mfu_pct": p.mfu.value * 100,
-        "restart_s": p.restart.value,
-        "retention": p.retention.value,
-        "buffers": p.buffers.value,
-    }
 
 
 def cross_product(inputs: Inputs) -> tuple[dict[str, np.ndarray], dict[str, list[str]], list[Dropped]]:
@@ -148,13 +168,7 @@ def scenarios(inputs: Inputs) -> tuple[pd.DataFrame, list[Dropped]]:
     n = len(idx["model"])
     model_t, sku_t, sku_src, tier_t, tier_src, tiers = _entity_tables(inputs, dims)
     recipe_codes, recipe_names = _recipe_codes(inputs, dims, idx)
-    recipes = [inputs.recipes[r] for r in recipe_names]
-    recipe_t = {
-        "weights_bytes_per_param": [r.weights for r in recipes],
-        "master_bytes_per_param": [r.master or 0.0 for r in recipes],
-        "optimizer_bytes_per_param": [sum(r.optimizer) for r in recipes],
-        "grads_bytes_per_param": [r.grads or 0.0 for r in recipes],
-    }
+    recipe_t = _table([inputs.recipes[r] for r in recipe_names], recipe_inputs)
     values: dict[str, np.ndarray] = {
         "gpus": np.asarray(dims["gpus"], dtype=float)[idx["gpus"]],
         "interval_s": np.asarray(dims["interval_s"], dtype=float)[idx["interval_s"]],
@@ -164,12 +178,12 @@ def scenarios(inputs: Inputs) -> tuple[pd.DataFrame, list[Dropped]]:
     for k, v in model_t.items():
         values[k] = v[idx["model"]]
     for k, v in recipe_t.items():
-        values[k] = np.asarray(v, dtype=float)[recipe_codes]
+        values[k] = v[recipe_codes]
     for k, v in sku_t.items():
         values[k] = v[idx["sku"]]
     for k, v in tier_t.items():
         values[k] = v[idx["tier"]]
-    for k, v in _globals(inputs).items():
+    for k, v in global_inputs(inputs.plan).items():
         values[k] = np.full(n, v)
     env = compute(values)
 

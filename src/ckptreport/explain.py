@@ -11,26 +11,8 @@ from .columns import COLUMNS, INPUTS
 from .engine import scenarios
 from .errors import InputError, Problem
 from .expr import Var, render
-from .load import Inputs, Prov, did_you_mean
+from .load import Inputs, did_you_mean, input_provenance
 from .schema import Q, STRATEGIES
-
-# Which YAML field each input column comes from: (section, field) or a plan field.
-_ORIGIN: dict[str, tuple[str, str]] = {
-    "params": ("models", "params"), "active_params": ("models", "active_params"),
-    "tokens": ("models", "tokens"),
-    "gpus_per_node": ("skus", "gpus_per_node"), "peak_TFLOPS": ("skus", "peak_bf16"),
-    "d2h_gpu_GBps": ("skus", "d2h_per_gpu"), "d2h_node_GBps": ("skus", "d2h_per_node"),
-    "host_memory_bytes": ("skus", "host_memory"), "storage_nic_GBps": ("skus", "storage_nic"),
-    "nvme_write_GBps": ("skus", "local_nvme.write"), "nvme_capacity_bytes": ("skus", "local_nvme.capacity"),
-    "usd_per_gpu_hour": ("skus", "usd_per_gpu_hour"), "gpu_mtbf_s": ("skus", "gpu_mtbf"),
-    "tier_write_GBps": ("tiers", "write"), "tier_node_write_GBps": ("tiers", "per_node_write"),
-    "usd_per_tb_month": ("tiers", "usd_per_tb_month"),
-    "target_overhead_pct": ("plan", "target_overhead"), "mfu_pct": ("plan", "mfu"),
-    "restart_s": ("plan", "restart"), "retention": ("plan", "retention"), "buffers": ("plan", "buffers"),
-}
-_RECIPE_FIELD = {"weights_bytes_per_param": "weights", "master_bytes_per_param": "master",
-                 "optimizer_bytes_per_param": "optimizer", "grads_bytes_per_param": "grads"}
-
 
 @dataclass(frozen=True)
 class Scenario:
@@ -70,32 +52,6 @@ def one_row(inputs: Inputs, s: Scenario):
     return frame.iloc[0]
 
 
-def _provenance(inputs: Inputs, row, name: str) -> Prov | None:
-    if name in _RECIPE_FIELD:
-        recipe = inputs.recipes[row["recipe"]]
-        return Prov(f"recipes.{row['recipe']}.{_RECIPE_FIELD[name]}", 0, "spec" if recipe.source else "input",
-                    recipe.source)
-    if name == "tier_kind":
-        return Prov(f"tiers.{row['tier']}.kind", 0, "input", None)
-    if name == "usd_per_tb_month" and inputs.tiers[row["tier"]].usd_per_tb_month is None:
-        return Prov(f"tiers.{row['tier']}", 0, "input", "not priced: no published figure; storage cost left out")
-    if name not in _ORIGIN:
-        return None
-    section, field = _ORIGIN[name]
-    entity = {"models": row["model"], "skus": row["sku"], "tiers": row["tier"], "plan": "plan"}[section]
-    if section == "tiers" and field == "write" and inputs.tiers[entity].write_per_TiB is not None:
-        field = "write_per_TiB"
-    if name == "d2h_node_GBps" and inputs.skus[entity].d2h_per_node is None:
-        return Prov("derived: gpus_per_node x d2h_per_gpu", 0, "derived", None)
-    if name == "active_params" and inputs.models[entity].active_params is None:
-        return Prov("= params (dense model)", 0, "derived", None)
-    if name == "tier_node_write_GBps" and inputs.tiers[entity].per_node_write is None:
-        return Prov("not limited per node", 0, "input", None)
-    if name == "tier_write_GBps" and field == "write" and inputs.tiers[entity].write is None:
-        return Prov("no aggregate limit", 0, "input", None)
-    return inputs.prov.get((section, entity, field))
-
-
 def _finite(v):
     if isinstance(v, float) and not math.isfinite(v):
         return None
@@ -110,7 +66,8 @@ def explanation(inputs: Inputs, s: Scenario) -> dict:
     used = [n for n in INPUTS if any(n in c.params for c in COLUMNS.values())]
     inputs_out = []
     for name in used:
-        prov = _provenance(inputs, row, name)
+        prov = input_provenance(inputs, name, model=row["model"], recipe=row["recipe"], sku=row["sku"],
+                                tier=row["tier"])
         inputs_out.append({
             "name": name, "value": _finite(values[name]), "display": shown[name],
             "unit": display.unit_of(name), "doc": INPUTS[name].doc,

@@ -276,6 +276,15 @@ def _check_plan(plan: Plan, declared, file, problems: list[Problem]) -> None:
                 problems.append(Problem(pshown, line, col, f"{key}[{i}]", f"{_text(item)!r} is listed twice"))
             seen.append(value)
     if plan.summary is not None:
+        for key, section in (("model", "models"), ("sku", "skus")):
+            name = getattr(plan.summary, key)
+            listed = getattr(plan, section)
+            line, col = _place(pmarks, ("summary", key))
+            if name is not None and name not in declared[section]:
+                problems.append(Problem(pshown, line, col, f"summary.{key}", _unknown(key, name, declared[section])))
+            elif name is not None and listed and name not in listed and set(listed) <= declared[section]:
+                problems.append(Problem(pshown, line, col, f"summary.{key}",
+                                        f"'{name}' is not among the plan's {section} ({', '.join(listed)})"))
         for key, options in (("gpus", plan.gpus), ("interval", plan.intervals)):
             q = getattr(plan.summary, key)
             if all(not math.isclose(q.value, o.value) for o in options):
@@ -321,3 +330,52 @@ def check_size(inputs: Inputs, plan_file: str, marks: Marks | None = None) -> No
             f"the cross product has {rows:,} rows ({parts}), more than max_rows ({limit:,.0f}); "
             "narrow it by listing fewer models, skus, tiers, gpus, intervals or strategies in the "
             "plan, or raise max_rows"))
+
+
+# Which YAML field each input column comes from: (section, field) or a plan field.
+_ORIGIN: dict[str, tuple[str, str]] = {
+    "params": ("models", "params"), "active_params": ("models", "active_params"),
+    "tokens": ("models", "tokens"),
+    "gpus_per_node": ("skus", "gpus_per_node"), "peak_TFLOPS": ("skus", "peak_bf16"),
+    "d2h_gpu_GBps": ("skus", "d2h_per_gpu"), "d2h_node_GBps": ("skus", "d2h_per_node"),
+    "host_memory_bytes": ("skus", "host_memory"), "storage_nic_GBps": ("skus", "storage_nic"),
+    "nvme_write_GBps": ("skus", "local_nvme.write"), "nvme_capacity_bytes": ("skus", "local_nvme.capacity"),
+    "usd_per_gpu_hour": ("skus", "usd_per_gpu_hour"), "gpu_mtbf_s": ("skus", "gpu_mtbf"),
+    "tier_write_GBps": ("tiers", "write"), "tier_node_write_GBps": ("tiers", "per_node_write"),
+    "usd_per_tb_month": ("tiers", "usd_per_tb_month"),
+    "target_overhead_pct": ("plan", "target_overhead"), "mfu_pct": ("plan", "mfu"),
+    "restart_s": ("plan", "restart"), "retention": ("plan", "retention"), "buffers": ("plan", "buffers"),
+}
+_RECIPE_FIELD = {"weights_bytes_per_param": "weights", "master_bytes_per_param": "master",
+                 "optimizer_bytes_per_param": "optimizer", "grads_bytes_per_param": "grads"}
+
+
+def input_provenance(inputs: Inputs, column: str, *, model: str | None = None, recipe: str | None = None,
+                     sku: str | None = None, tier: str | None = None) -> Prov | None:
+    """Where the value of input column ``column`` comes from, for the named entities."""
+    if column in _RECIPE_FIELD:
+        r = inputs.recipes[recipe]
+        return Prov(f"recipes.{recipe}.{_RECIPE_FIELD[column]}", 0, "spec" if r.source else "input", r.source)
+    if column == "tier_kind":
+        return Prov(f"tiers.{tier}.kind", 0, "input", None)
+    if column == "usd_per_tb_month" and inputs.tiers[tier].usd_per_tb_month is None:
+        return Prov(f"tiers.{tier}", 0, "input", "not priced: no published figure; storage cost left out")
+    if column not in _ORIGIN:
+        return None
+    section, field_ = _ORIGIN[column]
+    entity = {"models": model, "skus": sku, "tiers": tier, "plan": "plan"}[section]
+    if section == "tiers" and field_ == "write" and inputs.tiers[entity].write_per_TiB is not None:
+        field_ = "write_per_TiB"
+    if column == "d2h_node_GBps" and inputs.skus[entity].d2h_per_node is None:
+        return Prov("derived: gpus_per_node x d2h_per_gpu", 0, "derived", None)
+    if column == "active_params" and inputs.models[entity].active_params is None:
+        return Prov("= params (dense model)", 0, "derived", None)
+    if column == "tier_node_write_GBps" and inputs.tiers[entity].per_node_write is None:
+        return Prov("not limited per node", 0, "input", None)
+    if column == "tier_write_GBps" and field_ == "write" and inputs.tiers[entity].write is None:
+        if inputs.tiers[entity].kind == "local_nvme":
+            return Prov(f"skus.{sku}.local_nvme.write (each node's own drives)", 0, "input", None)
+        return Prov("no aggregate limit", 0, "input", None)
+    if column in ("nvme_write_GBps", "nvme_capacity_bytes") and inputs.skus[entity].local_nvme is None:
+        return Prov(f"skus.{entity} has no local NVMe", 0, "input", None)
+    return inputs.prov.get((section, entity, field_))

@@ -200,6 +200,8 @@ class Summary(Strict):
 
     gpus: Quantity("count", integer=True) = Field(description="one of the plan's gpus")
     interval: Quantity("duration") = Field(description="one of the plan's intervals")
+    model: Name | None = Field(None, description="model whose overhead by tier the workbook charts; default: first")
+    sku: Name | None = Field(None, description="SKU for that chart; default: first")
 
 
 class Plan(Strict):
@@ -221,6 +223,9 @@ class Plan(Strict):
         description="host-memory copies of a node's shard an async or tiered checkpoint stages")
     max_rows: Quantity("count", integer=True) = Field(
         "5M", validate_default=True, description="refuse a cross product larger than this (default 5M rows)")
+    workbook_rows: Quantity("count", integer=True, maximum=1_000_000) = Field(
+        "100K", validate_default=True,
+        description="most scenario rows in the workbook (Excel holds 1,048,576); above it, the best rows of each group")
     summary: Summary | None = Field(None, description="gpus and interval for the summary; default: first of each")
 
 
