@@ -35,7 +35,7 @@ def big_inputs(rows_target: int):
     side = int(np.ceil(np.sqrt(rows_target / base)))
     gpus = [Q(float(64 * (i + 1)), str(64 * (i + 1)), "count") for i in range(side)]
     intervals = [Q(60.0 * (i + 1), f"{i + 1} min", "duration") for i in range(side)]
-    plan = inputs.plan.model_copy(update={"gpus": gpus, "intervals": intervals,
+    plan = inputs.plan.model_copy(update={"gpus": gpus, "intervals": intervals, "summary": None,
                                           "max_rows": Q(1e9, "1B", "count")})
     return type(inputs)(inputs.recipes, inputs.models, inputs.skus, inputs.tiers, plan, inputs.prov,
                         inputs.input_hash, inputs.root)

@@ -354,3 +354,13 @@ def test_a_percentage_over_100_is_placed_at_its_key(models_dir, out_dir):
     line, col = where(text, "mfu: 140%")
     assert_rejected(build(models_dir, out_dir), out_dir, [
         f"{shown('plan.yaml')}:{line}:{col}: mfu: expected a percentage of at most 100%, got '140%'"])
+
+
+def test_a_plan_with_no_possible_combination_is_a_user_error(models_dir, out_dir):
+    """Only the tiered strategy on a SKU without local NVMe leaves nothing to compute: say why, exit 2."""
+    replace_line(models_dir, "plan.yaml", r"^strategies: .*$", "strategies: [tiered]\nskus: [gh200]")
+    replace_line(models_dir, "plan.yaml", r"^  sku: .*$", "  sku: gh200")
+    result = build(models_dir, out_dir)
+    assert result.exit_code == 2 and "internal error" not in result.output
+    assert "every combination of the plan was left out" in result.output and "no local NVMe" in result.output
+    assert not out_dir.exists() or not any(out_dir.iterdir())

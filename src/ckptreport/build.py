@@ -80,6 +80,10 @@ def compute(models_dir: Path, progress: Progress = lambda _: None) -> tuple[Inpu
     t = time.perf_counter()
     frame, dropped = scenarios(inputs)
     seconds["engine"] = time.perf_counter() - t
+    if frame.empty:
+        why = "; ".join(f"{d.rows:,} because {d.reason}" for d in dropped)
+        raise InputError(Problem(str(Path(models_dir) / "plan.yaml"), 0, 0, "",
+                                 f"every combination of the plan was left out ({why}); widen the plan"))
     progress(f"computed {len(frame):,} scenarios in {seconds['engine']:.2f} s")
     return inputs, frame, dropped, seconds
 

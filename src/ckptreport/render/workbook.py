@@ -451,7 +451,7 @@ def write_summary(wb: Workbook, book: Book) -> None:
         cells.append(_live(sh, _ref(book, pick["sync"], "overhead_usd"), FORMATS["usd"]))
         sh.append(cells)
     last = sh.row
-    for col in ("F", "I"):
+    for col in ("F", "I") if last >= first else ():
         sh.ws.conditional_formatting.add(f"{col}{first}:{col}{last}",
                                          FormulaRule(formula=[f"{col}{first}>target_overhead_pct"], fill=OVER_FILL))
     sh.append([])
