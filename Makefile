@@ -3,10 +3,12 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-# Programs the tests drive for real: LibreOffice recalculates the workbook, poppler renders pages.
-SYSTEM_PACKAGES := libreoffice-calc-nogui poppler-utils fonts-dejavu-core
+# Libraries the PDF briefs need (WeasyPrint: Pango, HarfBuzz subsetting; fonts), and programs the
+# tests drive for real (LibreOffice recalculates the workbook, poppler reads and renders the PDFs).
+RUNTIME_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core
+TEST_PACKAGES    := $(RUNTIME_PACKAGES) libreoffice-calc-nogui poppler-utils
 
-.PHONY: build test bench docs system-deps clean
+.PHONY: build test bench docs golden runtime-deps system-deps clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,24 +16,37 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-build: $(STAMP)  ## compute the shipped plan -> out/
+build: $(STAMP) runtime-deps  ## compute the shipped plan -> out/
 	$(BIN)/ckptreport build
 
 test: $(STAMP) system-deps  ## run the whole test suite
 	$(BIN)/python -m pytest
 
-system-deps:  ## LibreOffice and poppler for the tests (Debian/Ubuntu; needs root)
-	@if command -v soffice >/dev/null && command -v pdftoppm >/dev/null; then :; \
+HAVE_RUNTIME := ldconfig -p | grep -q libpangoft2-1.0 && ldconfig -p | grep -q libharfbuzz-subset
+HAVE_TESTING := $(HAVE_RUNTIME) && command -v soffice >/dev/null && command -v pdftoppm >/dev/null
+
+runtime-deps:  ## Pango and fonts for the PDF briefs (Debian/Ubuntu; installs as root)
+	@$(MAKE) --no-print-directory apt PACKAGES="$(RUNTIME_PACKAGES)" CHECK="$(HAVE_RUNTIME)"
+
+system-deps:  ## everything the tests run for real: the above, LibreOffice and poppler
+	@$(MAKE) --no-print-directory apt PACKAGES="$(TEST_PACKAGES)" CHECK="$(HAVE_TESTING)"
+
+apt:
+	@if sh -c '$(CHECK)'; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(SYSTEM_PACKAGES); \
-	else echo "note: install $(SYSTEM_PACKAGES) for the workbook tests (they are skipped without them)"; fi
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(PACKAGES); \
+	else echo "note: install $(PACKAGES) with your package manager"; fi
 
 bench: $(STAMP)  ## speed and memory benchmarks (figures, not pass/fail)
 	$(BIN)/python benchmarks/bench_engine.py
 	$(BIN)/python benchmarks/bench_workbook.py
+	$(BIN)/python benchmarks/bench_briefs.py
 
 docs: $(STAMP)  ## regenerate the README's schema and column tables
 	$(BIN)/python -m ckptreport.docs README.md
+
+golden: $(STAMP)  ## regenerate the golden HTML of the briefs (review the diff before committing)
+	$(BIN)/python -m ckptreport.render.brief --golden tests/golden/briefs
 
 clean:
 	rm -rf out $(VENV) .pytest_cache .hypothesis

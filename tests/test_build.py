@@ -21,7 +21,7 @@ def test_same_inputs_and_epoch_give_the_same_bytes(tmp_path, monkeypatch, small_
     a, b = tmp_path / "a", tmp_path / "b"
     build(small_models, a)
     build(small_models, b)
-    for name in ("scenarios.parquet", "scenarios.csv", "manifest.json", "ckptreport.xlsx"):
+    for name in ("scenarios.parquet", "scenarios.csv", "manifest.json", "ckptreport.xlsx", "briefs/llama3-405b.pdf"):
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
     assert '"build_time": "2023-11-14T22:13:20Z"' in (a / "manifest.json").read_text()
 
@@ -35,8 +35,8 @@ def test_a_bad_epoch_is_a_user_error(tmp_path, monkeypatch, small_models):
 
 def test_no_temporary_files_are_left_behind(tmp_path, small_models):
     build(small_models, tmp_path / "out")
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["ckptreport.xlsx", "manifest.json", "scenarios.csv",
-                                                         "scenarios.parquet"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["briefs", "ckptreport.xlsx", "manifest.json",
+                                                                   "scenarios.csv", "scenarios.parquet"]
 
 
 def test_models_resolution_prefers_flag_then_cwd_then_shipped(tmp_path, monkeypatch):

@@ -25,6 +25,7 @@ from . import __version__
 from .engine import Dropped, scenarios
 from .errors import InputError, Problem
 from .load import Inputs, load
+from .render import brief as render_brief
 from .render import workbook as render_workbook
 from .schema import Q
 
@@ -98,7 +99,8 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def write(result: Result, progress: Progress = lambda _: None, workbook: bool = True) -> None:
+def write(result: Result, progress: Progress = lambda _: None, workbook: bool = True, briefs: bool = True,
+          paper: str | None = None) -> None:
     out = result.out_dir
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -120,17 +122,24 @@ def write(result: Result, progress: Progress = lambda _: None, workbook: bool = 
             result.notes += render_workbook.write(staging / "ckptreport.xlsx", result.inputs, result.frame, meta,
                                                   when)
             result.seconds["workbook"] = time.perf_counter() - t_wb
+        if briefs:
+            t_b = time.perf_counter()
+            render_brief.write_all(staging / "briefs", result.inputs, result.frame, meta, paper, progress)
+            result.seconds["briefs"] = time.perf_counter() - t_b
         manifest = {
             **meta,
             "models": str(result.models_dir),
             "rows": len(result.frame),
             "dropped": [{"reason": d.reason, "rows": d.rows} for d in result.dropped],
-            "files": {p.name: _sha256(p) for p in sorted(staging.iterdir())},
+            "files": {str(p.relative_to(staging)): _sha256(p) for p in sorted(staging.rglob("*")) if p.is_file()},
         }
         (staging / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
         result.seconds["write"] = time.perf_counter() - t
         for path in sorted(staging.iterdir()):
             target = out / path.name
+            if path.is_dir() and target.exists():  # a directory cannot be renamed over a full one
+                old = staging / f"old-{path.name}"
+                os.replace(target, old)
             os.replace(path, target)
             result.written.append(target)
         progress(f"wrote {', '.join(str(p) for p in result.written)}")
@@ -139,7 +148,8 @@ def write(result: Result, progress: Progress = lambda _: None, workbook: bool = 
 
 
 def build(models: str | Path | None, out: str | Path, progress: Progress = lambda _: None,
-          workbook: bool = True, workbook_rows: int | None = None) -> Result:
+          workbook: bool = True, workbook_rows: int | None = None, briefs: bool = True,
+          paper: str | None = None) -> Result:
     """Load, compute, write. ``workbook_rows`` overrides the plan's limit on workbook rows."""
     models_dir = resolve_models(models)
     inputs, frame, dropped, seconds = compute(models_dir, progress)
@@ -147,7 +157,7 @@ def build(models: str | Path | None, out: str | Path, progress: Progress = lambd
         plan = inputs.plan.model_copy(update={"workbook_rows": Q(float(workbook_rows), str(workbook_rows), "count")})
         inputs = dataclasses.replace(inputs, plan=plan)
     result = Result(inputs, frame, dropped, models_dir, Path(out), seconds=seconds)
-    write(result, progress, workbook)
+    write(result, progress, workbook, briefs, paper)
     return result
 
 

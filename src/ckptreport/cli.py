@@ -64,15 +64,18 @@ def main():
               help="Directory for scenarios.parquet, scenarios.csv and manifest.json.")
 @click.option("--workbook-rows", type=click.IntRange(1, 1_000_000),
               help="Most scenario rows in ckptreport.xlsx (overrides the plan's workbook_rows).")
-@click.option("--no-workbook", is_flag=True, help="Skip ckptreport.xlsx (Parquet and CSV only; faster).")
+@click.option("--no-workbook", is_flag=True, help="Skip ckptreport.xlsx (faster).")
+@click.option("--no-briefs", is_flag=True, help="Skip the PDF briefs in out/briefs/ (faster).")
+@click.option("--paper", type=click.Choice(["A4", "Letter"]), help="Paper size of the briefs [default: the plan's, A4].")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the summary.")
-def build(models, out, workbook_rows, no_workbook, quiet):
+def build(models, out, workbook_rows, no_workbook, no_briefs, paper, quiet):
     """Compute every scenario of the plan and write out/.
 
     \b
     Writes out/scenarios.parquet and out/scenarios.csv (one row per model x recipe x SKU x tier x
     strategy x GPU count x interval, every column documented in the README), out/ckptreport.xlsx
-    (a live spreadsheet model: edit an assumption and every figure recomputes) and
+    (a live spreadsheet model: edit an assumption and every figure recomputes), out/briefs/*.pdf
+    (one per model, and one per `briefs:` entry of the plan, for purchase proposals) and
     out/manifest.json (tool version, input hash, build time; SOURCE_DATE_EPOCH is honoured).
     Prints, per model and SKU, the cheapest durable tier that meets the target overhead, sync
     against async. Nothing is written unless every input is valid.
@@ -81,12 +84,14 @@ def build(models, out, workbook_rows, no_workbook, quiet):
       ckptreport build
       ckptreport build --models my-models --out /tmp/plan-a
       ckptreport build --workbook-rows 5000      # a lighter workbook; Parquet keeps every row
+      ckptreport build --paper Letter
     """
     from .build import build as run_build
     from .summary import summary
 
     progress = _progress(quiet)
-    result = _run(run_build, models, out, progress, workbook=not no_workbook, workbook_rows=workbook_rows)
+    result = _run(run_build, models, out, progress, workbook=not no_workbook, workbook_rows=workbook_rows,
+                  briefs=not no_briefs, paper=paper)
     for d in result.dropped:
         progress(f"left out {d.rows:,} combinations: {d.reason}")
     for note in result.notes:

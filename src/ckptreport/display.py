@@ -47,4 +47,7 @@ def value(v, unit: str, digits: int = 3) -> str:
 
 
 def of(name: str, v, digits: int = 3) -> str:
+    """A column's value; infinite bandwidth reads 'unbounded', an infinite requirement 'unreachable'."""
+    if unit_of(name) == "GBps" and isinstance(v, float) and math.isinf(v):
+        return "unreachable" if name.startswith("required") else "unbounded"
     return value(v, unit_of(name), digits)

@@ -275,6 +275,19 @@ def _check_plan(plan: Plan, declared, file, problems: list[Problem]) -> None:
                 line, col = _place(pmarks, (key, i))
                 problems.append(Problem(pshown, line, col, f"{key}[{i}]", f"{_text(item)!r} is listed twice"))
             seen.append(value)
+    seen_briefs: set[str] = set()
+    for i, brief in enumerate(plan.briefs):
+        checks = [("model", "models", brief.model)] + [("skus", "skus", n) for n in brief.skus] + \
+                 [("tiers", "tiers", n) for n in brief.tiers] + ([("recipe", "recipes", brief.recipe)] if brief.recipe else [])
+        for key, section, name in checks:
+            if name not in declared[section]:
+                line, col = _place(pmarks, ("briefs", i, key))
+                problems.append(Problem(pshown, line, col, f"briefs[{i}].{key}",
+                                        _unknown(section[:-1], name, declared[section])))
+        if brief.name in seen_briefs:
+            line, col = _place(pmarks, ("briefs", i, "name"))
+            problems.append(Problem(pshown, line, col, f"briefs[{i}].name", f"'{brief.name}' is used twice"))
+        seen_briefs.add(brief.name)
     if plan.summary is not None:
         for key, section in (("model", "models"), ("sku", "skus")):
             name = getattr(plan.summary, key)

@@ -204,6 +204,20 @@ class Summary(Strict):
     sku: Name | None = Field(None, description="SKU for that chart; default: first")
 
 
+class Brief(Strict):
+    """A PDF brief for a purchase proposal: one model, the candidate hardware and storage."""
+
+    name: Annotated[str, Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")] = Field(
+        description="file name of the brief (letters, digits, . _ -): out/briefs/NAME.pdf")
+    model: Name = Field(description="the model the proposal trains")
+    skus: list[Name] = Field(min_length=1, description="candidate SKUs")
+    tiers: list[Name] = Field(min_length=1, description="candidate storage tiers")
+    gpus: Quantity("count", integer=True) = Field(description="GPUs proposed")
+    interval: Quantity("duration") = Field(description="checkpoint cadence proposed")
+    recipe: Name | None = Field(None, description="recipe; default: the model's own")
+    title: Text | None = Field(None, description="title on the first page; default from the model")
+
+
 class Plan(Strict):
     """Which cross product to compute, and the globals every scenario shares."""
 
@@ -227,6 +241,8 @@ class Plan(Strict):
         "100K", validate_default=True,
         description="most scenario rows in the workbook (Excel holds 1,048,576); above it, the best rows of each group")
     summary: Summary | None = Field(None, description="gpus and interval for the summary; default: first of each")
+    briefs: list[Brief] = Field(default_factory=list, description="PDF briefs beyond the one per model")
+    paper: Literal["A4", "Letter"] = Field("A4", description="paper size of the PDF briefs: A4 or Letter")
 
 
 SECTIONS: dict[str, type[Strict]] = {"recipes": Recipe, "models": Model, "skus": Sku, "tiers": Tier}

@@ -1,0 +1,413 @@
+"""PDF briefs for hardware purchase proposals: a few pages a director reads in five minutes.
+
+One brief per model (its summary SKU, every tier of the plan) and one per ``briefs:`` entry of the
+plan. Each runs the engine on its own narrow cross product, then renders jinja2 templates from
+``templates/`` (autoescaped; an undefined variable is an error) with WeasyPrint. Charts are vector
+SVG with their text kept as text. The renderer fetches nothing: every URL is refused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import io
+import logging
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+import numpy as np
+import pandas as pd
+from markupsafe import Markup
+
+from .. import display
+from ..columns import INPUTS
+from ..engine import compute, scenarios
+from ..explain import Scenario, explanation
+from ..load import Inputs
+from ..schema import Q
+
+GRID_MIN = np.geomspace(1, 720, 60)
+MONTH_DAYS = 30.4375
+
+
+def templates_dir() -> Path:
+    from importlib import resources
+
+    packaged = Path(str(resources.files("ckptreport") / "defaults" / "templates"))
+    return packaged if packaged.is_dir() else Path(__file__).resolve().parents[3] / "templates"
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    model: str
+    skus: tuple[str, ...]
+    tiers: tuple[str, ...]
+    gpus: int
+    interval_s: float
+    recipe: str | None = None
+    title: str | None = None
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "model"
+
+
+def specs(inputs: Inputs, frame: pd.DataFrame) -> list[Spec]:
+    """One brief per model of the plan, plus the plan's ``briefs:``."""
+    plan = inputs.plan
+    s = plan.summary
+    gpus = int((s.gpus if s else plan.gpus[0]).value)
+    interval = (s.interval if s else plan.intervals[0]).value
+    skus = list(frame["sku"].cat.categories)
+    sku = s.sku if s and s.sku in skus else skus[0]
+    tiers = tuple(frame["tier"].cat.categories)
+    out, used = [], set()
+    for model in frame["model"].cat.categories:
+        name = _slug(str(model))
+        while name in used or name in {b.name for b in plan.briefs}:
+            name += "-1"
+        used.add(name)
+        out.append(Spec(name, str(model), (sku,), tiers, gpus, interval))
+    for b in plan.briefs:
+        out.append(Spec(b.name, b.model, tuple(b.skus), tuple(b.tiers), int(b.gpus.value), b.interval.value,
+                        b.recipe, b.title))
+    return out
+
+
+def _frame(inputs: Inputs, spec: Spec) -> pd.DataFrame:
+    plan = inputs.plan.model_copy(update={
+        "models": [spec.model], "skus": list(spec.skus), "tiers": list(spec.tiers),
+        "recipes": [spec.recipe] if spec.recipe else None, "strategies": ["sync", "async", "tiered"],
+        "gpus": [Q(float(spec.gpus), str(spec.gpus), "count")],
+        "intervals": [Q(spec.interval_s, f"{spec.interval_s:g} s", "duration")],
+    })
+    frame, _ = scenarios(dataclasses.replace(inputs, plan=plan))
+    frame = frame.copy()
+    storage = frame["storage_usd_month"] * frame["run_days"] / MONTH_DAYS
+    frame["unpriced"] = frame["storage_usd_month"].isna()
+    frame["total_usd"] = frame["run_usd"] + storage.fillna(0)
+    return frame
+
+
+def recommend(frame: pd.DataFrame) -> tuple[pd.Series, bool]:
+    """The cheapest durable option meeting the target (GPU-hours of the run, waste included, plus
+    storage over the run; unpriced storage ranks after priced); else the lowest overhead."""
+    durable = frame[frame["tier_kind"] != "local_nvme"]
+    durable = durable if not durable.empty else frame
+    ok = durable[durable["meets_target"]]
+    if not ok.empty:
+        return ok.sort_values(["unpriced", "total_usd", "overhead_pct"], kind="stable").iloc[0], True
+    return durable.sort_values(["overhead_pct", "total_usd"], kind="stable").iloc[0], False
+
+
+# ---- charts: vector SVG, text kept as text ------------------------------------------------------
+
+def _svg(fig, prefix: str) -> Markup:
+    """The figure as inline SVG, its ids prefixed so that two charts on a page cannot collide."""
+    import matplotlib.pyplot as plt
+
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
+    plt.close(fig)
+    text = buf.getvalue()
+    text = text[text.index("<svg"):]
+    text = re.sub(r'\bid="([^"]+)"', rf'id="{prefix}-\1"', text)
+    text = re.sub(r'(url\(#|href="#)', rf"\1{prefix}-", text)
+    return Markup(text)  # matplotlib escapes every text it writes; no input string is drawn here
+
+
+def _mpl():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    matplotlib.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "ckptreport", "font.size": 8,
+                                "font.family": "DejaVu Sans"})
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def size_chart(row: pd.Series) -> Markup:
+    plt = _mpl()
+    parts = [("weights", "weights_bytes"), ("master", "master_bytes"), ("optimizer", "optimizer_bytes"),
+             ("grads", "grads_bytes")]
+    fig, ax = plt.subplots(figsize=(3.4, 1.9))
+    left = 0.0
+    colors = ["#2f6db5", "#c0504d", "#9bbb59", "#8064a2"]
+    for (label, col), color in zip(parts, colors):
+        tb = row[col] / 1e12
+        if tb > 0:
+            ax.barh([0], [tb], left=left, color=color, label=f"{label} {tb:.2f} TB")
+            left += tb
+    ax.set_yticks([])
+    ax.set_xlabel("TB (1e12 bytes)")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.45), ncol=2, frameon=False, fontsize=7)
+    for side in ("top", "right", "left"):
+        ax.spines[side].set_visible(False)
+    return _svg(fig, "size")
+
+
+def waste_chart(frame: pd.DataFrame, rec: pd.Series) -> Markup:
+    plt = _mpl()
+    fig, ax = plt.subplots(figsize=(3.6, 2.2))
+    for strategy, color in (("sync", "#c0504d"), ("async", "#2f6db5")):
+        rows = frame[(frame["sku"] == rec["sku"]) & (frame["tier"] == rec["tier"]) & (frame["strategy"] == strategy)]
+        if rows.empty:
+            continue
+        row = rows.iloc[0]
+        env = {k: np.full(len(GRID_MIN), row[k]) for k in INPUTS}
+        env["interval_s"] = GRID_MIN * 60
+        waste = compute(env)["waste_pct"]
+        ax.plot(GRID_MIN, waste, color=color, label=strategy)
+        opt = row["optimal_interval_s"] / 60
+        ax.plot([opt], [row["optimal_waste_pct"]], marker="D", color=color, markersize=5, linestyle="none")
+    ax.axvline(rec["interval_s"] / 60, color="#777", linestyle=":", linewidth=1)
+    ax.set_xscale("log")
+    ax.set_xlabel("checkpoint interval (min)")
+    ax.set_ylabel("waste (% of compute)")
+    ax.legend(frameon=False, fontsize=7)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return _svg(fig, "waste")
+
+
+def _short(text: str, n: int = 22) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def chain_svg(env: jinja2.Environment, row: pd.Series) -> Markup:
+    f = display.of
+    boxes = [("GPU HBM", [f"{int(row['gpus_on_node'])} GPUs x {f('bytes_per_gpu', row['bytes_per_gpu'])}"]),
+             ("host DRAM", [f"{f('host_memory_bytes', row['host_memory_bytes'])} per node"])]
+    arrows = [("GPU -> host", f("d2h_GBps", row["d2h_GBps"]), f("d2h_s", row["d2h_s"]), "d2h")]
+    if row["strategy"] == "tiered":
+        boxes.append(("local NVMe", [f"{f('nvme_write_GBps', row['nvme_write_GBps'])} write"]))
+        arrows.append(("to NVMe", f("nvme_write_GBps", row["nvme_write_GBps"]), f("nvme_s", row["nvme_s"]), "nvme"))
+    if row["tier_kind"] != "local_nvme":
+        boxes.append(("storage NIC", [f"{f('storage_nic_GBps', row['storage_nic_GBps'])} per node"]))
+        arrows.append(("host -> NIC", f("storage_nic_GBps", row["storage_nic_GBps"]), f("nic_s", row["nic_s"]), "nic"))
+    boxes.append((_short(str(row["tier"])), [f"{f('tier_share_GBps', row['tier_share_GBps'])} per node",
+                                             f"of {f('tier_write_GBps', row['tier_write_GBps'])} total"]))
+    arrows.append(("into the tier", f("tier_share_GBps", row["tier_share_GBps"]), f("tier_s", row["tier_s"]), "tier"))
+    n = len(boxes)
+    bw, gap, h = 132, 92, 66
+    width = n * bw + (n - 1) * gap + 10
+    out_boxes = [{"x": 5 + i * (bw + gap), "y": 30, "w": bw, "h": h, "title": t, "lines": lines}
+                 for i, (t, lines) in enumerate(boxes)]
+    out_arrows = []
+    for i, (label, bandwidth, time, hop) in enumerate(arrows):
+        bottleneck = hop == row["bottleneck"]
+        x1 = out_boxes[i]["x"] + bw + 4
+        out_arrows.append({"x1": x1, "x2": x1 + gap - 8, "y": 30 + h / 2, "label": label, "bandwidth": bandwidth,
+                           "time": time, "bottleneck": bottleneck, "color": "#b3261e" if bottleneck else "#333"})
+    svg = env.get_template("chain.svg.j2").render(width=width, height=30 + h + 40, boxes=out_boxes, arrows=out_arrows)
+    return Markup(svg)
+
+
+# ---- the brief ----------------------------------------------------------------------------------
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())),
+                              autoescape=jinja2.select_autoescape(["html", "j2", "svg"], default=True),
+                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+
+
+def context(inputs: Inputs, spec: Spec, meta: dict[str, str], paper: str) -> dict:
+    """Everything the template shows, formatted; the numbers come from the engine's frame."""
+    env = _environment()
+    frame = _frame(inputs, spec)
+    rec, meets = recommend(frame)
+    f = display.of
+    pct = lambda v: display.value(v, "pct")  # noqa: E731
+    target = f("target_overhead_pct", rec["target_overhead_pct"])
+    tiers = []
+    on_sku = frame[frame["sku"] == rec["sku"]]
+    for tier in spec.tiers:
+        rows = {r["strategy"]: r for _, r in on_sku[on_sku["tier"] == tier].iterrows()}
+        if not rows:
+            continue
+        sync, asyn = rows.get("sync"), rows.get("async")
+        any_row = sync if sync is not None else asyn
+        tiers.append({
+            "tier": tier, "write": f("write_s", any_row["write_s"]),
+            "sync": pct(sync["overhead_pct"]) if sync is not None else "n/a",
+            "async": pct(asyn["overhead_pct"]) if asyn is not None else "n/a",
+            "waste": pct(asyn["waste_pct"]) if asyn is not None else "n/a",
+            "sync_ok": bool(sync is not None and sync["meets_target"]),
+            "async_ok": bool(asyn is not None and asyn["meets_target"]),
+            "required": f("required_write_GBps", sync["required_write_GBps"]) if sync is not None else "n/a",
+            "storage": "not priced" if any_row["unpriced"] else display.value(any_row["storage_usd_month"], "usd"),
+            "recommended": tier == rec["tier"],
+        })
+    skus = []
+    for sku in spec.skus:
+        rows = frame[frame["sku"] == sku]
+        best, ok = recommend(rows)
+        skus.append({"sku": sku, "option": f"{best['tier']}, {best['strategy']}" + ("" if ok else " (misses target)"),
+                     "overhead": pct(best["overhead_pct"]), "waste": pct(best["waste_pct"]),
+                     "run": display.value(best["run_usd"], "usd"),
+                     "storage": "not priced" if best["unpriced"] else display.value(best["storage_usd_month"], "usd"),
+                     "recommended": sku == rec["sku"]})
+    option = f"{rec['strategy']} checkpoints to {rec['tier']} on {rec['sku']}"
+    headline = (f"{spec.model}: a {f('ckpt_bytes', rec['ckpt_bytes'])} checkpoint every "
+                f"{f('interval_s', rec['interval_s'])} on {spec.gpus:,} GPUs. "
+                + (f"Recommended: {option}: {pct(rec['overhead_pct'])} of training stalled (target {target}), "
+                   if meets else f"No candidate meets the {target} target; closest: {option} at "
+                                 f"{pct(rec['overhead_pct'])}, ")
+                + f"{pct(rec['waste_pct'])} lost with failures, run cost {display.value(rec['run_usd'], 'usd')}.")
+    recommendation = (
+        f"{'Choose' if meets else 'No candidate meets the target. The closest is'} {option}. "
+        f"Training stalls {f('stall_s', rec['stall_s'])} per checkpoint "
+        f"({pct(rec['overhead_pct'])} of training); the best interval under failures is "
+        f"{f('optimal_interval_s', rec['optimal_interval_s'])}. "
+        + ("Storage is not priced in the inputs, so its cost is left out of the comparison. "
+           if rec["unpriced"] else
+           f"Keeping {int(rec['retention'])} checkpoints costs {display.value(rec['storage_usd_month'], 'usd')} a month. "))
+    requirements = [
+        f"Aggregate write bandwidth of {f('required_write_GBps', rec['required_write_GBps'])} to meet the target "
+        f"({f('required_node_write_GBps', rec['required_node_write_GBps'])} per node) for {rec['strategy']}; "
+        f"the tier gives each node {f('tier_share_GBps', rec['tier_share_GBps'])}.",
+        f"The write itself takes {f('write_s', rec['write_s'])}; the bottleneck is the {rec['bottleneck']} hop.",
+    ]
+    if rec["strategy"] != "sync":
+        requirements.append(f"Host memory for staging: {f('host_memory_needed_bytes', rec['host_memory_needed_bytes'])} "
+                            f"per node of {f('host_memory_bytes', rec['host_memory_bytes'])}.")
+    ex = explanation(inputs, Scenario(spec.model, str(rec["sku"]), str(rec["tier"]), spec.gpus, spec.interval_s,
+                                      str(rec["strategy"]), str(rec["recipe"])))
+    sources = [{"name": i["name"], "display": i["display"], "basis": i["basis"],
+                "source": (i["source"] or "") + (f" ({i['file']}:{i['line']})" if i["line"] else "")}
+               for i in ex["inputs"] if i["basis"] != "scenario"]
+    bases = {i["name"]: i["basis"] for i in ex["inputs"]}
+    bandwidth_note = ("Bandwidths used: GPU->host " + bases.get("d2h_node_GBps", "n/a") + ", storage NIC "
+                      + bases.get("storage_nic_GBps", "n/a") + ", tier " + bases.get("tier_write_GBps", "n/a")
+                      + ". None of these were measured on your hosts.")
+    built = meta["build_time"]
+    return {
+        "title": spec.title or f"Checkpoint storage for {spec.model}", "model": spec.model,
+        "version": meta["ckptreport_version"], "built": built, "built_date": built[:10],
+        "input_hash": meta["input_hash"][:16], "css": Markup(_css(paper)),
+        "paper_class": "letter" if paper == "Letter" else "a4", "headline": headline, "rec": {
+            "sku": str(rec["sku"]), "tier": str(rec["tier"]), "strategy": str(rec["strategy"]), "meets": meets},
+        "params": f("params", rec["params"]), "active": f("active_params", rec["active_params"]),
+        "tokens": f("tokens", rec["tokens"]), "recipe": str(rec["recipe"]),
+        "bytes_per_param": f("bytes_per_param", rec["bytes_per_param"]), "ckpt": f("ckpt_bytes", rec["ckpt_bytes"]),
+        "per_gpu": f("bytes_per_gpu", rec["bytes_per_gpu"]), "per_node": f("bytes_per_node", rec["bytes_per_node"]),
+        "gpus": f"{spec.gpus:,}", "mfu": f("mfu_pct", rec["mfu_pct"]),
+        "compute_days": f"{rec['compute_s'] / 86400:,.1f} days", "mtbf": f("cluster_mtbf_s", rec["cluster_mtbf_s"]),
+        "interval": f("interval_s", rec["interval_s"]), "target": target,
+        "size_svg": size_chart(rec), "waste_svg": waste_chart(frame, rec), "chain_svg": chain_svg(env, rec),
+        "tiers": tiers, "skus": skus if len(skus) > 1 else [], "recommendation": recommendation,
+        "requirements": requirements, "sources": sources, "bandwidth_note": bandwidth_note,
+        "method": "size = params x bytes per param; time per hop = bytes per node / bandwidth per node; stall: "
+                  "sync = copy + write, async and tiered = copy (+ wait if the write outlasts the interval); "
+                  "overhead = stall / interval; waste adds (interval/2 + restart) / MTBF; optimum: Daly (2006).",
+        "_frame": frame, "_rec": rec,
+    }
+
+
+def _css(paper: str) -> str:
+    css = (templates_dir() / "brief.css").read_text()
+    return css.replace("size: A4;", "size: letter;", 1) if paper == "Letter" else css
+
+
+def render_html(ctx: dict) -> str:
+    return _environment().get_template("brief.html.j2").render(**{k: v for k, v in ctx.items()
+                                                                  if not k.startswith("_")})
+
+
+def RefusingFetcher():
+    """WeasyPrint's URL fetcher for briefs: nothing is fetched (no file:, no http:, nothing else);
+    every attempt is refused and recorded in ``.refused``."""
+    from weasyprint.urls import URLFetcher
+
+    class Refusing(URLFetcher):
+        def __init__(self):
+            super().__init__(allowed_protocols=[], fail_on_errors=False)
+            self.refused: list[str] = []
+
+        def fetch(self, url, headers=None):
+            self.refused.append(url)
+            raise ValueError(f"ckptreport briefs fetch nothing (refused {url[:80]!r})")
+
+        def __call__(self, url):
+            return self.fetch(url)
+
+    return Refusing()
+
+
+def write_pdf(html: str, path: Path, fetcher=None):
+    import weasyprint
+
+    fetcher = fetcher or RefusingFetcher()
+    log = logging.getLogger("weasyprint")
+    level = log.level
+    log.setLevel(logging.ERROR)  # matplotlib's SVG carries CSS WeasyPrint ignores; refusals are recorded
+    try:
+        weasyprint.HTML(string=html, base_url=None, url_fetcher=fetcher).write_pdf(
+            str(path), uncompressed_pdf=False, pdf_identifier=b"ckptreport", attachments=[])
+    finally:
+        log.setLevel(level)
+    return fetcher
+
+
+def write_all(out_dir: Path, inputs: Inputs, frame: pd.DataFrame, meta: dict[str, str], paper: str | None = None,
+              progress=lambda _: None) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paper = paper or inputs.plan.paper
+    written = []
+    all_specs = specs(inputs, frame)
+    for i, spec in enumerate(all_specs, 1):
+        progress(f"brief {i}/{len(all_specs)}: {spec.name}.pdf")
+        html = render_html(context(inputs, spec, meta, paper))
+        path = out_dir / f"{spec.name}.pdf"
+        fetcher = write_pdf(html, path)
+        if fetcher.refused:
+            progress(f"{spec.name}.pdf: refused to fetch {len(fetcher.refused)} URL(s)")
+        written.append(path)
+    return written
+
+
+# ---- golden HTML (tests/golden/briefs): python -m ckptreport.render.brief --golden tests/golden/briefs ----
+
+GOLDEN_META = {"ckptreport_version": "golden", "input_hash": "0" * 64, "build_time": "2000-01-01T00:00:00Z"}
+_CHART = re.compile(r'<svg xmlns:xlink="http://www.w3.org/1999/xlink".*?</svg>', re.S)
+
+
+def normalized_html(html: str) -> str:
+    """HTML with matplotlib's chart bodies elided: golden files pin our layout and words, not the
+    plotting library's path data (which changes between its releases)."""
+    return _CHART.sub("<svg><!-- matplotlib chart --></svg>", html)
+
+
+def golden_html(inputs: Inputs, frame: pd.DataFrame) -> dict[str, str]:
+    return {f"{spec.name}.html": normalized_html(render_html(context(inputs, spec, GOLDEN_META, "A4")))
+            for spec in specs(inputs, frame)}
+
+
+def _main(argv: list[str]) -> int:
+    from ..build import shipped_models
+    from ..load import load
+
+    if len(argv) != 2 or argv[0] != "--golden":
+        print("usage: python -m ckptreport.render.brief --golden DIR")
+        return 2
+    inputs = load(shipped_models())
+    frame, _ = scenarios(inputs)
+    out = Path(argv[1])
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("*.html"):
+        old.unlink()
+    for name, html in golden_html(inputs, frame).items():
+        (out / name).write_text(html)
+        print(f"wrote {out / name}")
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    raise SystemExit(_main(sys.argv[1:]))

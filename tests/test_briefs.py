@@ -1,0 +1,220 @@
+"""PDF briefs for purchase proposals, read as a director would: the text (pdftotext), the pages
+(pdftoppm), and what WeasyPrint laid out. Golden files pin the rendered HTML; regenerate them with
+`python -m ckptreport.render.brief --golden tests/golden/briefs` (or `make golden`)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import jinja2
+import pytest
+import weasyprint
+
+from ckptreport import display
+from ckptreport.build import build
+from ckptreport.render import brief
+from conftest import REPO
+
+GOLDEN = REPO / "tests" / "golden" / "briefs"
+POPPLER = shutil.which("pdftotext") and shutil.which("pdftoppm")
+needs_poppler = pytest.mark.skipif(not POPPLER and not os.environ.get("CI"),
+                                   reason="poppler-utils not installed: run `make system-deps`")
+
+
+def pdftotext(pdf: Path, layout: bool = True) -> str:
+    """The PDF's text, whitespace folded; layout=False keeps a wrapped table cell's lines together."""
+    args = ["pdftotext", *(["-layout"] if layout else []), str(pdf), "-"]
+    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+    return re.sub(r"\s+", " ", out)
+
+
+def pages(pdf: Path) -> int:
+    info = subprocess.run(["pdfinfo", str(pdf)], check=True, capture_output=True, text=True).stdout
+    return int(re.search(r"Pages:\s+(\d+)", info).group(1))
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("out")
+    result = build(None, out, workbook=False)
+    return result, out / "briefs"
+
+
+def test_one_brief_per_model(built):
+    result, briefs = built
+    names = sorted(p.stem for p in briefs.glob("*.pdf"))
+    assert names == sorted(result.frame["model"].cat.categories)
+
+
+@needs_poppler
+def test_headline_figures_equal_the_engine(built):
+    """Each brief's text holds its headline figures as the engine computes and formats them."""
+    result, briefs = built
+    meta = {"ckptreport_version": "x", "input_hash": result.inputs.input_hash, "build_time": "2000-01-01T00:00:00Z"}
+    for spec in brief.specs(result.inputs, result.frame):
+        ctx = brief.context(result.inputs, spec, meta, "A4")
+        rec = ctx["_rec"]
+        text = pdftotext(briefs / f"{spec.name}.pdf")
+        for figure in (display.of("ckpt_bytes", rec["ckpt_bytes"]), display.value(rec["overhead_pct"], "pct"),
+                       display.value(rec["waste_pct"], "pct"), display.value(rec["run_usd"], "usd"),
+                       display.of("required_write_GBps", rec["required_write_GBps"]), str(rec["tier"]),
+                       str(rec["sku"])):
+            assert figure in text, (spec.name, figure)
+        row = result.frame[(result.frame.model == spec.model) & (result.frame.sku == rec["sku"])
+                           & (result.frame.tier == rec["tier"]) & (result.frame.strategy == rec["strategy"])
+                           & (result.frame.gpus == spec.gpus) & (result.frame.interval_s == spec.interval_s)
+                           & (result.frame.recipe == rec["recipe"])].iloc[0]
+        assert row["overhead_pct"] == rec["overhead_pct"]  # the brief's engine run is the build's
+
+
+@needs_poppler
+def test_every_page_renders_and_briefs_are_2_to_4_pages(built, tmp_path):
+    _, briefs = built
+    for pdf in briefs.glob("*.pdf"):
+        n = pages(pdf)
+        assert 2 <= n <= 4, (pdf.name, n)
+        subprocess.run(["pdftoppm", "-r", "30", "-png", str(pdf), str(tmp_path / pdf.stem)], check=True)
+        assert len(list(tmp_path.glob(f"{pdf.stem}*.png"))) == n
+
+
+def _rightmost(box) -> float:
+    edge = 0.0
+    for child in getattr(box, "children", None) or []:
+        if getattr(child, "width", None) is not None and hasattr(child, "margin_width"):
+            edge = max(edge, child.position_x + child.margin_width())
+        edge = max(edge, _rightmost(child))
+    return edge
+
+
+def _check_fits(html: str) -> None:
+    doc = weasyprint.HTML(string=html, url_fetcher=brief.RefusingFetcher()).render()
+    for number, page in enumerate(doc.pages, 1):
+        box = page._page_box
+        limit = page.width - box.margin_right + 0.5
+        assert _rightmost(box) <= limit, f"page {number}: something runs off the page"
+
+
+def test_no_table_or_diagram_runs_off_the_page(shipped, frame):
+    """Every laid-out box of every page ends inside the right margin, A4 and Letter."""
+    meta = {"ckptreport_version": "x", "input_hash": "0" * 64, "build_time": "2000-01-01T00:00:00Z"}
+    spec = brief.specs(shipped, frame)[2]
+    for paper in ("A4", "Letter"):
+        _check_fits(brief.render_html(brief.context(shipped, spec, meta, paper)))
+
+
+HOSTILE = {
+    "model": '<img src="file:///etc/passwd">',
+    "tier": '<link rel=attachment href="file:///etc/hostname">',
+    "sku": "A & B <C>",
+}
+
+
+def _hostile_models(models: Path) -> None:
+    def rename(file: str, old: str, new: str) -> None:
+        path = models / file
+        text = path.read_text()
+        quoted = "'" + new.replace("'", "''") + "'"
+        assert f"  {old}:\n" in text
+        path.write_text(text.replace(f"  {old}:\n", f"  {quoted}:\n", 1))
+
+    rename("models.yaml", "llama3-8b", HOSTILE["model"])
+    rename("storage.yaml", "pfs-100", HOSTILE["tier"])
+    rename("hardware.yaml", "dgx-h100", HOSTILE["sku"])
+    plan = models / "plan.yaml"
+    text = plan.read_text().replace("model: llama3-405b", "model: llama3-405b").replace("sku: dgx-h100", "sku: 'A & B <C>'")
+    plan.write_text(text + "models: [llama3-405b, '" + HOSTILE["model"] + "']\ntiers: ['" + HOSTILE["tier"]
+                    + "', s3-standard, superpod-best]\nskus: ['A & B <C>', gh200]\n")
+
+
+@needs_poppler
+def test_hostile_names_appear_literally_and_nothing_is_fetched(models_copy, tmp_path, monkeypatch):
+    """Names that look like markup are text: they print literally, no file is read, nothing attached."""
+    _hostile_models(models_copy)
+    fetchers = []
+    original = brief.write_pdf
+
+    def spy(html, path, fetcher=None):
+        f = original(html, path, fetcher)
+        fetchers.append(f)
+        return f
+
+    monkeypatch.setattr(brief, "write_pdf", spy)
+    result = build(models_copy, tmp_path / "out", workbook=False)
+    pdfs = sorted((tmp_path / "out" / "briefs").glob("*.pdf"))
+    hostile_pdf = next(p for p in pdfs if "passwd" in p.name)
+    text = pdftotext(hostile_pdf, layout=False)
+    squeezed = re.sub(r"\s", "", text)  # a long name may wrap across lines
+    for name in HOSTILE.values():
+        assert re.sub(r"\s", "", name) in squeezed, name
+    assert all(f.refused == [] for f in fetchers)  # nothing was even asked for
+    raw = hostile_pdf.read_bytes()
+    assert b"/EmbeddedFile" not in raw and b"/FileAttachment" not in raw
+    assert "root:x:0:0" not in text
+    html = brief.render_html(brief.context(result.inputs, next(s for s in brief.specs(result.inputs, result.frame)
+                                                                  if "passwd" in s.name),
+                                           brief.GOLDEN_META, "A4"))
+    assert '<img src="file' not in html and "<link rel=attachment" not in html
+    assert "&lt;img src=&#34;file:///etc/passwd&#34;&gt;" in html
+
+
+def test_the_fetcher_refuses_file_and_http_urls():
+    """Even markup that asks for files gets nothing: the renderer's fetcher refuses every URL."""
+    fetcher = brief.RefusingFetcher()
+    html = ('<html><body><p>x</p><img src="file:///etc/passwd"><link rel=attachment href="file:///etc/hostname">'
+            '<img src="http://example.invalid/x.png"></body></html>')
+    pdf = weasyprint.HTML(string=html, url_fetcher=fetcher).write_pdf()
+    assert {u.split("//")[0] for u in fetcher.refused} >= {"file:"}
+    assert b"/EmbeddedFile" not in pdf
+
+
+def test_templates_are_strict():
+    """An undefined variable is an error, not an empty string; autoescape is on."""
+    env = brief._environment()
+    with pytest.raises(jinja2.UndefinedError):
+        env.get_template("brief.html.j2").render()
+    assert env.from_string("{{ x }}").render(x="<b>") == "&lt;b&gt;"
+
+
+def test_golden_html(shipped, frame):
+    """The rendered HTML equals the golden files (charts elided; see brief.normalized_html)."""
+    got = brief.golden_html(shipped, frame)
+    assert sorted(got) == sorted(p.name for p in GOLDEN.glob("*.html")), "run: make golden"
+    for name, html in got.items():
+        assert html == (GOLDEN / name).read_text(), f"{name} differs: run `make golden` and review the diff"
+
+
+def test_charts_are_vector_with_text_as_text(shipped, frame):
+    ctx = brief.context(shipped, brief.specs(shipped, frame)[0], brief.GOLDEN_META, "A4")
+    for key in ("size_svg", "waste_svg", "chain_svg"):
+        svg = str(ctx[key])
+        assert svg.startswith("<svg") and "<text" in svg and "<image" not in svg, key
+    assert "checkpoint interval (min)" in str(ctx["waste_svg"])
+
+
+def test_same_inputs_and_epoch_give_the_same_pdf_bytes(small_models, tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    build(small_models, tmp_path / "a", workbook=False)
+    build(small_models, tmp_path / "b", workbook=False)
+    for pdf in (tmp_path / "a" / "briefs").glob("*.pdf"):
+        assert pdf.read_bytes() == (tmp_path / "b" / "briefs" / pdf.name).read_bytes(), pdf.name
+
+
+@needs_poppler
+def test_letter_on_request_and_plan_briefs(small_models, tmp_path):
+    """--paper Letter gives US Letter pages; a `briefs:` entry gets its own PDF comparing its SKUs."""
+    plan = small_models / "plan.yaml"
+    plan.write_text(plan.read_text() + (
+        "briefs:\n  - name: h100-vs-a100\n    model: llama3-405b\n    skus: [dgx-h100, dgx-a100]\n"
+        "    tiers: [superpod-best, s3-standard, fsx-lustre-1000]\n    gpus: 4096\n    interval: 30 min\n"
+        "    title: Storage for the 405B run\n"))
+    build(small_models, tmp_path / "out", workbook=False, paper="Letter")
+    pdf = tmp_path / "out" / "briefs" / "h100-vs-a100.pdf"
+    info = subprocess.run(["pdfinfo", str(pdf)], check=True, capture_output=True, text=True).stdout
+    assert "612 x 792 pts" in info
+    text = pdftotext(pdf)
+    assert "Storage for the 405B run" in text and "The best option on each candidate SKU" in text
+    assert "dgx-a100" in text and "4,096 GPUs" in text
