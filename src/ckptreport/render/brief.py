@@ -356,6 +356,14 @@ def write_pdf(html: str, path: Path, fetcher=None):
 
 def write_all(out_dir: Path, inputs: Inputs, frame: pd.DataFrame, meta: dict[str, str], paper: str | None = None,
               progress=lambda _: None) -> list[Path]:
+    try:
+        import weasyprint  # noqa: F401  (needs the Pango library from the system)
+    except (OSError, ImportError) as e:
+        from ..errors import InputError
+
+        raise InputError(f"PDF briefs need WeasyPrint and the Pango library ({e}); on Debian: apt-get "
+                         "install libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0, or build with "
+                         "--no-briefs") from None
     out_dir.mkdir(parents=True, exist_ok=True)
     paper = paper or inputs.plan.paper
     written = []
