@@ -12,6 +12,7 @@ Ratios are against the bare-numpy baseline measured in the same run. Nothing her
 
 from __future__ import annotations
 
+import dataclasses
 import argparse
 import os
 import subprocess
@@ -37,8 +38,7 @@ def big_inputs(rows_target: int):
     intervals = [Q(60.0 * (i + 1), f"{i + 1} min", "duration") for i in range(side)]
     plan = inputs.plan.model_copy(update={"gpus": gpus, "intervals": intervals, "summary": None,
                                           "max_rows": Q(1e9, "1B", "count")})
-    return type(inputs)(inputs.recipes, inputs.models, inputs.skus, inputs.tiers, plan, inputs.prov,
-                        inputs.input_hash, inputs.root)
+    return dataclasses.replace(inputs, plan=plan)
 
 
 def bare_numpy(v: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -10,6 +10,7 @@ the same scenario frame. Reported: seconds to write, peak RSS, and the ratios. N
 
 from __future__ import annotations
 
+import dataclasses
 import argparse
 import json
 import resource
@@ -29,8 +30,7 @@ def frame_and_inputs(rows_target: int):
 
     inputs = big_inputs(rows_target)
     plan = inputs.plan.model_copy(update={"workbook_rows": Q(1e6, "1M", "count")})
-    inputs = type(inputs)(inputs.recipes, inputs.models, inputs.skus, inputs.tiers, plan, inputs.prov,
-                          inputs.input_hash, inputs.root)
+    inputs = dataclasses.replace(inputs, plan=plan)
     frame = scenarios(inputs)[0]
     return inputs, frame.head(rows_target).copy() if len(frame) > rows_target else frame
 

@@ -133,14 +133,15 @@ def test_init_copies_the_shipped_set_and_it_builds(tmp_path):
     run("init", str(target), "--force")
 
 
-@pytest.mark.parametrize("command", ["build", "explain", "validate", "init"])
+@pytest.mark.parametrize("command", ["build", "explain", "validate", "init", "probe", "import", "import fio",
+                                     "import ior", "import nvbandwidth"])
 def test_every_command_has_help_with_examples(command):
     """--help teaches: every command shows at least one example."""
-    out = run(command, "--help").stdout
+    out = run(*command.split(), "--help").stdout
     assert "Example" in out and f"ckptreport {command}" in out
 
 
 def test_top_level_help_lists_commands():
     out = run("--help").stdout
-    for command in ("build", "explain", "validate", "init"):
+    for command in ("build", "explain", "validate", "init", "probe", "import"):
         assert command in out

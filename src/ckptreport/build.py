@@ -72,11 +72,16 @@ class Result:
     notes: list[str] = field(default_factory=list)
 
 
-def compute(models_dir: Path, progress: Progress = lambda _: None) -> tuple[Inputs, pd.DataFrame, list[Dropped], dict]:
+def compute(models_dir: Path, progress: Progress = lambda _: None,
+            measured_paths: list | None = None) -> tuple[Inputs, pd.DataFrame, list[Dropped], dict]:
     seconds = {}
     t = time.perf_counter()
     progress(f"loading {models_dir}")
     inputs = load(models_dir)
+    if measured_paths:
+        from . import measured
+
+        inputs = measured.apply(inputs, measured_paths)
     seconds["load"] = time.perf_counter() - t
     t = time.perf_counter()
     frame, dropped = scenarios(inputs)
@@ -131,6 +136,9 @@ def write(result: Result, progress: Progress = lambda _: None, workbook: bool = 
             "models": str(result.models_dir),
             "rows": len(result.frame),
             "dropped": [{"reason": d.reason, "rows": d.rows} for d in result.dropped],
+            "measured": [{"hop": f"{m.section}.{m.name}.{m.field}", "basis": m.basis, "median_Bps": m.median,
+                          "min_Bps": m.minimum, "spec_Bps": m.spec, "flag": m.flag, "files": sorted(set(m.files))}
+                         for m in result.inputs.measured.values()],
             "files": {str(p.relative_to(staging)): _sha256(p) for p in sorted(staging.rglob("*")) if p.is_file()},
         }
         (staging / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
@@ -149,10 +157,11 @@ def write(result: Result, progress: Progress = lambda _: None, workbook: bool = 
 
 def build(models: str | Path | None, out: str | Path, progress: Progress = lambda _: None,
           workbook: bool = True, workbook_rows: int | None = None, briefs: bool = True,
-          paper: str | None = None) -> Result:
-    """Load, compute, write. ``workbook_rows`` overrides the plan's limit on workbook rows."""
+          paper: str | None = None, measured: list | None = None) -> Result:
+    """Load, compute, write. ``workbook_rows`` overrides the plan's limit on workbook rows;
+    ``measured`` names measured files or directories whose figures replace the spec."""
     models_dir = resolve_models(models)
-    inputs, frame, dropped, seconds = compute(models_dir, progress)
+    inputs, frame, dropped, seconds = compute(models_dir, progress, measured)
     if workbook_rows is not None:
         plan = inputs.plan.model_copy(update={"workbook_rows": Q(float(workbook_rows), str(workbook_rows), "count")})
         inputs = dataclasses.replace(inputs, plan=plan)

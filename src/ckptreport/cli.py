@@ -7,6 +7,7 @@ import json
 import os
 import sys
 import traceback
+from pathlib import Path
 
 import click
 
@@ -67,8 +68,10 @@ def main():
 @click.option("--no-workbook", is_flag=True, help="Skip ckptreport.xlsx (faster).")
 @click.option("--no-briefs", is_flag=True, help="Skip the PDF briefs in out/briefs/ (faster).")
 @click.option("--paper", type=click.Choice(["A4", "Letter"]), help="Paper size of the briefs [default: the plan's, A4].")
+@click.option("--measured", "measured_paths", multiple=True, type=click.Path(),
+              help="Measured files or directories (ckptreport probe / import): they replace spec figures.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the summary.")
-def build(models, out, workbook_rows, no_workbook, no_briefs, paper, quiet):
+def build(models, out, workbook_rows, no_workbook, no_briefs, paper, measured_paths, quiet):
     """Compute every scenario of the plan and write out/.
 
     \b
@@ -85,13 +88,17 @@ def build(models, out, workbook_rows, no_workbook, no_briefs, paper, quiet):
       ckptreport build --models my-models --out /tmp/plan-a
       ckptreport build --workbook-rows 5000      # a lighter workbook; Parquet keeps every row
       ckptreport build --paper Letter
+      ckptreport build --measured measured/      # use what ckptreport probe measured
     """
     from .build import build as run_build
     from .summary import summary
 
     progress = _progress(quiet)
     result = _run(run_build, models, out, progress, workbook=not no_workbook, workbook_rows=workbook_rows,
-                  briefs=not no_briefs, paper=paper)
+                  briefs=not no_briefs, paper=paper, measured=list(measured_paths))
+    for m in result.inputs.measured.values():
+        progress(f"{m.section}.{m.name}.{m.field}: {m.basis}, {units.fmt(m.median, 'bandwidth')} "
+                 f"(spec {units.fmt(m.spec, 'bandwidth') if m.spec else 'none'})" + (f" — {m.flag}" if m.flag else ""))
     for d in result.dropped:
         progress(f"left out {d.rows:,} combinations: {d.reason}")
     for note in result.notes:
@@ -186,6 +193,122 @@ def explain(model, sku, tier, gpus, interval, strategy, recipe, models, as_json)
     inputs = _run(load, resolve_models(models))
     e = _run(explanation, inputs, Scenario(model, sku, tier, gpus, interval, strategy, recipe))
     click.echo(json.dumps(e, indent=2, allow_nan=False) if as_json else as_text(e))
+
+
+def _size(ctx, param, value):
+    try:
+        return int(units.parse(value, "bytes"))
+    except units.UnitError as e:
+        raise click.BadParameter(str(e)) from None
+
+
+def _tier_dir(ctx, param, value):
+    if value is None:
+        return None
+    name, sep, directory = value.partition("=")
+    if not sep or not name or not directory:
+        raise click.BadParameter(f"expected TIER=DIR, e.g. pfs-100=/lustre/scratch, got {value!r}")
+    if not os.path.isdir(directory):
+        raise click.BadParameter(f"{directory!r} is not a directory")
+    return {name: directory}
+
+
+@main.command()
+@click.option("--sku", required=True, help="The SKU (skus.NAME in hardware.yaml) this host is.")
+@click.option("--path", "paths", multiple=True, type=click.Path(file_okay=False, exists=True),
+              help="A local NVMe directory to write into (repeat for several mounts: written at once).")
+@click.option("--tier", "tier", callback=_tier_dir, metavar="TIER=DIR",
+              help="Also measure one node's write into a mounted tier, e.g. pfs-100=/lustre/scratch.")
+@click.option("--size", callback=_size, default="8GiB", show_default=True, help="Bytes per write test.")
+@click.option("--writers", type=click.IntRange(1, 256), default=8, show_default=True, help="Parallel writers.")
+@click.option("--direct", is_flag=True, help="Open files with O_DIRECT (bypass the page cache).")
+@click.option("--repeat", type=click.IntRange(1, 20), default=3, show_default=True, help="Repetitions per test.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Measured file [default: measured/HOST.yaml].")
+def probe(sku, paths, tier, size, writers, direct, repeat, output):
+    """Measure this host: GPU -> pinned host copies (PyTorch, per GPU and all at once), host memory
+    copy, sequential writes with fsync into local NVMe and a tier, and torch.save throughput.
+
+    Writes a measured file for `ckptreport build --measured`. Without PyTorch or a GPU it measures
+    what exists and says what it skipped. Ctrl-C leaves no partial file and removes its test files.
+
+    \b
+    Examples:
+      ckptreport probe --sku dgx-h100 --path /raid --size 16GiB
+      ckptreport probe --sku dgx-h100 --tier pfs-100=/lustre/ckpt --writers 16 -o measured/node17.yaml
+      ckptreport build --measured measured/
+    """
+    import socket
+
+    from . import measured, probe as run_probe
+
+    target = output or f"measured/{socket.gethostname()}.yaml"
+
+    def bar(label, total, done):
+        import time
+
+        with click.progressbar(length=total, label=label, file=sys.stderr) as b:
+            seen = 0
+            while seen < total:
+                now = min(done(), total)
+                b.update(now - seen)
+                seen = now
+                if seen >= total:
+                    break
+                time.sleep(0.1)
+
+    doc = _run(run_probe.run, sku, [Path(p) for p in paths], {k: Path(v) for k, v in (tier or {}).items()}, size,
+               writers, direct, repeat, bar, lambda m: click.echo(f"ckptreport: measuring {m}", err=True))
+    for reason in doc.get("skipped", []):
+        click.echo(f"ckptreport: skipped {reason}", err=True)
+    path = measured.write(doc, Path(target))
+    for name, m in doc["metrics"].items():
+        click.echo(f"{name:<20} {m['value']:>14}  {m['method']}")
+    click.echo(f"wrote {path}")
+
+
+@main.group("import")
+def import_():
+    """Convert fio, IOR or nvbandwidth output into a measured file.
+
+    \b
+    Examples:
+      fio --name=ckpt --directory=/raid --rw=write --bs=4M --size=8G --numjobs=8 --end_fsync=1 \\
+          --group_reporting --output-format=json > fio.json
+      ckptreport import fio fio.json --sku dgx-h100 -o measured/node17-nvme.yaml
+      ckptreport import ior ior.json --sku dgx-h100 --tier pfs-100 -o measured/ior.yaml
+      nvbandwidth -j > nvb.json && ckptreport import nvbandwidth nvb.json --sku dgx-h100 -o measured/nvb.yaml
+    """
+
+
+def _import_command(tool: str, needs_tier: bool):
+    @click.argument("file", type=click.Path(dir_okay=False))
+    @click.option("--sku", required=True, help="The SKU (skus.NAME) of the measured host.")
+    @click.option("--tier", required=needs_tier, help="The tier (tiers.NAME) written to" +
+                  ("." if needs_tier else "; without it, fio measured local NVMe."))
+    @click.option("--host", help="Host name to record [default: from the file, else its name].")
+    @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Measured file to write.")
+    def command(file, sku, tier, host, output):
+        from . import importers, measured
+
+        fn = getattr(importers, tool)
+        kwargs = {"tier": tier} if tool != "nvbandwidth" else {}
+        if tool == "nvbandwidth" and tier:
+            raise UserError("nvbandwidth measures GPU -> host copies: --tier does not apply")
+        doc = _run(fn, Path(file), sku, host=host, **kwargs)
+        path = measured.write(doc, Path(output))
+        for name, m in doc["metrics"].items():
+            click.echo(f"{name:<20} {m['value']:>14}  {m['method']}")
+        click.echo(f"wrote {path}")
+
+    example = {"fio": "ckptreport import fio fio.json --sku dgx-h100 -o measured/node17-nvme.yaml",
+               "ior": "ckptreport import ior ior.json --sku dgx-h100 --tier pfs-100 -o measured/ior.yaml",
+               "nvbandwidth": "ckptreport import nvbandwidth nvb.json --sku dgx-h100 -o measured/nvb.yaml"}[tool]
+    command.__doc__ = f"Convert {tool} output (FILE) into a measured file.\n\n\b\nExample:\n  {example}\n"
+    return import_.command(tool)(command)
+
+
+for _tool, _tier in (("fio", False), ("ior", True), ("nvbandwidth", False)):
+    _import_command(_tool, _tier)
 
 
 @main.command()

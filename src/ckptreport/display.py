@@ -33,6 +33,8 @@ def value(v, unit: str, digits: int = 3) -> str:
         return f"{v:,.1f} days"
     if unit == "GBps":
         return units.fmt(v * 1e9, "bandwidth", digits)
+    if unit == "bandwidth_Bps":
+        return units.fmt(v, "bandwidth", digits)
     if unit == "TFLOPS":
         return units.fmt(v * 1e12, "flops", digits)
     if unit == "pct":

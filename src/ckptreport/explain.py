@@ -3,6 +3,7 @@ evaluates: every input with its place and source, every derived figure with its 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -44,8 +45,7 @@ def one_row(inputs: Inputs, s: Scenario):
         "gpus": [Q(float(s.gpus), str(s.gpus), "count")],
         "intervals": [Q(float(s.interval_s), f"{s.interval_s:g} s", "duration")],
     })
-    one = Inputs(inputs.recipes, inputs.models, inputs.skus, inputs.tiers, plan, inputs.prov,
-                 inputs.input_hash, inputs.root)
+    one = dataclasses.replace(inputs, plan=plan)
     frame, dropped = scenarios(one)
     if frame.empty:
         raise InputError(f"no such scenario: {dropped[0].reason}")

@@ -47,6 +47,7 @@ class Inputs:
     prov: dict[tuple[str, str, str], Prov] = field(repr=False)
     input_hash: str = ""
     root: str = ""
+    measured: dict = field(default_factory=dict, repr=False)  # (section, name, field) -> measured.Measurement
 
     def section(self, name: str) -> dict[str, Any]:
         return getattr(self, name)

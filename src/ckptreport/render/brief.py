@@ -282,9 +282,19 @@ def context(inputs: Inputs, spec: Spec, meta: dict[str, str], paper: str) -> dic
                 "source": (i["source"] or "") + (f" ({i['file']}:{i['line']})" if i["line"] else "")}
                for i in ex["inputs"] if i["basis"] != "scenario"]
     bases = {i["name"]: i["basis"] for i in ex["inputs"]}
-    bandwidth_note = ("Bandwidths used: GPU->host " + bases.get("d2h_node_GBps", "n/a") + ", storage NIC "
-                      + bases.get("storage_nic_GBps", "n/a") + ", tier " + bases.get("tier_write_GBps", "n/a")
-                      + ". None of these were measured on your hosts.")
+    hops = {"GPU->host": bases.get("d2h_node_GBps", "n/a"), "storage NIC": bases.get("storage_nic_GBps", "n/a"),
+            "tier": bases.get("tier_write_GBps", "n/a"), "tier per node": bases.get("tier_node_write_GBps", "n/a")}
+    if rec["strategy"] == "tiered" or rec["tier_kind"] == "local_nvme":
+        hops["local NVMe"] = bases.get("nvme_write_GBps", "n/a")
+    mine = [h for h, b in hops.items() if b.startswith("measured on")]
+    bandwidth_note = ("Bandwidths used: " + ", ".join(f"{h} {b}" for h, b in hops.items()) + ". "
+                      + (f"Measured on your hosts: {', '.join(mine)}." if mine else
+                         "None of these were measured on your hosts (ckptreport probe, ckptreport import)."))
+    measured_rows = [{"hop": f"{m.section}.{m.name}.{m.field}", "spec": display.value(m.spec, "bandwidth_Bps")
+                      if m.spec else "n/a", "median": display.value(m.median, "bandwidth_Bps"),
+                      "minimum": display.value(m.minimum, "bandwidth_Bps"), "hosts": len(set(m.hosts)),
+                      "ratio": f"{m.ratio:.0%}" if m.ratio else "n/a", "flag": m.flag or "ok"}
+                     for m in inputs.measured.values()]
     built = meta["build_time"]
     return {
         "title": spec.title or f"Checkpoint storage for {spec.model}", "model": spec.model,
@@ -302,6 +312,7 @@ def context(inputs: Inputs, spec: Spec, meta: dict[str, str], paper: str) -> dic
         "size_svg": size_chart(rec), "waste_svg": waste_chart(frame, rec), "chain_svg": chain_svg(env, rec),
         "tiers": tiers, "skus": skus if len(skus) > 1 else [], "recommendation": recommendation,
         "requirements": requirements, "sources": sources, "bandwidth_note": bandwidth_note,
+        "measured": measured_rows,
         "method": "size = params x bytes per param; time per hop = bytes per node / bandwidth per node; stall: "
                   "sync = copy + write, async and tiered = copy (+ wait if the write outlasts the interval); "
                   "overhead = stall / interval; waste adds (interval/2 + restart) / MTBF; optimum: Daly (2006).",

@@ -49,6 +49,8 @@ ENTITY_COLUMNS = {
     "tiers": ("tier_kind", "tier_write_GBps", "tier_node_write_GBps", "usd_per_tb_month"),
 }
 GLOBALS = ("target_overhead_pct", "mfu_pct", "restart_s", "retention", "buffers")
+MEASURED_FIELD = {"d2h_gpu_GBps": "d2h_per_gpu", "d2h_node_GBps": "d2h_per_node", "nvme_write_GBps": "local_nvme.write",
+                  "tier_node_write_GBps": "per_node_write", "tier_write_GBps": "write"}
 CADENCE_GRID_MIN = (1, 2, 3, 5, 7, 10, 15, 20, 25, 30, 40, 50, 60, 75, 90, 120, 150, 180, 240, 300, 360,
                     480, 600, 720)
 
@@ -227,12 +229,12 @@ def _prov_cells(sh: Sheet, prov) -> list:
 
 
 def write_assumptions(wb: Workbook, book: Book) -> None:
-    sh = Sheet(wb, "Assumptions", {1: 24, 2: 26, 3: 18, 4: 9, 5: 11, 6: 90, 7: 30}, "A4")
+    sh = Sheet(wb, "Assumptions", {1: 24, 2: 26, 3: 18, 4: 9, 5: 16, 6: 90, 7: 30, 8: 12, 9: 14, 10: 20}, "A4")
     sh.append([sh.text("Assumptions", font=TITLE)])
     sh.append([sh.text("Blue cells are inputs: change one and every dependent figure recomputes. "
                        "Values are in the units beside them; the source says where each comes from.")])
     sh.append([])
-    header = ["key", "figure", "value", "unit", "basis", "source", "from"]
+    header = ["key", "figure", "value", "unit", "basis", "source", "from", "spec", "measured / spec", "check"]
     inputs, plan = book.inputs, book.inputs.plan
     sh.append([sh.text("Plan", font=BOLD)])
     sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in header])
@@ -269,8 +271,13 @@ def write_assumptions(wb: Workbook, book: Book) -> None:
                     value = sh.cell(cell_value(v), fmt=PLAIN_FORMATS.get(unit(col)), font=BLUE)
                 prov = input_provenance(inputs, col, **who) if col not in _RECIPE_COLUMNS or kind == "recipes" \
                     else None
+                m = book.inputs.measured.get((kind, name, MEASURED_FIELD.get(col, "")))
+                extra = [] if m is None else [
+                    sh.cell(m.spec / 1e9 if m.spec else "n/a", fmt=PLAIN_FORMATS["GBps"]),
+                    sh.cell(m.ratio, fmt="0%") if m.ratio else sh.text("n/a"),
+                    sh.text(m.flag or "ok", fill=OVER_FILL if m.flag else None)]
                 row = sh.append([sh.text(f"{kind}.{name}"), sh.text(col), value, sh.text(UNIT_WORDS[unit(col)]),
-                                 *_prov_cells(sh, prov)])
+                                 *_prov_cells(sh, prov), *extra])
                 if k == 0:
                     book.entity_row[(kind, name)] = row
     for name, ref in book.global_cell.items():
