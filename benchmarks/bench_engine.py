@@ -55,22 +55,36 @@ def bare_numpy(v: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     o["nodes"] = np.ceil(v["gpus"] / v["gpus_per_node"])
     o["gpus_on_node"] = np.minimum(v["gpus"], v["gpus_per_node"])
     o["bytes_per_gpu"] = o["ckpt_bytes"] / v["gpus"]
-    o["bytes_per_node"] = o["bytes_per_gpu"] * o["gpus_on_node"]
+    o["dp_ranks"] = np.maximum(v["gpus"] / (v["tp"] * v["pp"]), 1)
+    o["stage_params_max"] = np.where((v["pp"] > 1) & (v["layers"] > 0),
+                                     np.ceil(v["layers"] / v["pp"]) * (v["params"] - 2 * v["vocab"] * v["hidden"])
+                                     / np.maximum(v["layers"], 1) + v["vocab"] * v["hidden"], v["params"] / v["pp"])
+    rank = o["stage_params_max"] / v["tp"]
+    w = v["weights_bytes_per_param"] + v["grads_bytes_per_param"]
+    o["bytes_per_gpu_max"] = np.where(v["sharding"] == "fully_sharded", o["bytes_per_gpu"],
+                                      np.where(v["sharding"] == "replica0", rank * o["bytes_per_param"],
+                                               rank * w + rank * (o["bytes_per_param"] - w) / o["dp_ranks"]))
+    o["nodes_writing"] = np.ceil(np.where(v["sharding"] == "replica0", np.minimum(v["tp"] * v["pp"], v["gpus"]),
+                                          v["gpus"]) / v["gpus_per_node"])
+    o["bytes_per_node"] = o["bytes_per_gpu_max"] * o["gpus_on_node"]
     o["d2h_GBps"] = np.minimum(o["gpus_on_node"] * v["d2h_gpu_GBps"], v["d2h_node_GBps"])
     o["d2h_s"] = o["bytes_per_node"] / (o["d2h_GBps"] * GB)
     o["tier_node_GBps"] = np.where(local, np.minimum(v["nvme_write_GBps"], v["tier_node_write_GBps"]),
                                    v["tier_node_write_GBps"])
-    o["tier_share_GBps"] = np.minimum(o["tier_node_GBps"], v["tier_write_GBps"] / o["nodes"])
+    o["tier_share_GBps"] = np.minimum(o["tier_node_GBps"], v["tier_write_GBps"] / o["nodes_writing"])
     o["nic_s"] = np.where(local, 0, o["bytes_per_node"] / (v["storage_nic_GBps"] * GB))
-    o["tier_s"] = o["bytes_per_node"] / (o["tier_share_GBps"] * GB)
-    o["write_s"] = np.maximum(o["nic_s"], o["tier_s"])
+    o["writer_s"] = o["bytes_per_node"] / (o["gpus_on_node"] * v["writer_GBps"] * GB)
+    o["tier_s"] = np.maximum(o["ckpt_bytes"] / (v["tier_write_GBps"] * GB), o["bytes_per_node"] / (o["tier_node_GBps"] * GB))
+    o["write_s"] = np.maximum(np.maximum(o["nic_s"], o["writer_s"]), o["tier_s"])
     o["nvme_s"] = np.where(tiered, o["bytes_per_node"] / (v["nvme_write_GBps"] * GB), 0)
-    hops = np.stack([o["d2h_s"], o["nvme_s"], o["nic_s"], o["tier_s"]])
-    o["bottleneck"] = np.array(["d2h", "nvme", "nic", "tier"])[np.argmax(hops, axis=0)]
-    o["checkpoint_cost_s"] = np.where(sync, o["d2h_s"] + o["write_s"], o["d2h_s"])
+    hops = np.stack([o["d2h_s"], o["nvme_s"], o["nic_s"], o["writer_s"], o["tier_s"]])
+    o["bottleneck"] = np.array(["d2h", "nvme", "nic", "writer", "tier"])[np.argmax(hops, axis=0)]
+    o["fixed_s"] = np.where(sync, v["sync_fixed_s"], np.where(asyn, v["async_fixed_s"], v["tiered_fixed_s"]))
+    o["checkpoint_cost_s"] = o["fixed_s"] + np.where(sync, o["d2h_s"] + o["write_s"], o["d2h_s"])
     o["background_s"] = np.where(sync, 0, np.where(asyn, o["write_s"], o["nvme_s"] + o["write_s"]))
     o["backpressure_s"] = np.maximum(o["background_s"] - v["interval_s"], 0)
-    o["stall_s"] = o["checkpoint_cost_s"] + o["backpressure_s"]
+    o["interference_s"] = np.minimum(o["background_s"], v["interval_s"]) * v["async_slowdown_pct"] / 100
+    o["stall_s"] = o["checkpoint_cost_s"] + o["backpressure_s"] + o["interference_s"]
     o["overhead_pct"] = 100 * o["stall_s"] / v["interval_s"]
     o["host_memory_needed_bytes"] = np.where(sync, 0, o["bytes_per_node"] * v["buffers"])
     o["host_memory_ok"] = o["host_memory_needed_bytes"] <= v["host_memory_bytes"]
@@ -95,7 +109,7 @@ def bare_numpy(v: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     o["waste_usd"] = gpu_h * o["waste_pct"] / 100
     o["run_usd"] = v["gpus"] * o["run_days"] * 24 * v["usd_per_gpu_hour"]
     o["storage_usd_month"] = v["retention"] * o["ckpt_bytes"] / 1e12 * v["usd_per_tb_month"]
-    allowed = v["target_overhead_pct"] / 100 * v["interval_s"]
+    allowed = v["target_overhead_pct"] / 100 * v["interval_s"] - o["fixed_s"]
     budget = np.where(sync, allowed - o["d2h_s"], np.where(o["d2h_s"] <= allowed, v["interval_s"] - o["nvme_s"], 0))
     o["write_budget_s"] = budget
     o["required_write_GBps"] = np.where(budget > 0, o["ckpt_bytes"] / budget / GB, np.inf)

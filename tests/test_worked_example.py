@@ -154,7 +154,9 @@ BASE = dict(model="m", recipe="r", sku="s", tier="t", strategy="sync", tier_kind
             d2h_node_GBps=358.66, host_memory_bytes=2e12, storage_nic_GBps=100.0, nvme_write_GBps=26.0,
             nvme_capacity_bytes=30.72e12, usd_per_gpu_hour=4.916, gpu_mtbf_s=50677 * 3600.0,
             tier_write_GBps=100.0, tier_node_write_GBps=20.0, usd_per_tb_month=23.0,
-            target_overhead_pct=1.0, mfu_pct=40.0, restart_s=600.0, retention=3.0, buffers=1.0)
+            target_overhead_pct=1.0, mfu_pct=40.0, restart_s=600.0, retention=3.0, buffers=1.0,
+            sharding="fully_sharded", tp=1.0, pp=1.0, layers=0.0, hidden=0.0, vocab=0.0, writer_GBps=math.inf,
+            sync_fixed_s=0.0, async_fixed_s=0.0, tiered_fixed_s=0.0, async_slowdown_pct=0.0)
 
 
 def _row(**changes):

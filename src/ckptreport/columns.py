@@ -46,6 +46,12 @@ INPUTS: dict[str, InputColumn] = {
         InputColumn("params", "count", "total parameters (models.*.params)"),
         InputColumn("active_params", "count", "parameters active per token (models.*.active_params, else params)"),
         InputColumn("tokens", "count", "training tokens (models.*.tokens)"),
+        InputColumn("sharding", "label", "how ranks split the save: fully_sharded, optimizer_sharded, replica0 (models.*.sharding)"),
+        InputColumn("tp", "count", "tensor-parallel degree (models.*.tp; 1 if not given)"),
+        InputColumn("pp", "count", "pipeline-parallel degree (models.*.pp; 1 if not given)"),
+        InputColumn("layers", "count", "transformer layers (models.*.layers; 0 if not given)"),
+        InputColumn("hidden", "count", "hidden size (models.*.hidden; 0 if not given)"),
+        InputColumn("vocab", "count", "vocabulary size (models.*.vocab; 0 if not given)"),
         InputColumn("weights_bytes_per_param", "B/param", "bytes of the weights dtype (recipes.*.weights)"),
         InputColumn("master_bytes_per_param", "B/param", "bytes of the master-weights dtype (recipes.*.master)"),
         InputColumn("optimizer_bytes_per_param", "B/param", "bytes of all optimizer states (recipes.*.optimizer)"),
@@ -69,6 +75,11 @@ INPUTS: dict[str, InputColumn] = {
         InputColumn("restart_s", "s", "time to restart after a failure (plan.restart)"),
         InputColumn("retention", "count", "checkpoints kept (plan.retention)"),
         InputColumn("buffers", "count", "host copies staged by async/tiered (plan.buffers)"),
+        InputColumn("writer_GBps", "GBps", "what one writer process sustains: serialisation, one stream (plan.writer_bandwidth)"),
+        InputColumn("sync_fixed_s", "s", "fixed cost of a sync checkpoint: coordination, file creation (plan.fixed_cost.sync)"),
+        InputColumn("async_fixed_s", "s", "fixed cost of an async snapshot: staging set-up (plan.fixed_cost.async)"),
+        InputColumn("tiered_fixed_s", "s", "fixed cost of a tiered snapshot (plan.fixed_cost.tiered)"),
+        InputColumn("async_slowdown_pct", "pct", "training slowdown while a background write runs (plan.async_slowdown)"),
     ]
 }
 
@@ -96,7 +107,7 @@ def column(unit: str):
         for p in params:
             if p not in INPUTS and p not in COLUMNS:
                 raise NameError(f"{fn.__name__} reads {p!r}, which is neither an input nor an earlier column")
-        doc = inspect.getdoc(fn) or ""
+        doc = " ".join((inspect.getdoc(fn) or "").split())
         COLUMNS[fn.__name__] = Column(fn.__name__, unit, doc, fn, params, _section[0])
         return fn
 
@@ -158,14 +169,48 @@ def gpus_on_node(gpus, gpus_per_node):
 
 @column("bytes")
 def bytes_per_gpu(ckpt_bytes, gpus):
-    """Bytes each GPU writes: the checkpoint spread evenly (fully sharded save)."""
+    """Bytes each GPU writes on average."""
     return ckpt_bytes / gpus
 
 
+@column("count")
+def dp_ranks(gpus, tp, pp):
+    """Data-parallel replicas: GPUs / (tensor x pipeline parallel)."""
+    return maximum(gpus / (tp * pp), 1)
+
+
+@column("count")
+def stage_params_max(params, layers, hidden, vocab, pp):
+    """Parameters of the heaviest pipeline stage: its share of the layers plus the embedding (first
+    stage) or output layer (last stage), vocab x hidden each; all of them without pipelining."""
+    return where((pp > 1) & (layers > 0),
+                 ceil(layers / pp) * (params - 2 * vocab * hidden) / maximum(layers, 1) + vocab * hidden,
+                 params / pp)
+
+
 @column("bytes")
-def bytes_per_node(bytes_per_gpu, gpus_on_node):
-    """Bytes each node writes."""
-    return bytes_per_gpu * gpus_on_node
+def bytes_per_gpu_max(sharding, bytes_per_gpu, stage_params_max, tp, dp_ranks, bytes_per_param,
+                      weights_bytes_per_param, grads_bytes_per_param):
+    """The heaviest rank, which sets the time: fully_sharded splits everything evenly; replica0 has one
+    data-parallel replica write it all; optimizer_sharded (ZeRO-1, distributed optimizer) has replica 0
+    write the weights and every replica its share of master copy and optimizer states."""
+    rank_params = stage_params_max / tp
+    replica0 = rank_params * bytes_per_param
+    weights = weights_bytes_per_param + grads_bytes_per_param
+    shared = rank_params * weights + rank_params * (bytes_per_param - weights) / dp_ranks
+    return where(sharding == "fully_sharded", bytes_per_gpu, where(sharding == "replica0", replica0, shared))
+
+
+@column("count")
+def nodes_writing(sharding, gpus, tp, pp, gpus_per_node):
+    """Nodes that write: all, or for replica0 only those holding replica 0."""
+    return ceil(where(sharding == "replica0", minimum(tp * pp, gpus), gpus) / gpus_per_node)
+
+
+@column("bytes")
+def bytes_per_node(bytes_per_gpu_max, gpus_on_node):
+    """Bytes the heaviest node writes (its GPUs at the heaviest rank's load)."""
+    return bytes_per_gpu_max * gpus_on_node
 
 
 section("The write chain, per node")
@@ -189,27 +234,34 @@ def tier_node_GBps(tier_kind, tier_node_write_GBps, nvme_write_GBps):
 
 
 @column("GBps")
-def tier_share_GBps(tier_node_GBps, tier_write_GBps, nodes):
-    """What one node gets from the tier while every node writes: its cap, or an even share of the aggregate."""
-    return minimum(tier_node_GBps, tier_write_GBps / nodes)
+def tier_share_GBps(tier_node_GBps, tier_write_GBps, nodes_writing):
+    """What one node gets from the tier while every writing node writes: its cap, or an even share."""
+    return minimum(tier_node_GBps, tier_write_GBps / nodes_writing)
 
 
 @column("s")
 def nic_s(tier_kind, bytes_per_node, storage_nic_GBps):
-    """Time for a node's shard to cross its storage NIC (none for node-local NVMe)."""
+    """Time for the heaviest node's shard to cross its storage NIC (none for node-local NVMe)."""
     return where(tier_kind == "local_nvme", 0, bytes_per_node / (storage_nic_GBps * GB))
 
 
 @column("s")
-def tier_s(bytes_per_node, tier_share_GBps):
-    """Time for the tier to absorb a node's shard at the node's share."""
-    return bytes_per_node / (tier_share_GBps * GB)
+def writer_s(bytes_per_node, gpus_on_node, writer_GBps):
+    """Time for the node's writer processes (one per GPU), each at most writer_GBps, to write its shard."""
+    return bytes_per_node / (gpus_on_node * writer_GBps * GB)
 
 
 @column("s")
-def write_s(nic_s, tier_s):
-    """Time to persist from host memory: the stream crosses the NIC into the tier, the slower sets the pace."""
-    return maximum(nic_s, tier_s)
+def tier_s(ckpt_bytes, tier_write_GBps, bytes_per_node, tier_node_GBps):
+    """Time the tier needs: the whole checkpoint at its aggregate bandwidth, or the heaviest node's
+    shard at the most one node gets, whichever is longer (nodes that finish early free bandwidth)."""
+    return maximum(ckpt_bytes / (tier_write_GBps * GB), bytes_per_node / (tier_node_GBps * GB))
+
+
+@column("s")
+def write_s(nic_s, writer_s, tier_s):
+    """Time to persist from host memory: the writers stream through the NIC into the tier; the slowest sets the pace."""
+    return maximum(maximum(nic_s, writer_s), tier_s)
 
 
 @column("s")
@@ -219,17 +271,23 @@ def nvme_s(strategy, bytes_per_node, nvme_write_GBps):
 
 
 @column("label")
-def bottleneck(d2h_s, nvme_s, nic_s, tier_s):
-    """The slowest hop of the chain: d2h, nvme, nic or tier."""
-    return largest(d2h=d2h_s, nvme=nvme_s, nic=nic_s, tier=tier_s)
+def bottleneck(d2h_s, nvme_s, nic_s, writer_s, tier_s):
+    """The slowest hop of the chain: d2h, nvme, nic, writer or tier."""
+    return largest(d2h=d2h_s, nvme=nvme_s, nic=nic_s, writer=writer_s, tier=tier_s)
 
 
 section("Strategy: what training waits for")
 
 @column("s")
-def checkpoint_cost_s(strategy, d2h_s, write_s):
+def fixed_s(strategy, sync_fixed_s, async_fixed_s, tiered_fixed_s):
+    """Fixed cost of one checkpoint of this strategy (coordination, file creation, staging set-up)."""
+    return where(strategy == "sync", sync_fixed_s, where(strategy == "async", async_fixed_s, tiered_fixed_s))
+
+
+@column("s")
+def checkpoint_cost_s(strategy, fixed_s, d2h_s, write_s):
     """Time training stops for one checkpoint: sync copies and persists; async and tiered only snapshot to host."""
-    return where(strategy == "sync", d2h_s + write_s, d2h_s)
+    return fixed_s + where(strategy == "sync", d2h_s + write_s, d2h_s)
 
 
 @column("s")
@@ -245,9 +303,15 @@ def backpressure_s(background_s, interval_s):
 
 
 @column("s")
-def stall_s(checkpoint_cost_s, backpressure_s):
+def interference_s(background_s, interval_s, async_slowdown_pct):
+    """Training time lost while the background write runs and slows training by async_slowdown_pct."""
+    return minimum(background_s, interval_s) * async_slowdown_pct / 100
+
+
+@column("s")
+def stall_s(checkpoint_cost_s, backpressure_s, interference_s):
     """Training time lost to each checkpoint."""
-    return checkpoint_cost_s + backpressure_s
+    return checkpoint_cost_s + backpressure_s + interference_s
 
 
 @column("pct")
@@ -377,10 +441,11 @@ def storage_usd_month(retention, ckpt_bytes, usd_per_tb_month):
 section("What the target demands")
 
 @column("s")
-def write_budget_s(strategy, target_overhead_pct, interval_s, d2h_s, nvme_s):
+def write_budget_s(strategy, target_overhead_pct, interval_s, fixed_s, d2h_s, nvme_s):
     """Time the persist may take and still meet the target: sync, what the target leaves after the
-    GPU->host copy; async and tiered, the interval (less the NVMe landing), if the snapshot meets the target."""
-    allowed_s = target_overhead_pct / 100 * interval_s
+    fixed cost and the GPU->host copy; async and tiered, the interval (less the NVMe landing), if the
+    snapshot meets the target."""
+    allowed_s = target_overhead_pct / 100 * interval_s - fixed_s
     return where(strategy == "sync", allowed_s - d2h_s,
                  where(d2h_s <= allowed_s, interval_s - nvme_s, 0))
 

@@ -42,10 +42,14 @@ def _basis(inputs: Inputs, section: str, name: str, field: str) -> str:
     return prov.basis if prov else "input"
 
 
-def model_inputs(m: schema.Model) -> dict[str, float]:
-    """A model's input columns, in the engine's units."""
+def model_inputs(m: schema.Model) -> dict[str, object]:
+    """A model's input columns, in the engine's units (tp, pp 1 and layers, hidden, vocab 0 if not given)."""
+    def count(q, default):
+        return q.value if q is not None else default
+
     return {"params": m.params.value, "active_params": (m.active_params or m.params).value,
-            "tokens": m.tokens.value}
+            "tokens": m.tokens.value, "sharding": m.sharding, "tp": count(m.tp, 1.0), "pp": count(m.pp, 1.0),
+            "layers": count(m.layers, 0.0), "hidden": count(m.hidden, 0.0), "vocab": count(m.vocab, 0.0)}
 
 
 def recipe_inputs(r: schema.Recipe) -> dict[str, float]:
@@ -87,12 +91,18 @@ def global_inputs(plan: schema.Plan) -> dict[str, float]:
         "restart_s": plan.restart.value,
         "retention": plan.retention.value,
         "buffers": plan.buffers.value,
+        "writer_GBps": plan.writer_bandwidth.value / 1e9 if plan.writer_bandwidth else math.inf,
+        "sync_fixed_s": plan.fixed_cost.sync.value,
+        "async_fixed_s": plan.fixed_cost.async_.value,
+        "tiered_fixed_s": plan.fixed_cost.tiered.value,
+        "async_slowdown_pct": plan.async_slowdown.value * 100,
     }
 
 
 def _table(entities: list, fn) -> dict[str, np.ndarray]:
     rows = [fn(e) for e in entities]
-    return {k: np.asarray([r[k] for r in rows]) for k in rows[0]} if rows else {}
+    return {k: np.asarray([r[k] for r in rows], dtype=None if isinstance(rows[0][k], str) else float)
+            for k in rows[0]} if rows else {}
 
 
 def _entity_tables(inputs: Inputs, dims: dict[str, list]):
@@ -200,6 +210,7 @@ def scenarios(inputs: Inputs) -> tuple[pd.DataFrame, list[Dropped]]:
         if name not in frame:
             frame[name] = env[name]
     frame["tier_kind"] = _categorical(env["tier_kind"], TIER_KINDS)
+    frame["sharding"] = _categorical(env["sharding"], ("fully_sharded", "optimizer_sharded", "replica0"))
     for name, col in COLUMNS.items():
         value = env[name]
         if col.unit == "label":

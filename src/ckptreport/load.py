@@ -359,7 +359,13 @@ _ORIGIN: dict[str, tuple[str, str]] = {
     "usd_per_tb_month": ("tiers", "usd_per_tb_month"),
     "target_overhead_pct": ("plan", "target_overhead"), "mfu_pct": ("plan", "mfu"),
     "restart_s": ("plan", "restart"), "retention": ("plan", "retention"), "buffers": ("plan", "buffers"),
+    "tp": ("models", "tp"), "pp": ("models", "pp"), "layers": ("models", "layers"), "hidden": ("models", "hidden"),
+    "vocab": ("models", "vocab"), "writer_GBps": ("plan", "writer_bandwidth"),
+    "sync_fixed_s": ("plan", "fixed_cost.sync"), "async_fixed_s": ("plan", "fixed_cost.async_"),
+    "tiered_fixed_s": ("plan", "fixed_cost.tiered"), "async_slowdown_pct": ("plan", "async_slowdown"),
 }
+_DEFAULTS = {"tp": "1 when not given", "pp": "1 when not given", "layers": "not given: no per-stage balance",
+             "hidden": "not given", "vocab": "not given", "writer_GBps": "no limit when not given"}
 _RECIPE_FIELD = {"weights_bytes_per_param": "weights", "master_bytes_per_param": "master",
                  "optimizer_bytes_per_param": "optimizer", "grads_bytes_per_param": "grads"}
 
@@ -372,6 +378,13 @@ def input_provenance(inputs: Inputs, column: str, *, model: str | None = None, r
         return Prov(f"recipes.{recipe}.{_RECIPE_FIELD[column]}", 0, "spec" if r.source else "input", r.source)
     if column == "tier_kind":
         return Prov(f"tiers.{tier}.kind", 0, "input", None)
+    if column == "sharding":
+        return Prov(f"models.{model}.sharding", 0, "input", None)
+    if column in _DEFAULTS:
+        section, field_ = _ORIGIN[column]
+        entity = model if section == "models" else "plan"
+        if (section, entity, field_) not in inputs.prov:
+            return Prov(_DEFAULTS[column], 0, "input", None)
     if column == "usd_per_tb_month" and inputs.tiers[tier].usd_per_tb_month is None:
         return Prov(f"tiers.{tier}", 0, "input", "not priced: no published figure; storage cost left out")
     if column not in _ORIGIN:

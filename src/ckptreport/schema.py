@@ -120,13 +120,24 @@ class Model(Strict):
     tokens: Quantity("count") = Field(description="training tokens, e.g. 15.6T")
     active_params: Quantity("count") | None = Field(
         None, description="parameters active per token (MoE); default: params")
-    layers: Quantity("count", integer=True) | None = Field(None, description="transformer layers (recorded)")
-    hidden: Quantity("count", integer=True) | None = Field(None, description="hidden size (recorded)")
-    vocab: Quantity("count", integer=True) | None = Field(None, description="vocabulary size (recorded)")
-    tp: Quantity("count", integer=True) | None = Field(None, description="tensor-parallel degree (recorded)")
-    pp: Quantity("count", integer=True) | None = Field(None, description="pipeline-parallel degree (recorded)")
+    sharding: Literal["fully_sharded", "optimizer_sharded", "replica0"] = Field(
+        "fully_sharded", description="how ranks split the save: fully_sharded (FSDP, every rank an equal "
+        "share), optimizer_sharded (ZeRO-1 / distributed optimizer: replica 0 writes the weights), replica0 "
+        "(one data-parallel replica writes everything); the last two need tp and pp")
+    layers: Quantity("count", integer=True) | None = Field(None, description="transformer layers (per-stage balance)")
+    hidden: Quantity("count", integer=True) | None = Field(None, description="hidden size (embedding = vocab x hidden)")
+    vocab: Quantity("count", integer=True) | None = Field(None, description="vocabulary size")
+    tp: Quantity("count", integer=True) | None = Field(None, description="tensor-parallel degree; default 1")
+    pp: Quantity("count", integer=True) | None = Field(None, description="pipeline-parallel degree; default 1")
     description: Text | None = Field(None, description="free text")
     source: Text | None = Field(None, description="where the figures come from")
+
+    @model_validator(mode="after")
+    def _sharding_needs_parallelism(self):
+        if self.sharding != "fully_sharded" and (self.tp is None or self.pp is None):
+            raise PydanticCustomError("sharding", "sharding {s} needs tp and pp (which ranks hold which "
+                                      "parameters)", {"s": self.sharding})
+        return self
 
     @model_validator(mode="after")
     def _active_le_total(self):
@@ -218,6 +229,15 @@ class Brief(Strict):
     title: Text | None = Field(None, description="title on the first page; default from the model")
 
 
+class FixedCost(Strict):
+    """Fixed cost of one checkpoint, per strategy."""
+
+    sync: Quantity("duration", inclusive=True) = Field("0 s", validate_default=True, description="sync checkpoint")
+    async_: Quantity("duration", inclusive=True) = Field("0 s", validate_default=True, alias="async",
+                                                          description="async snapshot")
+    tiered: Quantity("duration", inclusive=True) = Field("0 s", validate_default=True, description="tiered snapshot")
+
+
 class Plan(Strict):
     """Which cross product to compute, and the globals every scenario shares."""
 
@@ -235,6 +255,11 @@ class Plan(Strict):
     retention: Quantity("count", integer=True) = Field(description="checkpoints kept on the tier")
     buffers: Quantity("count", integer=True) = Field(
         description="host-memory copies of a node's shard an async or tiered checkpoint stages")
+    writer_bandwidth: Quantity("bandwidth") | None = Field(
+        None, description="what one writer process sustains (serialisation, one stream); omitted: no limit")
+    fixed_cost: FixedCost = Field(default_factory=FixedCost, description="fixed cost per checkpoint: sync, async, tiered")
+    async_slowdown: Quantity("percent", inclusive=True, maximum=1.0) = Field(
+        "0%", validate_default=True, description="training slowdown while a background write runs")
     max_rows: Quantity("count", integer=True) = Field(
         "5M", validate_default=True, description="refuse a cross product larger than this (default 5M rows)")
     workbook_rows: Quantity("count", integer=True, maximum=1_000_000) = Field(

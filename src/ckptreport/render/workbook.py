@@ -37,18 +37,19 @@ from ..expr import Var, excel_number, render
 from ..load import Inputs, input_provenance
 from ..summary import summary as summary_table
 
-BIG = 1e300  # stands for infinity in a cell
+BIG = 1e290  # stands for infinity in an input cell (x 1e9 for bytes/s must not overflow)
 FIRST = 3  # first data row of the Scenarios table (row 1: note, row 2: header)
 ENTITY_KINDS = (("models", "model"), ("recipes", "recipe"), ("skus", "sku"), ("tiers", "tier"))
 ENTITY_COLUMNS = {
-    "models": ("params", "active_params", "tokens"),
+    "models": ("params", "active_params", "tokens", "sharding", "tp", "pp", "layers", "hidden", "vocab"),
     "recipes": ("weights_bytes_per_param", "master_bytes_per_param", "optimizer_bytes_per_param",
                 "grads_bytes_per_param"),
     "skus": ("gpus_per_node", "peak_TFLOPS", "d2h_gpu_GBps", "d2h_node_GBps", "host_memory_bytes",
              "storage_nic_GBps", "nvme_write_GBps", "nvme_capacity_bytes", "usd_per_gpu_hour", "gpu_mtbf_s"),
     "tiers": ("tier_kind", "tier_write_GBps", "tier_node_write_GBps", "usd_per_tb_month"),
 }
-GLOBALS = ("target_overhead_pct", "mfu_pct", "restart_s", "retention", "buffers")
+GLOBALS = ("target_overhead_pct", "mfu_pct", "restart_s", "retention", "buffers", "writer_GBps", "sync_fixed_s",
+           "async_fixed_s", "tiered_fixed_s", "async_slowdown_pct")
 MEASURED_FIELD = {"d2h_gpu_GBps": "d2h_per_gpu", "d2h_node_GBps": "d2h_per_node", "nvme_write_GBps": "local_nvme.write",
                   "tier_node_write_GBps": "per_node_write", "tier_write_GBps": "write"}
 CADENCE_GRID_MIN = (1, 2, 3, 5, 7, 10, 15, 20, 25, 30, 40, 50, 60, 75, 90, 120, 150, 180, 240, 300, 360,
@@ -58,7 +59,7 @@ BYTES_FMT = '[>=1000000000000]#,##0.00,,,," TB";[>=1000000000]#,##0.00,,," GB";#
 FORMATS = {
     "bytes": BYTES_FMT,
     "s": '[<1]0.000" s";#,##0.0" s"',
-    "GBps": '[>=1E+299]"unbounded";#,##0.00" GB/s"',
+    "GBps": '[>=1E+280]"unbounded";#,##0.00" GB/s"',
     "pct": '0.000"%"',
     "usd": '"$"#,##0',
     "days": '#,##0.0" d"',
@@ -67,18 +68,18 @@ FORMATS = {
     "TFLOPS": '#,##0.0" TFLOPS"',
 }
 COLUMN_FORMATS = {
-    "required_write_GBps": '[>=1E+299]"unreachable";#,##0.00" GB/s"',
-    "required_node_write_GBps": '[>=1E+299]"unreachable";#,##0.00" GB/s"',
+    "required_write_GBps": '[>=1E+280]"unreachable";#,##0.00" GB/s"',
+    "required_node_write_GBps": '[>=1E+280]"unreachable";#,##0.00" GB/s"',
     "usd_per_gpu_hour": '"$"0.000',
     "usd_per_tb_month": '"$"#,##0.00',
     "storage_usd_month": '"$"#,##0.00',
     "interval_s": '#,##0" s"',
     "gpu_mtbf_s": '#,##0" s"',
     "cluster_mtbf_s": '#,##0" s"',
-    "tier_share_GBps": '[>=1E+299]"unbounded";#,##0.000" GB/s"',
+    "tier_share_GBps": '[>=1E+280]"unbounded";#,##0.000" GB/s"',
 }
 PLAIN_FORMATS = {  # Assumptions: the unit stands in its own column
-    "bytes": "#,##0", "s": "#,##0.0##", "GBps": '[>=1E+299]"unbounded";#,##0.00##', "pct": "0.0##",
+    "bytes": "#,##0", "s": "#,##0.0##", "GBps": '[>=1E+280]"unbounded";#,##0.00##', "pct": "0.0##",
     "usd": "#,##0.00##", "count": "#,##0", "B/param": "0.##", "TFLOPS": "#,##0.0",
 }
 UNIT_WORDS = {"bytes": "bytes", "s": "s", "GBps": "GB/s", "pct": "%", "usd": "$", "days": "days",
@@ -241,7 +242,8 @@ def write_assumptions(wb: Workbook, book: Book) -> None:
     globals_ = global_inputs(plan)
     for name in GLOBALS:
         prov = input_provenance(inputs, name)
-        row = sh.append([sh.text("plan"), sh.text(name), sh.cell(globals_[name], fmt=PLAIN_FORMATS[unit(name)], font=BLUE),
+        row = sh.append([sh.text("plan"), sh.text(name), sh.cell(cell_value(globals_[name]), fmt=PLAIN_FORMATS[unit(name)],
+                                                                  font=BLUE),
                          sh.text(UNIT_WORDS[unit(name)]), *_prov_cells(sh, prov)])
         book.global_cell[name] = f"Assumptions!$C${row}"
     for i, q in enumerate(plan.gpus):
