@@ -133,7 +133,7 @@ def test_init_copies_the_shipped_set_and_it_builds(tmp_path):
     run("init", str(target), "--force")
 
 
-@pytest.mark.parametrize("command", ["build", "explain", "validate", "init", "probe", "import", "import fio",
+@pytest.mark.parametrize("command", ["build", "explain", "validate", "init", "probe", "calibrate", "import", "import fio",
                                      "import ior", "import nvbandwidth"])
 def test_every_command_has_help_with_examples(command):
     """--help teaches: every command shows at least one example."""

@@ -312,6 +312,51 @@ for _tool, _tier in (("fio", False), ("ior", True), ("nvbandwidth", False)):
 
 
 @main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the cases as JSON.")
+@click.option("-v", "--verbose", is_flag=True, help="Also print each case's source, assumptions and notes.")
+def calibrate(as_json, verbose):
+    """Compare the model with published checkpoint measurements.
+
+    Prints each case: the published figure, what the model predicts from the inputs the source
+    gave (the rest stated as assumptions, never fitted), the error and the verdict against the
+    case's tolerance. 'input' cases are figures the defaults are taken from; 'unexplained' ones no
+    published input explains: they are shown, not tuned to. Exit 1 if a scored case fails.
+
+    \b
+    Examples:
+      ckptreport calibrate
+      ckptreport calibrate --verbose
+      ckptreport calibrate --json
+    """
+    from . import calibration
+
+    results = calibration.cases()
+    rows = calibration.rows(results)
+    summary = calibration.summary(results)
+    if as_json:
+        click.echo(json.dumps({"cases": rows, "summary": summary}, indent=2))
+    else:
+        cols = ["case", "published", "predicted", "error", "tolerance", "verdict"]
+        widths = [max(len(c), *(len(r[c]) for r in rows)) for c in cols]
+        line = "  ".join(f"{{:<{widths[0]}}}" if i == 0 else f"{{:>{w}}}" for i, w in enumerate(widths))
+        click.echo(line.format(*cols))
+        click.echo(line.format(*("-" * w for w in widths)))
+        for r in rows:
+            click.echo(line.format(*(r[c] for c in cols)))
+            if verbose:
+                click.echo(f"    {r['quantity']}; source: {r['source']}")
+                for a in r["assumptions"]:
+                    click.echo(f"    assumption: {a}")
+                if r["note"]:
+                    click.echo(f"    note: {r['note']}")
+        med, worst = summary["time_median_abs_error"], summary["time_worst_abs_error"]
+        click.echo(f"\n{summary['passed']} of {summary['scored']} scored cases pass; {summary['unexplained']} "
+                   f"unexplained. Time predictions: median error {med:.1%}, worst {worst:.1%}.")
+    if summary["failed"]:
+        sys.exit(1)
+
+
+@main.command()
 @click.argument("directory", type=click.Path(file_okay=False))
 @click.option("--force", is_flag=True, help="Overwrite files already there.")
 def init(directory, force):

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
-from .. import display
+from .. import calibration, display
 from ..columns import INPUTS
 from ..engine import compute, scenarios
 from ..explain import Scenario, explanation
@@ -312,12 +312,20 @@ def context(inputs: Inputs, spec: Spec, meta: dict[str, str], paper: str) -> dic
         "size_svg": size_chart(rec), "waste_svg": waste_chart(frame, rec), "chain_svg": chain_svg(env, rec),
         "tiers": tiers, "skus": skus if len(skus) > 1 else [], "recommendation": recommendation,
         "requirements": requirements, "sources": sources, "bandwidth_note": bandwidth_note,
-        "measured": measured_rows,
+        "measured": measured_rows, "calibration": calibration.rows(),
+        "calibration_summary": _calibration_summary(),
         "method": "size = params x bytes per param; time per hop = bytes per node / bandwidth per node; stall: "
                   "sync = copy + write, async and tiered = copy (+ wait if the write outlasts the interval); "
                   "overhead = stall / interval; waste adds (interval/2 + restart) / MTBF; optimum: Daly (2006).",
         "_frame": frame, "_rec": rec,
     }
+
+
+def _calibration_summary() -> str:
+    s = calibration.summary(calibration.cases())
+    return (f"{s['passed']} of {s['scored']} scored cases within tolerance; time predictions: median error "
+            f"{s['time_median_abs_error']:.1%}, worst {s['time_worst_abs_error']:.1%}; {s['unexplained']} published "
+            "cases no input explains are shown as unexplained, not tuned to.")
 
 
 def _css(paper: str) -> str:
