@@ -135,7 +135,7 @@ def size_chart(row: pd.Series) -> Markup:
     plt = _mpl()
     parts = [("weights", "weights_bytes"), ("master", "master_bytes"), ("optimizer", "optimizer_bytes"),
              ("grads", "grads_bytes")]
-    fig, ax = plt.subplots(figsize=(3.4, 1.9))
+    fig, ax = plt.subplots(figsize=(3.4, 1.3))
     left = 0.0
     colors = ["#2f6db5", "#c0504d", "#9bbb59", "#8064a2"]
     for (label, col), color in zip(parts, colors):
@@ -184,6 +184,9 @@ def chain_svg(env: jinja2.Environment, row: pd.Series) -> Markup:
     boxes = [("GPU HBM", [f"{int(row['gpus_on_node'])} GPUs x {f('bytes_per_gpu', row['bytes_per_gpu'])}"]),
              ("host DRAM", [f"{f('host_memory_bytes', row['host_memory_bytes'])} per node"])]
     arrows = [("GPU -> host", f("d2h_GBps", row["d2h_GBps"]), f("d2h_s", row["d2h_s"]), "d2h")]
+    writers = row["gpus_on_node"] * row["writer_GBps"]
+    boxes.append(("writers", [f"{int(row['gpus_on_node'])} x {f('writer_GBps', row['writer_GBps'])}"]))
+    arrows.append(("serialise", f("writer_GBps", writers), f("writer_s", row["writer_s"]), "writer"))
     if row["strategy"] == "tiered":
         boxes.append(("local NVMe", [f"{f('nvme_write_GBps', row['nvme_write_GBps'])} write"]))
         arrows.append(("to NVMe", f("nvme_write_GBps", row["nvme_write_GBps"]), f("nvme_s", row["nvme_s"]), "nvme"))
@@ -194,7 +197,7 @@ def chain_svg(env: jinja2.Environment, row: pd.Series) -> Markup:
                                              f"of {f('tier_write_GBps', row['tier_write_GBps'])} total"]))
     arrows.append(("into the tier", f("tier_share_GBps", row["tier_share_GBps"]), f("tier_s", row["tier_s"]), "tier"))
     n = len(boxes)
-    bw, gap, h = 132, 92, 66
+    bw, gap, h = 120, 84, 66
     width = n * bw + (n - 1) * gap + 10
     out_boxes = [{"x": 5 + i * (bw + gap), "y": 30, "w": bw, "h": h, "title": t, "lines": lines}
                  for i, (t, lines) in enumerate(boxes)]
