@@ -408,8 +408,10 @@ _CHART = re.compile(r'<svg xmlns:xlink="http://www.w3.org/1999/xlink".*?</svg>',
 
 
 def normalized_html(html: str) -> str:
-    """HTML with matplotlib's chart bodies elided: golden files pin our layout and words, not the
-    plotting library's path data (which changes between its releases)."""
+    """HTML with matplotlib's chart bodies and the stylesheet elided: golden files pin our markup and
+    words, not the plotting library's path data (which changes between its releases) nor a copy of
+    templates/brief.css per file."""
+    html = re.sub(r"<style>.*?</style>", "<style>/* templates/brief.css */</style>", html, flags=re.S)
     return _CHART.sub("<svg><!-- matplotlib chart --></svg>", html)
 
 
