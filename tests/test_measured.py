@@ -3,7 +3,6 @@ that use what was measured — changing exactly the hops measured and saying so 
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess

@@ -24,7 +24,6 @@ import pytest
 
 from ckptreport.build import build
 from ckptreport.engine import compute
-from ckptreport.columns import COLUMNS
 
 SOFFICE = shutil.which("soffice") or shutil.which("libreoffice")
 # Skipped only outside CI (make test installs LibreOffice where it can); in CI a missing soffice fails.

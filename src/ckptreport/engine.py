@@ -18,10 +18,6 @@ from .load import Inputs, dimensions
 from . import schema
 from .schema import TIER_KINDS
 
-LABELS = ("model", "recipe", "sku", "tier", "strategy", "tier_kind", "bottleneck",
-          "d2h_source", "nic_source", "tier_source", "nvme_source")
-
-
 @dataclass(frozen=True)
 class Dropped:
     reason: str

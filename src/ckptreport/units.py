@@ -138,7 +138,7 @@ def _parse_pint(text: str, kind: str) -> float:
 
 
 def _describe_dim(q: pint.Quantity) -> str:
-    for name, kind in KINDS.items():
+    for kind in KINDS.values():
         if kind.base and q.dimensionality == _UREG.parse_units(kind.base).dimensionality:
             return f"a {kind.name}"
     return f"in {q.units:~}"

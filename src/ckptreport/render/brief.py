@@ -9,10 +9,8 @@ SVG with their text kept as text. The renderer fetches nothing: every URL is ref
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import io
 import logging
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path

@@ -25,15 +25,14 @@ from openpyxl import Workbook
 from openpyxl.cell import WriteOnlyCell
 from openpyxl.chart import BarChart, Reference, ScatterChart, Series
 from openpyxl.formatting.rule import FormulaRule
-from openpyxl.styles import Alignment, Font, PatternFill
+from openpyxl.styles import Font, PatternFill
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.table import Table, TableColumn, TableStyleInfo
 
-from .. import __version__
 from ..columns import COLUMNS, INPUTS, SOURCE_COLUMNS
 from ..engine import global_inputs, model_inputs, recipe_inputs, sku_inputs, tier_inputs
-from ..expr import Var, excel_number, render
+from ..expr import Var, render
 from ..load import Inputs, input_provenance
 from ..summary import summary as summary_table
 
@@ -90,7 +89,6 @@ BOLD = Font(bold=True)
 TITLE = Font(bold=True, size=14)
 HEADER_FILL = PatternFill("solid", fgColor="DDEBF7")
 OVER_FILL = PatternFill("solid", fgColor="F8CBAD")
-WRAP = Alignment(wrap_text=True, vertical="top")
 
 
 def unit(name: str) -> str:
@@ -209,6 +207,12 @@ class Book:
     letters: dict[str, str] = field(default_factory=dict)  # Scenarios column -> letter
     scenario_row: dict[int, int] = field(default_factory=dict)  # frame index -> sheet row
     notes: list[str] = field(default_factory=list)
+    summary: pd.DataFrame = field(init=False)  # the headline table, computed once
+    picks: list[dict[str, int | None]] = field(init=False)  # per summary line: frame index per strategy
+
+    def __post_init__(self):
+        self.summary = summary_table(self.frame, self.inputs)
+        self.picks = _summary_picks(self.frame, self.summary)
 
 
 # ---- Assumptions ----------------------------------------------------------------------------------
@@ -314,7 +318,7 @@ def _keep_rows(book: Book, limit: int) -> pd.DataFrame:
 
 
 def _summary_index(book: Book) -> list[int]:
-    return [i for picks in _summary_picks(book) for i in picks.values() if i is not None]
+    return [i for picks in book.picks for i in picks.values() if i is not None]
 
 
 def _scenario_formulas(book: Book, helper: dict[str, str]) -> dict[str, str]:
@@ -356,7 +360,7 @@ def write_scenarios(wb: Workbook, book: Book, limit: int) -> None:
             templates.append(None)
         else:
             templates.append(formulas[n].split("{r}"))
-    for kind, h in helpers.items():
+    for kind in helpers:
         templates.append(f'=MATCH("{kind}."&{book.letters[column_of[kind]]}{{r}},Assumptions!$A:$A,0)'.split("{r}"))
     cols = {n: frame[n].to_numpy() for n in names}
     text = {n: cols[n].astype(str) for n in names if n in text_cols}
@@ -398,12 +402,8 @@ def write_scenarios(wb: Workbook, book: Book, limit: int) -> None:
 
 # ---- Summary --------------------------------------------------------------------------------------
 
-def _summary_picks(book: Book) -> list[dict[str, int | None]]:
+def _summary_picks(f: pd.DataFrame, table: pd.DataFrame) -> list[dict[str, int | None]]:
     """Per summary line: the frame index of the row shown for each strategy."""
-    if "_picks" in book.__dict__:
-        return book.__dict__["_picks"]
-    table = summary_table(book.frame, book.inputs)
-    f = book.frame
     picks = []
     for _, line in table.iterrows():
         base = ((f["model"] == line["model"]) & (f["sku"] == line["sku"]) & (f["recipe"] == line["recipe"])
@@ -415,7 +415,6 @@ def _summary_picks(book: Book) -> list[dict[str, int | None]]:
             hit = f.index[base & (f["strategy"] == strategy) & (f["tier"] == tier)] if isinstance(tier, str) else []
             out[strategy] = int(hit[0]) if len(hit) else None
         picks.append(out)
-    book.__dict__["_picks"] = picks
     return picks
 
 
@@ -444,8 +443,7 @@ def write_summary(wb: Workbook, book: Book) -> None:
     head = ["model", "recipe", "sku", "checkpoint", "sync: tier", "overhead", "meets", "async: tier", "overhead",
             "meets", "run $ (async)", "sync stalls $"]
     sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in head])
-    table = summary_table(book.frame, book.inputs)
-    picks = _summary_picks(book)
+    table, picks = book.summary, book.picks
     first = sh.row + 1
     for (_, line), pick in zip(table.iterrows(), picks):
         cells = [sh.text(str(line["model"])), sh.text(str(line["recipe"])), sh.text(str(line["sku"]))]
@@ -569,9 +567,8 @@ def write_cadence(wb: Workbook, book: Book) -> None:
     sh.append([sh.text("Each block recomputes the interval-dependent columns (same definitions as Scenarios) "
                        "for one scenario over a grid of intervals. Blue intervals are editable.")])
     letter = {n: get_column_letter(i + 1) for i, n in enumerate(cols)}
-    table = summary_table(book.frame, book.inputs)
     charts: dict[str, list] = {}
-    for (_, line), pick in zip(table.iterrows(), _summary_picks(book)):
+    for pick in book.picks:
         for strategy in ("sync", "async"):
             idx = pick[strategy]
             if idx is None or idx not in book.scenario_row:
@@ -688,7 +685,6 @@ def write(path, inputs: Inputs, frame: pd.DataFrame, meta: dict[str, str],
     wb = Workbook(write_only=True)
     write_assumptions(wb, book)  # first: it fixes the cells the others refer to
     limit = int(inputs.plan.workbook_rows.value)
-    _summary_picks(book)
     write_scenarios(wb, book, limit)
     write_summary(wb, book)
     write_cadence(wb, book)
