@@ -100,3 +100,11 @@ def test_the_briefs_carry_the_same_table(shipped, frame):
     assert "How well this model predicts" in html
     for row in calibration.rows():
         assert f"<td>{row['case']}</td>" in html
+
+
+def test_the_readme_quotes_todays_calibration():
+    """The README's calibration sentence is the one calibrate prints, not a figure typed in once."""
+    s = calibration.summary(calibration.cases())
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert (f"{s['passed']} of {s['scored']} scored cases pass; time predictions have a median error of "
+            f"{s['time_median_abs_error']:.1%} and a worst of {s['time_worst_abs_error']:.1%}") in readme

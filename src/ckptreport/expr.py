@@ -201,27 +201,6 @@ def render(e: Expr, leaf: Callable[[str], str], style: str = "excel") -> str:
     return go(e)
 
 
-def variables(e: Expr) -> list[str]:
-    """Names of the variables ``e`` reads, in first-use order."""
-    out: list[str] = []
-
-    def go(n: Expr):
-        if isinstance(n, Var):
-            if n.name not in out:
-                out.append(n.name)
-        elif isinstance(n, BinOp):
-            go(n.a), go(n.b)
-        elif isinstance(n, Call):
-            for a in n.args:
-                go(a)
-        elif isinstance(n, Label):
-            for _, v in n.options:
-                go(v)
-
-    go(e)
-    return out
-
-
 def evaluate(e: Expr, env: Mapping[str, object]):
     """Evaluate a tree with scalar values (used to check the tree against the function)."""
     if isinstance(e, Var):

@@ -313,8 +313,8 @@ def context(inputs: Inputs, spec: Spec, meta: dict[str, str], paper: str) -> dic
         "size_svg": size_chart(rec), "waste_svg": waste_chart(frame, rec), "chain_svg": chain_svg(env, rec),
         "tiers": tiers, "skus": skus if len(skus) > 1 else [], "recommendation": recommendation,
         "requirements": requirements, "sources": sources, "bandwidth_note": bandwidth_note,
-        "measured": measured_rows, "calibration": calibration.rows(),
-        "calibration_summary": _calibration_summary(),
+        "measured": measured_rows, "calibration": calibration.rows(calibration.cases()),
+        "calibration_summary": _calibration_summary(calibration.cases()),
         "method": "size = params x bytes per param; time per hop = bytes per node / bandwidth per node; stall: "
                   "sync = copy + write, async and tiered = copy (+ wait if the write outlasts the interval); "
                   "overhead = stall / interval; waste adds (interval/2 + restart) / MTBF; optimum: Daly (2006).",
@@ -322,8 +322,8 @@ def context(inputs: Inputs, spec: Spec, meta: dict[str, str], paper: str) -> dic
     }
 
 
-def _calibration_summary() -> str:
-    s = calibration.summary(calibration.cases())
+def _calibration_summary(results) -> str:
+    s = calibration.summary(results)
     return (f"{s['passed']} of {s['scored']} scored cases within tolerance; time predictions: median error "
             f"{s['time_median_abs_error']:.1%}, worst {s['time_worst_abs_error']:.1%}; {s['unexplained']} published "
             "cases no input explains are shown as unexplained, not tuned to.")
