@@ -46,7 +46,7 @@ docs: $(STAMP)  ## regenerate the README's schema and column tables
 	$(BIN)/python -m ckptreport.docs README.md
 
 golden: $(STAMP)  ## regenerate the golden HTML of the briefs (review the diff before committing)
-	$(BIN)/python -m ckptreport.render.brief --golden tests/golden/briefs
+	$(BIN)/python -m ckptreport.build --golden tests/golden/briefs
 
 clean:
 	rm -rf out $(VENV) .pytest_cache .hypothesis

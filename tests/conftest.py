@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from ckptreport.build import shipped_models
-from ckptreport.engine import scenarios
 from ckptreport.load import load
+from ckptreport.report import compute
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -19,8 +19,14 @@ def shipped():
 
 
 @pytest.fixture(scope="session")
-def frame(shipped):
-    return scenarios(shipped)[0]
+def report(shipped):
+    """Everything the outputs of the shipped models show, computed once."""
+    return compute(shipped)
+
+
+@pytest.fixture(scope="session")
+def frame(report):
+    return report.frame
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """PDF briefs for purchase proposals, read as a director would: the text (pdftotext), the pages
 (pdftoppm), and what WeasyPrint laid out. Golden files pin the rendered HTML; regenerate them with
-`python -m ckptreport.render.brief --golden tests/golden/briefs` (or `make golden`)."""
+`python -m ckptreport.build --golden tests/golden/briefs` (or `make golden`)."""
 
 from __future__ import annotations
 
@@ -54,10 +54,8 @@ def test_one_brief_per_model(built):
 def test_headline_figures_equal_the_engine(built):
     """Each brief's text holds its headline figures as the engine computes and formats them."""
     result, briefs = built
-    meta = {"ckptreport_version": "x", "input_hash": result.inputs.input_hash, "build_time": "2000-01-01T00:00:00Z"}
-    for spec in brief.specs(result.inputs, result.frame):
-        ctx = brief.context(result.inputs, spec, meta, "A4")
-        rec = ctx["_rec"]
+    for data in result.report.briefs:
+        spec, rec = data.spec, data.pick.row
         text = pdftotext(briefs / f"{spec.name}.pdf")
         for figure in (display.of("ckpt_bytes", rec["ckpt_bytes"]), display.value(rec["overhead_pct"], "pct"),
                        display.value(rec["waste_pct"], "pct"), display.value(rec["run_usd"], "usd"),
@@ -68,7 +66,7 @@ def test_headline_figures_equal_the_engine(built):
                            & (result.frame.tier == rec["tier"]) & (result.frame.strategy == rec["strategy"])
                            & (result.frame.gpus == spec.gpus) & (result.frame.interval_s == spec.interval_s)
                            & (result.frame.recipe == rec["recipe"])].iloc[0]
-        assert row["overhead_pct"] == rec["overhead_pct"]  # the brief's engine run is the build's
+        assert row["overhead_pct"] == rec["overhead_pct"]  # the brief's row is the build's
 
 
 @needs_poppler
@@ -98,12 +96,11 @@ def _check_fits(html: str) -> None:
         assert _rightmost(box) <= limit, f"page {number}: something runs off the page"
 
 
-def test_no_table_or_diagram_runs_off_the_page(shipped, frame):
+def test_no_table_or_diagram_runs_off_the_page(report):
     """Every laid-out box of every page ends inside the right margin, A4 and Letter."""
     meta = {"ckptreport_version": "x", "input_hash": "0" * 64, "build_time": "2000-01-01T00:00:00Z"}
-    spec = brief.specs(shipped, frame)[2]
     for paper in ("A4", "Letter"):
-        _check_fits(brief.render_html(brief.context(shipped, spec, meta, paper)))
+        _check_fits(brief.render_html(brief.context(report.briefs[2], report, meta, paper)))
 
 
 HOSTILE = {
@@ -154,9 +151,8 @@ def test_hostile_names_appear_literally_and_nothing_is_fetched(models_copy, tmp_
     raw = hostile_pdf.read_bytes()
     assert b"/EmbeddedFile" not in raw and b"/FileAttachment" not in raw
     assert "root:x:0:0" not in text
-    html = brief.render_html(brief.context(result.inputs, next(s for s in brief.specs(result.inputs, result.frame)
-                                                                  if "passwd" in s.name),
-                                           brief.GOLDEN_META, "A4"))
+    data = next(b for b in result.report.briefs if "passwd" in b.spec.name)
+    html = brief.render_html(brief.context(data, result.report, brief.GOLDEN_META, "A4"))
     assert '<img src="file' not in html and "<link rel=attachment" not in html
     assert "&lt;img src=&#34;file:///etc/passwd&#34;&gt;" in html
 
@@ -179,16 +175,16 @@ def test_templates_are_strict():
     assert env.from_string("{{ x }}").render(x="<b>") == "&lt;b&gt;"
 
 
-def test_golden_html(shipped, frame):
+def test_golden_html(report):
     """The rendered HTML equals the golden files (charts elided; see brief.normalized_html)."""
-    got = brief.golden_html(shipped, frame)
+    got = brief.golden_html(report)
     assert sorted(got) == sorted(p.name for p in GOLDEN.glob("*.html")), "run: make golden"
     for name, html in got.items():
         assert html == (GOLDEN / name).read_text(), f"{name} differs: run `make golden` and review the diff"
 
 
-def test_charts_are_vector_with_text_as_text(shipped, frame):
-    ctx = brief.context(shipped, brief.specs(shipped, frame)[0], brief.GOLDEN_META, "A4")
+def test_charts_are_vector_with_text_as_text(report):
+    ctx = brief.context(report.briefs[0], report, brief.GOLDEN_META, "A4")
     for key in ("size_svg", "waste_svg", "chain_svg"):
         svg = str(ctx[key])
         assert svg.startswith("<svg") and "<text" in svg and "<image" not in svg, key

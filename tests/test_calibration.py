@@ -93,10 +93,10 @@ def test_calibrate_command_prints_the_table_and_the_time_errors():
     assert len(data["cases"]) == len(CASES)
 
 
-def test_the_briefs_carry_the_same_table(shipped, frame):
+def test_the_briefs_carry_the_same_table(report):
     from ckptreport.render import brief
 
-    html = brief.render_html(brief.context(shipped, brief.specs(shipped, frame)[0], brief.GOLDEN_META, "A4"))
+    html = brief.render_html(brief.context(report.briefs[0], report, brief.GOLDEN_META, "A4"))
     assert "How well this model predicts" in html
     for row in calibration.rows():
         assert f"<td>{row['case']}</td>" in html

@@ -9,7 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from ckptreport.cli import main
-from ckptreport.columns import COLUMNS, INPUTS, SOURCE_COLUMNS
+from ckptreport.columns import COLUMNS
+from ckptreport.inputs import INPUTS, SOURCES
 
 DESIGN_COLUMNS = ("model, sku, tier, strategy, gpus, nodes, interval_s, params, bytes_per_param, ckpt_bytes, "
                   "bytes_per_gpu, bytes_per_node, d2h_s, write_s, bottleneck, stall_s, overhead_pct, "
@@ -39,7 +40,7 @@ def test_build_writes_parquet_csv_and_manifest(built, shipped):
     assert len(pq) == len(csv) > 20_000
     for name in DESIGN_COLUMNS:
         assert name in pq.columns, name
-    assert set(pq.columns) == set(INPUTS) | set(COLUMNS) | set(SOURCE_COLUMNS)
+    assert set(pq.columns) == set(INPUTS) | set(COLUMNS) | set(SOURCES)
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["input_hash"] == shipped.input_hash and manifest["rows"] == len(pq)
     import pyarrow.parquet as papq
@@ -62,7 +63,7 @@ def test_build_summary_names_cheapest_tier_per_model_and_sku(built, shipped):
     lines = result.stdout.splitlines()
     assert "meeting the 1% target, at 1,024 GPUs, every 30 min" in lines[0]
     header = lines[2].split()
-    assert header == ["model", "sku", "checkpoint", "sync", "async", "tiered"]
+    assert header == ["model", "sku", "checkpoint", "sync", "async", "tiered", "recommended"]
     body = [line for line in lines[4:] if line.strip()]
     assert len(body) == len(shipped.models) * len(shipped.skus)
     row = next(line for line in body if line.startswith("llama3-405b") and " dgx-h100 " in line)
@@ -85,7 +86,7 @@ def test_explain_prints_the_worked_example_step_by_step():
     assert "3.62% overhead" in out
     assert "= 405.85B × 16 B/param" in out
     assert "= 6.49 TB" in out
-    assert "models/models.yaml:" in out  # the input's place
+    assert "spec, models.yaml:36 — Meta Llama 3.1 405B" in out  # the input's place, in the models directory
     assert "nvbandwidth" in out  # and its source
 
 

@@ -50,9 +50,14 @@ def input_row(draw) -> dict[str, object]:
     tier_kind = draw(st.sampled_from(["parallel_fs", "cloud_fs", "object_store", "local_nvme"]
                                      if has_nvme else ["parallel_fs", "cloud_fs", "object_store"]))
     strategies = ["sync", "async", "tiered"] if has_nvme and tier_kind != "local_nvme" else ["sync", "async"]
+    per_tib, capacity = math.nan, math.inf
     if tier_kind == "local_nvme":
         tier_write = math.inf
         tier_node = draw(st.one_of(st.just(math.inf), _f(0.1, 200)))
+    elif tier_kind == "cloud_fs" and draw(st.booleans()):  # provisioned per TiB: write = per TiB x capacity
+        per_tib, capacity = draw(_f(0.1, 1.0)), draw(_f(2**40, 2**50))
+        tier_write = per_tib * capacity / 2**40
+        tier_node = draw(st.one_of(st.just(math.inf), _f(0.1, 1000)))
     else:
         tier_write = draw(st.one_of(st.just(math.inf), _f(0.1, 1e5)))
         tier_node = draw(_f(0.1, 1000)) if math.isinf(tier_write) else \
@@ -89,6 +94,8 @@ def input_row(draw) -> dict[str, object]:
         "tier_kind": tier_kind,
         "tier_write_GBps": tier_write,
         "tier_node_write_GBps": tier_node,
+        "tier_write_per_TiB_GBps": per_tib,
+        "tier_capacity_bytes": capacity,
         "usd_per_tb_month": draw(st.one_of(st.just(math.nan), _f(0, 1000))),  # nan: unpriced tier
         "target_overhead_pct": draw(_f(0.01, 100)),
         "mfu_pct": draw(_f(1, 100)),

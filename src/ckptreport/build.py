@@ -22,12 +22,10 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from . import __version__
-from .engine import Dropped, scenarios
 from .errors import InputError, Problem
-from .load import Inputs, load
-from .render import brief as render_brief
-from .render import workbook as render_workbook
-from .schema import Q
+from .load import load
+from .quantity import Q
+from .report import Report, compute as compute_report
 
 Progress = Callable[[str], None]
 
@@ -62,18 +60,29 @@ def build_time() -> dt.datetime:
 
 @dataclass
 class Result:
-    inputs: Inputs
-    frame: pd.DataFrame
-    dropped: list[Dropped]
+    report: Report
     models_dir: Path
     out_dir: Path
     written: list[Path] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
+    @property
+    def inputs(self):
+        return self.report.inputs
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        return self.report.frame
+
+    @property
+    def dropped(self):
+        return self.report.dropped
+
 
 def compute(models_dir: Path, progress: Progress = lambda _: None,
-            measured_paths: list | None = None) -> tuple[Inputs, pd.DataFrame, list[Dropped], dict]:
+            measured_paths: list | None = None, workbook_rows: int | None = None) -> tuple[Report, dict]:
+    """Load and validate the inputs, then compute everything the outputs show."""
     seconds = {}
     t = time.perf_counter()
     progress(f"loading {models_dir}")
@@ -82,16 +91,15 @@ def compute(models_dir: Path, progress: Progress = lambda _: None,
         from . import measured
 
         inputs = measured.apply(inputs, measured_paths)
+    if workbook_rows is not None:
+        plan = inputs.plan.model_copy(update={"workbook_rows": Q(float(workbook_rows), str(workbook_rows), "count")})
+        inputs = dataclasses.replace(inputs, plan=plan)
     seconds["load"] = time.perf_counter() - t
     t = time.perf_counter()
-    frame, dropped = scenarios(inputs)
+    report = compute_report(inputs)
     seconds["engine"] = time.perf_counter() - t
-    if frame.empty:
-        why = "; ".join(f"{d.rows:,} because {d.reason}" for d in dropped)
-        raise InputError(Problem(str(Path(models_dir) / "plan.yaml"), 0, 0, "",
-                                 f"every combination of the plan was left out ({why}); widen the plan"))
-    progress(f"computed {len(frame):,} scenarios in {seconds['engine']:.2f} s")
-    return inputs, frame, dropped, seconds
+    progress(f"computed {len(report.frame):,} scenarios in {seconds['engine']:.2f} s")
+    return report, seconds
 
 
 def _table(frame: pd.DataFrame, meta: dict[str, str]) -> pa.Table:
@@ -101,12 +109,40 @@ def _table(frame: pd.DataFrame, meta: dict[str, str]) -> pa.Table:
 
 
 def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def manifest(report: Report, meta: dict[str, str], files: dict[str, str]) -> dict:
+    """What was built from what: provenance, the recommendations every output names, file hashes."""
+    s = report.summary
+    return {
+        **meta,
+        "inputs": report.inputs.files,
+        "rows": len(report.frame),
+        "dropped": [{"reason": d.reason, "rows": d.rows} for d in report.dropped],
+        "measured": [{"hop": f"{m.section}.{m.name}.{m.field}", "basis": m.basis, "median_Bps": m.median,
+                      "min_Bps": m.minimum, "spec_Bps": m.spec, "flag": m.flag, "files": sorted(set(m.files))}
+                     for m in report.inputs.measured.values()],
+        "recommendations": [{"model": r["model"], "recipe": r["recipe"], "sku": r["sku"], "gpus": r["gpus"],
+                             "interval_s": r["interval_s"], "tier": r["option_tier"],
+                             "strategy": r["option_strategy"], "meets_target": bool(r["option_meets"])}
+                            for r in s.to_dict("records")],
+        "briefs": [{"name": b.spec.name, "model": b.spec.model, "gpus": b.spec.gpus, "interval_s": b.spec.interval_s,
+                    **b.pick.option, "meets_target": b.pick.meets} for b in report.briefs],
+        "files": files,
+    }
 
 
 def write(result: Result, progress: Progress = lambda _: None, workbook: bool = True, briefs: bool = True,
           paper: str | None = None) -> None:
-    out = result.out_dir
+    from .render import brief as render_brief
+    from .render import workbook as render_workbook
+
+    report, out = result.report, result.out_dir
     try:
         out.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".ckptreport-", dir=out))
@@ -114,34 +150,25 @@ def write(result: Result, progress: Progress = lambda _: None, workbook: bool = 
         raise InputError(Problem(str(out), 0, 0, "", f"cannot write the output directory: {e.strerror}")) from None
     try:
         when = build_time()
-        meta = {"ckptreport_version": __version__, "input_hash": result.inputs.input_hash,
+        meta = {"ckptreport_version": __version__, "input_hash": report.inputs.input_hash,
                 "build_time": when.isoformat().replace("+00:00", "Z")}
         t = time.perf_counter()
-        table = _table(result.frame, meta)
+        table = _table(report.frame, meta)
         pq.write_table(table, staging / "scenarios.parquet", compression="zstd")
         pacsv.write_csv(table, staging / "scenarios.csv")  # shortest round-trip floats, 10x pandas' speed
         if workbook:
-            rows = min(len(result.frame), int(result.inputs.plan.workbook_rows.value))
+            rows = min(len(report.frame), int(report.inputs.plan.workbook_rows.value))
             progress(f"writing the workbook ({rows:,} scenario rows of formulas)")
             t_wb = time.perf_counter()
-            result.notes += render_workbook.write(staging / "ckptreport.xlsx", result.inputs, result.frame, meta,
-                                                  when)
+            result.notes += render_workbook.write(staging / "ckptreport.xlsx", report, meta, when)
             result.seconds["workbook"] = time.perf_counter() - t_wb
         if briefs:
             t_b = time.perf_counter()
-            render_brief.write_all(staging / "briefs", result.inputs, result.frame, meta, paper, progress)
+            render_brief.write_all(staging / "briefs", report, meta, paper, progress)
             result.seconds["briefs"] = time.perf_counter() - t_b
-        manifest = {
-            **meta,
-            "models": str(result.models_dir),
-            "rows": len(result.frame),
-            "dropped": [{"reason": d.reason, "rows": d.rows} for d in result.dropped],
-            "measured": [{"hop": f"{m.section}.{m.name}.{m.field}", "basis": m.basis, "median_Bps": m.median,
-                          "min_Bps": m.minimum, "spec_Bps": m.spec, "flag": m.flag, "files": sorted(set(m.files))}
-                         for m in result.inputs.measured.values()],
-            "files": {str(p.relative_to(staging)): _sha256(p) for p in sorted(staging.rglob("*")) if p.is_file()},
-        }
-        (staging / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+        files = {str(p.relative_to(staging).as_posix()): _sha256(p) for p in sorted(staging.rglob("*")) if p.is_file()}
+        doc = manifest(report, meta, files)
+        (staging / "manifest.json").write_text(json.dumps(doc, indent=2, allow_nan=False) + "\n")
         result.seconds["write"] = time.perf_counter() - t
         for path in sorted(staging.iterdir()):
             target = out / path.name
@@ -161,11 +188,8 @@ def build(models: str | Path | None, out: str | Path, progress: Progress = lambd
     """Load, compute, write. ``workbook_rows`` overrides the plan's limit on workbook rows;
     ``measured`` names measured files or directories whose figures replace the spec."""
     models_dir = resolve_models(models)
-    inputs, frame, dropped, seconds = compute(models_dir, progress, measured)
-    if workbook_rows is not None:
-        plan = inputs.plan.model_copy(update={"workbook_rows": Q(float(workbook_rows), str(workbook_rows), "count")})
-        inputs = dataclasses.replace(inputs, plan=plan)
-    result = Result(inputs, frame, dropped, models_dir, Path(out), seconds=seconds)
+    report, seconds = compute(models_dir, progress, measured, workbook_rows)
+    result = Result(report, models_dir, Path(out), seconds=seconds)
     write(result, progress, workbook, briefs, paper)
     return result
 
@@ -185,3 +209,30 @@ def init(target: str | Path, force: bool = False) -> list[Path]:
         shutil.copyfile(f, target / f.name)
         written.append(target / f.name)
     return written
+
+
+# ---- golden HTML of the briefs (tests/golden/briefs): python -m ckptreport.build --golden DIR ----
+
+def golden(out: Path) -> list[Path]:
+    """Write the rendered HTML of every brief of the shipped defaults, normalised (see
+    ``render.brief.normalized_html``), for the golden test to compare with."""
+    from .render import brief as render_brief
+
+    report = compute_report(load(shipped_models()))
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("*.html"):
+        old.unlink()
+    written = []
+    for name, html in render_brief.golden_html(report).items():
+        (out / name).write_text(html)
+        written.append(out / name)
+    return written
+
+
+if __name__ == "__main__":
+    import sys
+
+    if len(sys.argv) != 3 or sys.argv[1] != "--golden":
+        raise SystemExit("usage: python -m ckptreport.build --golden DIR")
+    for path in golden(Path(sys.argv[2])):
+        print(f"wrote {path}")

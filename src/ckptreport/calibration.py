@@ -21,25 +21,29 @@ import numpy as np
 
 from .columns import COLUMNS
 from .engine import compute
+from .inputs import INPUTS
 
 WRITER_GBPS = 1.44  # plan.writer_bandwidth default: torchsnapshot, 1 writer, p4d local FS (20 GB / ~13.91 s)
 
-# A row's defaults: a DGX-A100-like node with nothing limiting unless a case says so.
-BASE = dict(model="m", recipe="r", sku="s", tier="t", strategy="sync", tier_kind="parallel_fs",
+# A row's defaults: what each input's declaration says omitting it means (no fixed cost, no per-node
+# cap ...), then a DGX-A100-like node for the inputs that have no default, unless a case says otherwise.
+NODE = dict(model="m", recipe="r", sku="s", tier="t", strategy="sync", tier_kind="parallel_fs",
             gpus=8.0, interval_s=3600.0, params=1e9, active_params=1e9, tokens=1e12,
             weights_bytes_per_param=2.0, master_bytes_per_param=4.0, optimizer_bytes_per_param=8.0,
-            grads_bytes_per_param=0.0, gpus_per_node=8.0, peak_TFLOPS=312.0, d2h_gpu_GBps=25.0,
-            d2h_node_GBps=200.0, host_memory_bytes=1e12, storage_nic_GBps=math.inf, nvme_write_GBps=0.0,
-            nvme_capacity_bytes=0.0, usd_per_gpu_hour=1.0, gpu_mtbf_s=50677 * 3600.0, tier_write_GBps=math.inf,
-            tier_node_write_GBps=math.inf, usd_per_tb_month=0.0, target_overhead_pct=1.0, mfu_pct=40.0,
-            restart_s=600.0, retention=1.0, buffers=1.0, sharding="fully_sharded", tp=1.0, pp=1.0, layers=0.0,
-            hidden=0.0, vocab=0.0, writer_GBps=WRITER_GBPS, sync_fixed_s=0.0, async_fixed_s=0.0,
-            tiered_fixed_s=0.0, async_slowdown_pct=0.0)
+            gpus_per_node=8.0, peak_TFLOPS=312.0, d2h_gpu_GBps=25.0, d2h_node_GBps=200.0, host_memory_bytes=1e12,
+            storage_nic_GBps=math.inf, usd_per_gpu_hour=1.0, gpu_mtbf_s=50677 * 3600.0, usd_per_tb_month=0.0,
+            target_overhead_pct=1.0, mfu_pct=40.0, restart_s=600.0, retention=1.0, buffers=1.0,
+            writer_GBps=WRITER_GBPS)
+BASE = {**{i.name: i.default for i in INPUTS.values() if i.default is not None}, **NODE}
 
 
 def predict(**inputs) -> dict:
     """The engine's columns for one row (BASE with the given inputs)."""
-    values = {k: np.array([v]) for k, v in {**BASE, **inputs}.items()}
+    row = {**BASE, **inputs}
+    missing = sorted(set(INPUTS) - set(row))
+    if missing:  # an input declared without a default needs a figure here
+        raise KeyError(f"calibration.NODE has no figure for {', '.join(missing)}")
+    values = {k: np.array([v]) for k, v in row.items()}
     return {k: (v[0].item() if hasattr(v[0], "item") else v[0]) for k, v in compute(values).items()}
 
 

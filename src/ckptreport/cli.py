@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from . import __version__, units
+from .vocab import PAPERS, STRATEGIES
 
 MODELS_HELP = "Directory of models.yaml, hardware.yaml, storage.yaml, plan.yaml [default: ./models if present, else the shipped set]."
 
@@ -67,7 +68,7 @@ def main():
               help="Most scenario rows in ckptreport.xlsx (overrides the plan's workbook_rows).")
 @click.option("--no-workbook", is_flag=True, help="Skip ckptreport.xlsx (faster).")
 @click.option("--no-briefs", is_flag=True, help="Skip the PDF briefs in out/briefs/ (faster).")
-@click.option("--paper", type=click.Choice(["A4", "Letter"]), help="Paper size of the briefs [default: the plan's, A4].")
+@click.option("--paper", type=click.Choice(PAPERS), help="Paper size of the briefs [default: the plan's, A4].")
 @click.option("--measured", "measured_paths", multiple=True, type=click.Path(),
               help="Measured files or directories (ckptreport probe / import): they replace spec figures.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the summary.")
@@ -91,7 +92,6 @@ def build(models, out, workbook_rows, no_workbook, no_briefs, paper, measured_pa
       ckptreport build --measured measured/      # use what ckptreport probe measured
     """
     from .build import build as run_build
-    from .summary import summary
 
     progress = _progress(quiet)
     result = _run(run_build, models, out, progress, workbook=not no_workbook, workbook_rows=workbook_rows,
@@ -103,29 +103,35 @@ def build(models, out, workbook_rows, no_workbook, no_briefs, paper, measured_pa
         progress(f"left out {d.rows:,} combinations: {d.reason}")
     for note in result.notes:
         progress(note)
-    click.echo(_summary_text(summary(result.frame, result.inputs), result.inputs))
+    click.echo(_summary_text(result.report))
 
 
-def _summary_text(table, inputs) -> str:
+def _summary_text(report) -> str:
+    """The terminal summary: per model and SKU, the recommended tier per strategy and overall."""
     from . import display
 
+    table = report.summary
     if table.empty:
         return "No scenario at the summary's cluster size and cadence."
-    first = table.iloc[0]
-    target = display.value(inputs.plan.target_overhead.value * 100, "pct")
-    head = (f"Cheapest durable tier meeting the {target} target, at {first['gpus']:,} GPUs, every "
-            f"{display.value(first['interval_s'], 's')} (overhead in brackets; '-' none meets it: closest shown)")
-    cols = ["model", "sku", "checkpoint", "sync", "async", "tiered"]
+    plan = report.inputs.plan
+    target = display.value(plan.target_overhead.value * 100, "pct")
+    head = (f"Cheapest durable tier meeting the {target} target, at {report.point.gpus:,.0f} GPUs, every "
+            f"{display.of('interval_s', report.point.interval_s)} (overhead in brackets; '-' none meets it: closest "
+            "shown); recommended: the option meeting the target at the lowest cost over the run")
+    strategies = list(plan.strategies)
+    cols = ["model", "sku", "checkpoint", *strategies, "recommended"]
     rows = []
-    for _, r in table.iterrows():
-        cells = [str(r["model"]), str(r["sku"]), display.value(r["ckpt_bytes"], "bytes")]
-        for s in ("sync", "async", "tiered"):
-            if isinstance(r.get(f"{s}_tier"), str):
-                cells.append(f"{r[f'{s}_tier']} ({display.value(r[f'{s}_overhead_pct'], 'pct')})")
-            elif isinstance(r.get(f"{s}_closest_tier"), str):
-                cells.append(f"- ({r[f'{s}_closest_tier']} {display.value(r[f'{s}_overhead_pct'], 'pct')})")
-            else:
+    for r in table.to_dict("records"):
+        cells = [r["model"], r["sku"], display.value(r["ckpt_bytes"], "bytes")]
+        for s in strategies:
+            if not isinstance(r[f"{s}_tier"], str):  # no row: the strategy is impossible on this SKU
                 cells.append("n/a")
+            elif r[f"{s}_meets"]:
+                cells.append(f"{r[f'{s}_tier']} ({display.value(r[f'{s}_overhead_pct'], 'pct')})")
+            else:
+                cells.append(f"- ({r[f'{s}_tier']} {display.value(r[f'{s}_overhead_pct'], 'pct')})")
+        option = f"{r['option_strategy']} to {r['option_tier']}"
+        cells.append(option if r["option_meets"] else f"- ({option})")
         rows.append(cells)
     widths = [max(len(c), *(len(row[i]) for row in rows)) for i, c in enumerate(cols)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
@@ -171,7 +177,7 @@ def _interval(ctx, param, value):
 @click.argument("tier")
 @click.option("--gpus", type=click.IntRange(min=1), required=True, help="GPUs in the job.")
 @click.option("--interval", callback=_interval, required=True, help="Checkpoint cadence, e.g. 30min, '1 h'.")
-@click.option("--strategy", type=click.Choice(["sync", "async", "tiered"]), default="sync", show_default=True)
+@click.option("--strategy", type=click.Choice(STRATEGIES), default="sync", show_default=True)
 @click.option("--recipe", help="Recipe to use [default: the model's own].")
 @click.option("--models", "models", type=click.Path(file_okay=False), help=MODELS_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the steps as JSON.")

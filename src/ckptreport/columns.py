@@ -12,83 +12,26 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .expr import GB, INF, TERA, ceil, largest, maximum, minimum, sqrt, where
+from .expr import DAY, GB, HOUR, INF, TERA, ceil, largest, maximum, minimum, sqrt, where
+from .inputs import INPUTS
+from .units import COLUMN_UNITS, INF_FMT
+
+DAYS_PER_MONTH = 365.25 / 12  # storage is priced per month; a run lasts days
 
 
 @dataclass(frozen=True)
 class Column:
     name: str
-    unit: str  # bytes, s, GBps, pct, usd, days, count, B/param, label, bool
+    unit: str  # a key of units.COLUMN_UNITS: bytes, s, GBps, pct, usd, days, count, B/param, label, bool
     doc: str
     fn: Callable
     params: tuple[str, ...]
     section: str
-
-
-@dataclass(frozen=True)
-class InputColumn:
-    name: str
-    unit: str
-    doc: str
+    excel: str | None = None  # a number format of its own, else the unit's
+    infinite: str = "unbounded"  # how an infinite value reads
 
 
 COLUMNS: dict[str, Column] = {}
-
-INPUTS: dict[str, InputColumn] = {
-    c.name: c for c in [
-        InputColumn("model", "label", "model name (plan.models)"),
-        InputColumn("recipe", "label", "training recipe: what a checkpoint holds per parameter"),
-        InputColumn("sku", "label", "hardware SKU (plan.skus)"),
-        InputColumn("tier", "label", "storage tier (plan.tiers)"),
-        InputColumn("strategy", "label", "sync, async or tiered"),
-        InputColumn("gpus", "count", "GPUs in the job (plan.gpus)"),
-        InputColumn("interval_s", "s", "time between checkpoints (plan.intervals)"),
-        InputColumn("params", "count", "total parameters (models.*.params)"),
-        InputColumn("active_params", "count", "parameters active per token (models.*.active_params, else params)"),
-        InputColumn("tokens", "count", "training tokens (models.*.tokens)"),
-        InputColumn("sharding", "label", "how ranks split the save: fully_sharded, optimizer_sharded, replica0 (models.*.sharding)"),
-        InputColumn("tp", "count", "tensor-parallel degree (models.*.tp; 1 if not given)"),
-        InputColumn("pp", "count", "pipeline-parallel degree (models.*.pp; 1 if not given)"),
-        InputColumn("layers", "count", "transformer layers (models.*.layers; 0 if not given)"),
-        InputColumn("hidden", "count", "hidden size (models.*.hidden; 0 if not given)"),
-        InputColumn("vocab", "count", "vocabulary size (models.*.vocab; 0 if not given)"),
-        InputColumn("weights_bytes_per_param", "B/param", "bytes of the weights dtype (recipes.*.weights)"),
-        InputColumn("master_bytes_per_param", "B/param", "bytes of the master-weights dtype (recipes.*.master)"),
-        InputColumn("optimizer_bytes_per_param", "B/param", "bytes of all optimizer states (recipes.*.optimizer)"),
-        InputColumn("grads_bytes_per_param", "B/param", "bytes of saved gradients (recipes.*.grads)"),
-        InputColumn("gpus_per_node", "count", "GPUs per node (skus.*.gpus_per_node)"),
-        InputColumn("peak_TFLOPS", "TFLOPS", "dense BF16 peak per GPU (skus.*.peak_bf16)"),
-        InputColumn("d2h_gpu_GBps", "GBps", "GPU->host copy, one GPU (skus.*.d2h_per_gpu)"),
-        InputColumn("d2h_node_GBps", "GBps", "GPU->host copy, whole node (skus.*.d2h_per_node)"),
-        InputColumn("host_memory_bytes", "bytes", "host DRAM per node (skus.*.host_memory)"),
-        InputColumn("storage_nic_GBps", "GBps", "node's bandwidth to the storage fabric (skus.*.storage_nic)"),
-        InputColumn("nvme_write_GBps", "GBps", "node-local NVMe write (skus.*.local_nvme.write; 0 if none)"),
-        InputColumn("nvme_capacity_bytes", "bytes", "node-local NVMe capacity (skus.*.local_nvme.capacity)"),
-        InputColumn("usd_per_gpu_hour", "usd", "price of a GPU-hour (skus.*.usd_per_gpu_hour)"),
-        InputColumn("gpu_mtbf_s", "s", "mean time between failures per GPU (skus.*.gpu_mtbf)"),
-        InputColumn("tier_kind", "label", "parallel_fs, cloud_fs, object_store or local_nvme (tiers.*.kind)"),
-        InputColumn("tier_write_GBps", "GBps", "tier's aggregate write (tiers.*.write, or write_per_TiB x capacity; inf if unbounded)"),
-        InputColumn("tier_node_write_GBps", "GBps", "most one node writes to the tier (tiers.*.per_node_write; inf if unbounded)"),
-        InputColumn("usd_per_tb_month", "usd", "tier price per TB-month (tiers.*.usd_per_tb_month; empty if unknown)"),
-        InputColumn("target_overhead_pct", "pct", "the overhead to stay under (plan.target_overhead)"),
-        InputColumn("mfu_pct", "pct", "model FLOPs utilisation (plan.mfu)"),
-        InputColumn("restart_s", "s", "time to restart after a failure (plan.restart)"),
-        InputColumn("retention", "count", "checkpoints kept (plan.retention)"),
-        InputColumn("buffers", "count", "host copies staged by async/tiered (plan.buffers)"),
-        InputColumn("writer_GBps", "GBps", "what one writer process sustains: serialisation, one stream (plan.writer_bandwidth)"),
-        InputColumn("sync_fixed_s", "s", "fixed cost of a sync checkpoint: coordination, file creation (plan.fixed_cost.sync)"),
-        InputColumn("async_fixed_s", "s", "fixed cost of an async snapshot: staging set-up (plan.fixed_cost.async)"),
-        InputColumn("tiered_fixed_s", "s", "fixed cost of a tiered snapshot (plan.fixed_cost.tiered)"),
-        InputColumn("async_slowdown_pct", "pct", "training slowdown while a background write runs (plan.async_slowdown)"),
-    ]
-}
-
-SOURCE_COLUMNS = {
-    "d2h_source": "basis of the GPU->host figure used (spec, measured, derived, assumption, input)",
-    "nic_source": "basis of the storage NIC figure used",
-    "tier_source": "basis of the tier's write figure used (for local_nvme: the SKU's drives)",
-    "nvme_source": "basis of the node-local NVMe figure used",
-}
 
 
 _section = ["Size"]
@@ -99,7 +42,7 @@ def section(title: str) -> None:
     _section[0] = title
 
 
-def column(unit: str):
+def column(unit: str, *, excel: str | None = None, infinite: str = "unbounded"):
     """Register the decorated function as the definition of the column it is named after."""
 
     def register(fn: Callable) -> Callable:
@@ -107,8 +50,12 @@ def column(unit: str):
         for p in params:
             if p not in INPUTS and p not in COLUMNS:
                 raise NameError(f"{fn.__name__} reads {p!r}, which is neither an input nor an earlier column")
+        if fn.__name__ in INPUTS or fn.__name__ in COLUMNS:
+            raise NameError(f"column {fn.__name__!r} is defined twice")
+        if unit not in COLUMN_UNITS:
+            raise NameError(f"{fn.__name__}: unknown unit {unit!r}; known: {', '.join(COLUMN_UNITS)}")
         doc = " ".join((inspect.getdoc(fn) or "").split())
-        COLUMNS[fn.__name__] = Column(fn.__name__, unit, doc, fn, params, _section[0])
+        COLUMNS[fn.__name__] = Column(fn.__name__, unit, doc, fn, params, _section[0], excel, infinite)
         return fn
 
     return register
@@ -233,7 +180,7 @@ def tier_node_GBps(tier_kind, tier_node_write_GBps, nvme_write_GBps):
     return where(tier_kind == "local_nvme", minimum(nvme_write_GBps, tier_node_write_GBps), tier_node_write_GBps)
 
 
-@column("GBps")
+@column("GBps", excel=INF_FMT + '#,##0.000" GB/s"')
 def tier_share_GBps(tier_node_GBps, tier_write_GBps, nodes_writing):
     """What one node gets from the tier while every writing node writes: its cap, or an even share."""
     return minimum(tier_node_GBps, tier_write_GBps / nodes_writing)
@@ -245,10 +192,16 @@ def nic_s(tier_kind, bytes_per_node, storage_nic_GBps):
     return where(tier_kind == "local_nvme", 0, bytes_per_node / (storage_nic_GBps * GB))
 
 
+@column("GBps")
+def writers_GBps(gpus_on_node, writer_GBps):
+    """What the node's writer processes (one per GPU), each at most writer_GBps, sustain together."""
+    return gpus_on_node * writer_GBps
+
+
 @column("s")
-def writer_s(bytes_per_node, gpus_on_node, writer_GBps):
-    """Time for the node's writer processes (one per GPU), each at most writer_GBps, to write its shard."""
-    return bytes_per_node / (gpus_on_node * writer_GBps * GB)
+def writer_s(bytes_per_node, writers_GBps):
+    """Time for the node's writer processes to write its shard."""
+    return bytes_per_node / (writers_GBps * GB)
 
 
 @column("s")
@@ -347,7 +300,7 @@ def nvme_ok(nvme_needed_bytes, nvme_capacity_bytes):
 
 section("Cadence under failures")
 
-@column("s")
+@column("s", excel='#,##0" s"')
 def cluster_mtbf_s(gpu_mtbf_s, gpus):
     """Mean time between failures of the whole job: per-GPU MTBF / GPUs."""
     return gpu_mtbf_s / gpus
@@ -411,19 +364,19 @@ def compute_s(active_params, tokens, gpus, peak_TFLOPS, mfu_pct):
 @column("days")
 def run_days(compute_s, waste_pct):
     """Wall-clock run length: compute time plus waste."""
-    return compute_s * (1 + waste_pct / 100) / 86400
+    return compute_s * (1 + waste_pct / 100) / DAY
 
 
 @column("usd")
 def overhead_usd(gpus, compute_s, usd_per_gpu_hour, overhead_pct):
     """GPU-hours stalled on checkpoints over the run, in dollars."""
-    return gpus * compute_s / 3600 * usd_per_gpu_hour * overhead_pct / 100
+    return gpus * compute_s / HOUR * usd_per_gpu_hour * overhead_pct / 100
 
 
 @column("usd")
 def waste_usd(gpus, compute_s, usd_per_gpu_hour, waste_pct):
     """GPU-hours lost to checkpoint stalls and failure rework over the run, in dollars."""
-    return gpus * compute_s / 3600 * usd_per_gpu_hour * waste_pct / 100
+    return gpus * compute_s / HOUR * usd_per_gpu_hour * waste_pct / 100
 
 
 @column("usd")
@@ -432,10 +385,23 @@ def run_usd(gpus, run_days, usd_per_gpu_hour):
     return gpus * run_days * 24 * usd_per_gpu_hour
 
 
-@column("usd")
+@column("usd", excel='"$"#,##0.00')
 def storage_usd_month(retention, ckpt_bytes, usd_per_tb_month):
     """Monthly price of keeping the retained checkpoints on the tier (empty when the tier is unpriced)."""
-    return retention * ckpt_bytes / 1e12 * usd_per_tb_month
+    return retention * ckpt_bytes / TERA * usd_per_tb_month
+
+
+@column("usd")
+def storage_run_usd(storage_usd_month, run_days):
+    """Storage over the run: its monthly price for the run's length (empty when the tier is unpriced)."""
+    return storage_usd_month * run_days / DAYS_PER_MONTH
+
+
+@column("usd")
+def total_usd(run_usd, storage_run_usd):
+    """What the option costs over the run: the GPU-hours of the run, waste included, plus its storage
+    (empty when the tier is unpriced). Recommendations rank options by it."""
+    return run_usd + storage_run_usd
 
 
 section("What the target demands")
@@ -450,13 +416,13 @@ def write_budget_s(strategy, target_overhead_pct, interval_s, fixed_s, d2h_s, nv
                  where(d2h_s <= allowed_s, interval_s - nvme_s, 0))
 
 
-@column("GBps")
+@column("GBps", infinite="unreachable")
 def required_write_GBps(write_budget_s, ckpt_bytes):
     """Aggregate tier write bandwidth that meets the target (unreachable when the copy to host alone misses it)."""
     return where(write_budget_s > 0, ckpt_bytes / write_budget_s / GB, INF)
 
 
-@column("GBps")
+@column("GBps", infinite="unreachable")
 def required_node_write_GBps(write_budget_s, bytes_per_node):
     """Per-node write bandwidth (NIC and tier share) that meets the target."""
     return where(write_budget_s > 0, bytes_per_node / write_budget_s / GB, INF)

@@ -1,55 +1,51 @@
-"""How a column's value reads, by the unit in its name. Shared by the terminal, workbook and briefs."""
+"""How a column's value reads, by its declared unit (``units.COLUMN_UNITS``). Shared by the terminal,
+the workbook and the briefs."""
 
 from __future__ import annotations
 
-import math
+from .columns import COLUMNS
+from .inputs import INPUTS, SOURCES
+from .units import COLUMN_UNITS, Unit
 
-from . import units
-from .columns import COLUMNS, INPUTS
+
+def declared(name: str):
+    """The column's or input's declaration (unit, number format, how infinity reads)."""
+    return COLUMNS.get(name) or INPUTS.get(name)
 
 
 def unit_of(name: str) -> str:
-    if name in COLUMNS:
-        return COLUMNS[name].unit
-    if name in INPUTS:
-        return INPUTS[name].unit
-    return "label"
+    d = declared(name)
+    return d.unit if d is not None else "label"
 
 
-def value(v, unit: str, digits: int = 3) -> str:
+def unit(name: str) -> Unit:
+    return COLUMN_UNITS[unit_of(name)]
+
+
+def value(v, unit_key: str, digits: int = 3, infinite: str = "unbounded") -> str:
     """'6.49 TB', '359 GB/s', '65.1 s', '3.62%', '$4,740,809', '405.85B', '16 B/param'."""
-    if unit in ("label",):
-        return str(v)
-    if unit == "bool":
-        return "yes" if bool(v) else "no"
-    v = float(v)
-    if math.isnan(v):
-        return "n/a"
-    if unit == "bytes":
-        return units.fmt(v, "bytes", digits)
-    if unit == "s":
-        return units.fmt(v, "duration", digits)
-    if unit == "days":
-        return f"{v:,.1f} days"
-    if unit == "GBps":
-        return units.fmt(v * 1e9, "bandwidth", digits)
-    if unit == "bandwidth_Bps":
-        return units.fmt(v, "bandwidth", digits)
-    if unit == "TFLOPS":
-        return units.fmt(v * 1e12, "flops", digits)
-    if unit == "pct":
-        return units.fmt(v / 100, "percent", digits)
-    if unit == "usd":
-        return units.fmt(v, "usd", digits)
-    if unit == "B/param":
-        return f"{v:g} B/param"
-    if unit == "count":
-        return f"{v:,.0f}" if abs(v) < 1e6 else units.fmt(v, "count", 5)
-    return f"{v:g}"
+    return COLUMN_UNITS[unit_key].show(v, digits, infinite)
 
 
 def of(name: str, v, digits: int = 3) -> str:
-    """A column's value; infinite bandwidth reads 'unbounded', an infinite requirement 'unreachable'."""
-    if unit_of(name) == "GBps" and isinstance(v, float) and math.isinf(v):
-        return "unreachable" if name.startswith("required") else "unbounded"
-    return value(v, unit_of(name), digits)
+    """A column's value; an infinite bandwidth reads as its declaration says ('unbounded', 'unreachable')."""
+    d = declared(name)
+    return value(v, unit_of(name), digits, d.infinite if d is not None else "unbounded")
+
+
+def excel_format(name: str) -> str | None:
+    """The spreadsheet number format of a column in a table."""
+    d = declared(name)
+    if d is None:
+        return None
+    return COLUMN_UNITS[d.unit].excel_format(d.infinite, d.excel)
+
+
+def plain_format(name: str) -> str | None:
+    """The number format of an input's bare value, its unit in the next column (Assumptions)."""
+    d = declared(name)
+    return COLUMN_UNITS[d.unit].plain_format(d.infinite) if d is not None else None
+
+
+def is_text(name: str) -> bool:
+    return name in SOURCES or unit_of(name) == "label"

@@ -17,12 +17,10 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from . import schema
-from .columns import COLUMNS, INPUTS, SOURCE_COLUMNS
+from .columns import COLUMNS
 from .expr import Var, render
-
-_UNIT_WORDS = {"bytes": "bytes", "s": "seconds", "GBps": "GB/s (1e9 B/s)", "pct": "percent",
-               "usd": "US dollars", "days": "days", "count": "count", "B/param": "bytes per parameter",
-               "label": "text", "bool": "true/false", "TFLOPS": "TFLOP/s"}
+from .inputs import INPUTS, SCENARIO, SOURCES
+from .units import COLUMN_UNITS
 
 
 def _type(annotation, metadata=()) -> str:
@@ -49,10 +47,11 @@ def _fields(model: type[BaseModel], prefix: str = "") -> list[tuple[str, str, st
     rows = []
     for name, f in model.model_fields.items():
         required = "yes" if f.is_required() else "no"
-        rows.append((prefix + name, _type(f.annotation, f.metadata), required, f.description or ""))
+        key = f.alias or name  # the key users write ('async', held as async_)
+        rows.append((prefix + key, _type(f.annotation, f.metadata), required, f.description or ""))
         sub = next((a for a in typing.get_args(f.annotation) if isinstance(a, type) and issubclass(a, BaseModel)), None)
         if sub is not None and sub is not model:
-            rows += _fields(sub, prefix + name + ".")
+            rows += _fields(sub, prefix + key + ".")
     return rows
 
 
@@ -71,10 +70,18 @@ def schema_markdown() -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def input_meaning(i) -> str:
+    """An input column's meaning in the README: what it is, where it is read, what omitting it means."""
+    if i.entity == SCENARIO:
+        return f"input: {i.doc} ({i.where})"
+    omitted = "" if i.required and not i.absent else f"; omitted: {i.derived_doc or i.absent}"
+    return f"input: {i.doc} ({i.where}{omitted})"
+
+
 def columns_markdown() -> str:
     out = ["| column | unit | meaning |", "|---|---|---|"]
     for c in INPUTS.values():
-        out.append(f"| `{c.name}` | {_UNIT_WORDS[c.unit]} | input: {c.doc} |")
+        out.append(f"| `{c.name}` | {COLUMN_UNITS[c.unit].words} | {input_meaning(c)} |")
     section = None
     for c in COLUMNS.values():
         if c.section != section:
@@ -82,10 +89,10 @@ def columns_markdown() -> str:
             out.append(f"| **{section}** | | |")
         formula = render(c.fn(*(Var(p) for p in c.params)), lambda n: n, style="text")
         formula = formula.replace("|", "\\|")
-        out.append(f"| `{c.name}` | {_UNIT_WORDS[c.unit]} | {c.doc} `= {formula}` |")
+        out.append(f"| `{c.name}` | {COLUMN_UNITS[c.unit].words} | {c.doc} `= {formula}` |")
     out.append("| **Sources** | | |")
-    for name, doc in SOURCE_COLUMNS.items():
-        out.append(f"| `{name}` | text | {doc} |")
+    for src in SOURCES.values():
+        out.append(f"| `{src.name}` | text | {src.doc} |")
     return "\n".join(out) + "\n"
 
 

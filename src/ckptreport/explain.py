@@ -8,12 +8,13 @@ import math
 from dataclasses import dataclass
 
 from . import display
-from .columns import COLUMNS, INPUTS
+from .columns import COLUMNS
 from .engine import scenarios
 from .errors import InputError, Problem
 from .expr import Var, render
-from .load import Inputs, did_you_mean, input_provenance
-from .schema import Q, STRATEGIES
+from .inputs import INPUTS, MODELS, RECIPES, SKUS, TIERS
+from .load import Inputs, did_you_mean, provenance
+from .quantity import STRATEGIES, Q
 
 @dataclass(frozen=True)
 class Scenario:
@@ -59,15 +60,21 @@ def _finite(v):
 
 
 def explanation(inputs: Inputs, s: Scenario) -> dict:
-    row = one_row(inputs, s)
+    """The arithmetic of one scenario, named by ``s``."""
+    return explain_row(inputs, one_row(inputs, s))
+
+
+def explain_row(inputs: Inputs, row) -> dict:
+    """The arithmetic of one row of a scenario frame: every input it uses with its provenance, and
+    every column with its formula, the formula with the values substituted, and its value."""
     values = {k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
     shown = {k: display.of(k, v) for k, v in values.items()}
     quoted = {k: f'"{v}"' if display.unit_of(k) == "label" else v for k, v in shown.items()}
     used = [n for n in INPUTS if any(n in c.params for c in COLUMNS.values())]
+    names = {MODELS: row["model"], RECIPES: row["recipe"], SKUS: row["sku"], TIERS: row["tier"]}
     inputs_out = []
     for name in used:
-        prov = input_provenance(inputs, name, model=row["model"], recipe=row["recipe"], sku=row["sku"],
-                                tier=row["tier"])
+        prov = provenance(inputs, INPUTS[name], names)
         inputs_out.append({
             "name": name, "value": _finite(values[name]), "display": shown[name],
             "unit": display.unit_of(name), "doc": INPUTS[name].doc,
@@ -83,7 +90,10 @@ def explanation(inputs: Inputs, s: Scenario) -> dict:
             "substituted": render(tree, lambda n: quoted[n], style="text"),
             "value": _finite(values[col.name]), "display": shown[col.name],
         })
-    return {"scenario": {**s.__dict__, "recipe": values["recipe"]}, "headline": headline(values),
+    scenario = {"model": str(values["model"]), "sku": str(values["sku"]), "tier": str(values["tier"]),
+                "gpus": int(values["gpus"]), "interval_s": float(values["interval_s"]),
+                "strategy": str(values["strategy"]), "recipe": str(values["recipe"])}
+    return {"scenario": scenario, "headline": headline(values),
             "inputs": inputs_out, "steps": steps, "input_hash": inputs.input_hash}
 
 
@@ -108,7 +118,7 @@ def as_text(e: dict) -> str:
     lines = [f"{s['model']} ({s['recipe']}) on {s['gpus']:,} GPUs of {s['sku']}, tier {s['tier']}, "
              f"{s['strategy']}, every {display.value(s['interval_s'], 's')}", ""]
     lines += _wrap(e["headline"], 100, "  ") + [""]
-    lines.append("Inputs (basis, file:line — source)")
+    lines.append("Inputs (basis, file:line in the models directory — source)")
     width = max(len(i["name"]) for i in e["inputs"])
     for i in e["inputs"]:
         where = f"{i['file']}:{i['line']}" if i["line"] else (i["file"] or "this scenario")

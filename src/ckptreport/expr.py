@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .units import INF_CELL
 
 
 class Scale(float):
@@ -23,7 +24,9 @@ class Scale(float):
 
 
 GB = Scale(1e9)  # bytes in a GB; bandwidth columns are in GB/s
-TERA = Scale(1e12)
+TERA = Scale(1e12)  # FLOP/s in a TFLOP/s; bytes in a TB
+HOUR = Scale(3600.0)  # seconds
+DAY = Scale(86400.0)
 INF = math.inf
 
 
@@ -148,8 +151,8 @@ _TEXT_FN = {"MIN": "min", "MAX": "max", "SQRT": "sqrt", "IF": "if", "ROUNDUP": "
 
 
 def excel_number(v: float) -> str:
-    if math.isinf(v):
-        return "1E+300" if v > 0 else "-1E+300"
+    if math.isinf(v):  # the one spelling of infinity in a cell or formula (units.INF_CELL)
+        return excel_number(math.copysign(INF_CELL, v))
     if v == int(v) and abs(v) < 1e15:
         return str(int(v))
     return repr(v).replace("e+", "E+").replace("e-", "E-")

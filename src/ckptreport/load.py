@@ -18,17 +18,19 @@ from pydantic import BaseModel, ValidationError
 
 from . import schema
 from .errors import InputError, Problem
+from .inputs import PLAN, SCENARIO, Input, of
 from .schema import FILES, SECTIONS, Plan, Q
 from .yamlfile import Marks, dotted, load as load_yaml
 
 
 @dataclass(frozen=True)
 class Prov:
-    """Where one input figure came from."""
+    """Where one input figure came from. ``file`` is named relative to the models directory (or is a
+    measured file's name), so that outputs do not depend on where the build ran."""
 
     file: str
     line: int
-    basis: str  # spec, measured, derived, assumption, input
+    basis: str  # spec, measured, derived, assumption, input; default: the key was omitted
     source: str | None
 
     def cite(self) -> str:
@@ -44,13 +46,19 @@ class Inputs:
     skus: dict[str, schema.Sku]
     tiers: dict[str, schema.Tier]
     plan: Plan
-    prov: dict[tuple[str, str, str], Prov] = field(repr=False)
+    prov: dict[tuple[str, str, str], Prov] = field(repr=False)  # (section, name, key) -> where it came from
     input_hash: str = ""
     root: str = ""
-    measured: dict = field(default_factory=dict, repr=False)  # (section, name, field) -> measured.Measurement
+    measured: dict = field(default_factory=dict, repr=False)  # (section, name, key) -> measured.Measurement
+    places: dict[tuple[str, str], Prov] = field(default_factory=dict, repr=False)  # (section, name) -> entry
+    files: dict[str, str] = field(default_factory=dict)  # every input file by name -> its sha256
 
     def section(self, name: str) -> dict[str, Any]:
         return getattr(self, name)
+
+    def entity(self, section: str, name: str):
+        """One validated entry: ``entity("skus", "dgx-h100")``; the plan is ``entity("plan", "plan")``."""
+        return self.plan if section == PLAN else getattr(self, section)[name]
 
 
 # ---- pydantic errors -> Problems --------------------------------------------------------------
@@ -176,18 +184,22 @@ def _display(root: Path, name: str) -> str:
 
 
 def _prov_for(entry: BaseModel, section: str, name: str, file: str, marks: Marks,
-              out: dict[tuple[str, str, str], Prov], prefix: tuple = (), entry_source: str | None = None):
+              out: dict[tuple[str, str, str], Prov], prefix: tuple = (), entry_source: str | None = None,
+              keys: frozenset[str] = frozenset()):
+    """Record where every quantity of ``entry``, and every other input key it holds, came from."""
     entry_source = getattr(entry, "source", None) or entry_source
-    for key in type(entry).model_fields:
-        value = getattr(entry, key)
-        path = (*prefix, key)
+    keys = keys or frozenset(i.key for i in of(section))
+    for attr, info in type(entry).model_fields.items():
+        value = getattr(entry, attr)
+        path = (*prefix, info.alias or attr)
+        dotted_key = ".".join(path)
         if isinstance(value, BaseModel):
-            _prov_for(value, section, name, file, marks, out, path, entry_source)
-        elif isinstance(value, Q):
-            line = _place(marks, (section, name, *path) if section != "plan" else path)[0]
-            source = value.source or entry_source
-            basis = value.basis or ("spec" if source else "input")
-            out[(section, name, ".".join(path))] = Prov(file, line, basis, source)
+            _prov_for(value, section, name, file, marks, out, path, entry_source, keys)
+        elif isinstance(value, Q) or (value is not None and dotted_key in keys):
+            line = _place(marks, (section, name, *path) if section != PLAN else path)[0]
+            source = (value.source if isinstance(value, Q) else None) or entry_source
+            basis = (value.basis if isinstance(value, Q) else None) or ("spec" if source else "input")
+            out[(section, name, dotted_key)] = Prov(file, line, basis, source)
 
 
 def load(root: Path | str) -> Inputs:
@@ -198,6 +210,7 @@ def load(root: Path | str) -> Inputs:
     sections: dict[str, dict[str, Any]] = {s: {} for s in SECTIONS}
     declared: dict[str, set[str]] = {s: set() for s in SECTIONS}  # names, valid or not
     prov: dict[tuple[str, str, str], Prov] = {}
+    places: dict[tuple[str, str], Prov] = {}
     plan = None
     for fname, (data, marks, shown, _raw) in files.items():
         if fname == "plan.yaml":
@@ -206,7 +219,8 @@ def load(root: Path | str) -> Inputs:
                 continue
             plan = _validate(Plan, data, (), shown, marks, problems)
             if plan is not None:
-                _prov_for(plan, "plan", "plan", shown, marks, prov)
+                _prov_for(plan, PLAN, PLAN, fname, marks, prov)
+                places[(PLAN, PLAN)] = Prov(fname, 1, "input", None)
             continue
         allowed = FILES[fname]
         if not isinstance(data, dict):
@@ -229,7 +243,8 @@ def load(root: Path | str) -> Inputs:
                 obj = _validate(SECTIONS[top], entry, (top, name), shown, marks, problems)
                 if obj is not None:
                     sections[top][name] = obj
-                    _prov_for(obj, top, name, shown, marks, prov)
+                    _prov_for(obj, top, name, fname, marks, prov)
+                    places[(top, name)] = Prov(fname, marks[(top, name)][0], "input", obj.source)
         for top in allowed:
             if top not in data:
                 problems.append(Problem(shown, 1, 1, "", f"missing top-level key '{top}'"))
@@ -243,7 +258,8 @@ def load(root: Path | str) -> Inputs:
     for fname in sorted(files):
         digest.update(fname.encode() + b"\0" + files[fname][3] + b"\0")
     inputs = Inputs(sections["recipes"], sections["models"], sections["skus"], sections["tiers"],
-                    plan, prov, digest.hexdigest(), str(root))
+                    plan, prov, digest.hexdigest(), str(root), places=places,
+                    files={f: hashlib.sha256(files[f][3]).hexdigest() for f in sorted(files)})
     check_size(inputs, files["plan.yaml"][2], files["plan.yaml"][1])
     return inputs
 
@@ -332,6 +348,33 @@ def dimensions(inputs: Inputs) -> dict[str, list]:
     }
 
 
+@dataclass(frozen=True)
+class Point:
+    """The plan's summary point: the cluster size and cadence of the headline, and the model and SKU
+    the workbook's chart and the per-model briefs use (``plan.summary``, else the first of each)."""
+
+    gpus: float
+    interval_s: float
+    model: str
+    sku: str
+
+
+def summary_point(inputs: Inputs) -> Point:
+    plan, s = inputs.plan, inputs.plan.summary
+    dims = dimensions(inputs)
+    return Point(gpus=(s.gpus if s else plan.gpus[0]).value,
+                 interval_s=(s.interval if s else plan.intervals[0]).value,
+                 model=s.model if s and s.model in dims["model"] else dims["model"][0],
+                 sku=s.sku if s and s.sku in dims["sku"] else dims["sku"][0])
+
+
+def headline_recipe(inputs: Inputs, model: str) -> str:
+    """The recipe a model's headline uses: its own, unless the plan crosses other recipes only."""
+    own = inputs.models[model].recipe
+    listed = inputs.plan.recipes
+    return own if not listed or own in listed else listed[0]
+
+
 def check_size(inputs: Inputs, plan_file: str, marks: Marks | None = None) -> None:
     dims = dimensions(inputs)
     rows = math.prod(len(v) for v in dims.values())
@@ -346,63 +389,37 @@ def check_size(inputs: Inputs, plan_file: str, marks: Marks | None = None) -> No
             "plan, or raise max_rows"))
 
 
-# Which YAML field each input column comes from: (section, field) or a plan field.
-_ORIGIN: dict[str, tuple[str, str]] = {
-    "params": ("models", "params"), "active_params": ("models", "active_params"),
-    "tokens": ("models", "tokens"),
-    "gpus_per_node": ("skus", "gpus_per_node"), "peak_TFLOPS": ("skus", "peak_bf16"),
-    "d2h_gpu_GBps": ("skus", "d2h_per_gpu"), "d2h_node_GBps": ("skus", "d2h_per_node"),
-    "host_memory_bytes": ("skus", "host_memory"), "storage_nic_GBps": ("skus", "storage_nic"),
-    "nvme_write_GBps": ("skus", "local_nvme.write"), "nvme_capacity_bytes": ("skus", "local_nvme.capacity"),
-    "usd_per_gpu_hour": ("skus", "usd_per_gpu_hour"), "gpu_mtbf_s": ("skus", "gpu_mtbf"),
-    "tier_write_GBps": ("tiers", "write"), "tier_node_write_GBps": ("tiers", "per_node_write"),
-    "usd_per_tb_month": ("tiers", "usd_per_tb_month"),
-    "target_overhead_pct": ("plan", "target_overhead"), "mfu_pct": ("plan", "mfu"),
-    "restart_s": ("plan", "restart"), "retention": ("plan", "retention"), "buffers": ("plan", "buffers"),
-    "tp": ("models", "tp"), "pp": ("models", "pp"), "layers": ("models", "layers"), "hidden": ("models", "hidden"),
-    "vocab": ("models", "vocab"), "writer_GBps": ("plan", "writer_bandwidth"),
-    "sync_fixed_s": ("plan", "fixed_cost.sync"), "async_fixed_s": ("plan", "fixed_cost.async_"),
-    "tiered_fixed_s": ("plan", "fixed_cost.tiered"), "async_slowdown_pct": ("plan", "async_slowdown"),
-}
-_DEFAULTS = {"tp": "1 when not given", "pp": "1 when not given", "layers": "not given: no per-stage balance",
-             "hidden": "not given", "vocab": "not given", "writer_GBps": "no limit when not given"}
-_RECIPE_FIELD = {"weights_bytes_per_param": "weights", "master_bytes_per_param": "master",
-                 "optimizer_bytes_per_param": "optimizer", "grads_bytes_per_param": "grads"}
-
-
-def input_provenance(inputs: Inputs, column: str, *, model: str | None = None, recipe: str | None = None,
-                     sku: str | None = None, tier: str | None = None) -> Prov | None:
-    """Where the value of input column ``column`` comes from, for the named entities."""
-    if column in _RECIPE_FIELD:
-        r = inputs.recipes[recipe]
-        return Prov(f"recipes.{recipe}.{_RECIPE_FIELD[column]}", 0, "spec" if r.source else "input", r.source)
-    if column == "tier_kind":
-        return Prov(f"tiers.{tier}.kind", 0, "input", None)
-    if column == "sharding":
-        return Prov(f"models.{model}.sharding", 0, "input", None)
-    if column in _DEFAULTS:
-        section, field_ = _ORIGIN[column]
-        entity = model if section == "models" else "plan"
-        if (section, entity, field_) not in inputs.prov:
-            return Prov(_DEFAULTS[column], 0, "input", None)
-    if column == "usd_per_tb_month" and inputs.tiers[tier].usd_per_tb_month is None:
-        return Prov(f"tiers.{tier}", 0, "input", "not priced: no published figure; storage cost left out")
-    if column not in _ORIGIN:
+def provenance(inputs: Inputs, inp: Input, names: typing.Mapping[str, str]) -> Prov | None:
+    """Where the value of ``inp`` comes from for the named entities (``names``: section -> name, e.g.
+    {"skus": "dgx-h100"}): the key's file, line, basis and source; for an omitted key, what was derived
+    from which keys, or the declared default. None for the plan's axes (the scenario itself)."""
+    if inp.entity == SCENARIO:
         return None
-    section, field_ = _ORIGIN[column]
-    entity = {"models": model, "skus": sku, "tiers": tier, "plan": "plan"}[section]
-    if section == "tiers" and field_ == "write" and inputs.tiers[entity].write_per_TiB is not None:
-        field_ = "write_per_TiB"
-    if column == "d2h_node_GBps" and inputs.skus[entity].d2h_per_node is None:
-        return Prov("derived: gpus_per_node x d2h_per_gpu", 0, "derived", None)
-    if column == "active_params" and inputs.models[entity].active_params is None:
-        return Prov("= params (dense model)", 0, "derived", None)
-    if column == "tier_node_write_GBps" and inputs.tiers[entity].per_node_write is None:
-        return Prov("not limited per node", 0, "input", None)
-    if column == "tier_write_GBps" and field_ == "write" and inputs.tiers[entity].write is None:
-        if inputs.tiers[entity].kind == "local_nvme":
-            return Prov(f"skus.{sku}.local_nvme.write (each node's own drives)", 0, "input", None)
-        return Prov("no aggregate limit", 0, "input", None)
-    if column in ("nvme_write_GBps", "nvme_capacity_bytes") and inputs.skus[entity].local_nvme is None:
-        return Prov(f"skus.{entity} has no local NVMe", 0, "input", None)
-    return inputs.prov.get((section, entity, field_))
+    name = PLAN if inp.entity == PLAN else str(names[inp.entity])
+    entity = inputs.entity(inp.entity, name)
+    if inp.given(entity):
+        return inputs.prov[(inp.entity, name, inp.key)]
+    place = inputs.places.get((inp.entity, name), Prov(FILE_OF[inp.entity], 0, "input", None))
+    if inp.derived(entity) is not None:
+        cited = [(k, inputs.prov[(inp.entity, name, k)]) for k in inp.derived_from
+                 if (inp.entity, name, k) in inputs.prov]
+        first = cited[0][1] if cited else place
+        sources = "; ".join(f"{k}: {p.source}" for k, p in cited if p.source)
+        return Prov(first.file, first.line, "derived", inp.derived_doc + (f" ({sources})" if sources else ""))
+    return Prov(place.file, place.line, "default", f"omitted: {inp.absent}")
+
+
+def basis(inputs: Inputs, inp: Input, names: typing.Mapping[str, str]) -> str | None:
+    """The basis of the figure used: that of the key, or of the keys it was derived from; None when
+    the key was omitted and its default applies."""
+    prov = provenance(inputs, inp, names)
+    if prov is None or prov.basis == "default":
+        return None
+    if prov.basis != "derived":
+        return prov.basis
+    name = PLAN if inp.entity == PLAN else str(names[inp.entity])
+    bases = {inputs.prov[(inp.entity, name, k)].basis for k in inp.derived_from if (inp.entity, name, k) in inputs.prov}
+    return "+".join(sorted(bases)) or "derived"
+
+
+FILE_OF = {section: fname for fname, sections in FILES.items() for section in sections}

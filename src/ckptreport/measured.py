@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
+import math
 import os
 import statistics
 import tempfile
@@ -24,21 +25,14 @@ from pydantic import Field
 
 from . import units
 from .errors import InputError, Problem
+from .inputs import TIERS, Input, attribute, measured_targets
 from .load import Inputs, Prov, _place, _validate, did_you_mean
-from .schema import Name, Q, Quantity, Strict, Text
+from .quantity import Name, Q, Quantity, Strict, Text
 from .yamlfile import load as load_yaml
 
 FORMAT = "1"
-# metric -> (section, field it replaces); None: recorded, informative only
-TARGETS: dict[str, tuple[str, str] | None] = {
-    "d2h_per_gpu": ("skus", "d2h_per_gpu"),
-    "d2h_per_node": ("skus", "d2h_per_node"),
-    "local_nvme_write": ("skus", "local_nvme.write"),
-    "tier_write_per_node": ("tiers", "per_node_write"),
-    "tier_write": ("tiers", "write"),
-    "host_memcpy": None,
-    "checkpoint_writer": None,
-}
+# metric -> the input it replaces (declared in inputs.py); None: recorded, informative only
+TARGETS: dict[str, Input | None] = {**measured_targets(), "host_memcpy": None, "checkpoint_writer": None}
 LOW, HIGH = 0.5, 1.1  # a measurement outside [50%, 110%] of spec is flagged
 
 
@@ -160,9 +154,9 @@ def apply(inputs: Inputs, paths: list[str | Path]) -> Inputs:
             target = TARGETS[metric]
             if target is None:
                 continue
-            section, field = target
+            section, field = target.entity, target.key
             name = mf.sku
-            if section == "tiers":
+            if section == TIERS:
                 if m.tier is None or m.tier not in inputs.tiers:
                     line, col = _place(marks, ("metrics", metric, "tier"))
                     what = "names no tier" if m.tier is None else \
@@ -171,34 +165,26 @@ def apply(inputs: Inputs, paths: list[str | Path]) -> Inputs:
                                             f"{what}; known: {', '.join(sorted(inputs.tiers))}"))
                     continue
                 name = m.tier
-            if field == "local_nvme.write" and inputs.skus[name].local_nvme is None:
+            parent = field.rpartition(".")[0]
+            if parent and getattr(inputs.entity(section, name), attribute(parent)) is None:
                 line, col = _place(marks, ("metrics", metric))
                 problems.append(Problem(shown, line, col, f"metrics.{metric}",
-                                        f"sku '{name}' has no local_nvme in the models directory to measure"))
+                                        f"{section[:-1]} '{name}' has no {parent} in the models directory to measure"))
                 continue
-            samples.setdefault((section, name, field), []).append((m.value.value, mf.host, shown))
+            samples.setdefault((section, name, field), []).append((m.value.value, mf.host, path.name))
     if problems:
         raise InputError(problems)
     measurements = {}
+    by_key = {(t.entity, t.key): t for t in TARGETS.values() if t is not None}
     for (section, name, field), rows in sorted(samples.items()):
         values = [v for v, _, _ in rows]
-        spec = _spec(inputs, section, name, field)
+        target = by_key[(section, field)]
+        spec = target.base_value(inputs.entity(section, name))
+        spec = spec if math.isfinite(spec) and spec > 0 else None
         measurements[(section, name, field)] = Measurement(
             section, name, field, statistics.median(values), min(values), tuple(h for _, h, _ in rows),
             tuple(f for _, _, f in rows), spec)
     return _replace(inputs, measurements, parsed)
-
-
-def _spec(inputs: Inputs, section: str, name: str, field: str) -> float | None:
-    entity = inputs.section(section)[name]
-    if field == "local_nvme.write":
-        return entity.local_nvme.write.value
-    if section == "tiers" and field == "write" and entity.write is None and entity.write_per_TiB is not None:
-        return entity.write_per_TiB.value * entity.capacity.value / 2**40
-    q = getattr(entity, field)
-    if q is None and field == "d2h_per_node":
-        return entity.gpus_per_node.value * entity.d2h_per_gpu.value
-    return q.value if q is not None else None
 
 
 def _replace(inputs: Inputs, measurements: dict, parsed) -> Inputs:
@@ -212,20 +198,24 @@ def _replace(inputs: Inputs, measurements: dict, parsed) -> Inputs:
                   f"(min {units.fmt(m.minimum, 'bandwidth')}; spec {spec_text}"
                   + (f"; {m.flag}" if m.flag else "") + f"): {', '.join(sorted(set(m.files)))}")
         q = Q(m.median, text, "bandwidth", m.basis, source)
-        entity = sections[section][name]
-        if field == "local_nvme.write":
-            entity = entity.model_copy(update={"local_nvme": entity.local_nvme.model_copy(update={"write": q})})
-        elif section == "tiers" and field == "write":
-            entity = entity.model_copy(update={"write": q, "write_per_TiB": None})
-        else:
-            entity = entity.model_copy(update={field: q})
-        sections[section][name] = entity
+        sections[section][name] = _with(sections[section][name], field.split("."), q)
         prov[key] = Prov(sorted(set(m.files))[0], 0, m.basis, source)
     digest = hashlib.sha256(inputs.input_hash.encode())
-    for path, _, _ in sorted(parsed, key=lambda p: str(p[0])):
-        digest.update(str(path).encode() + b"\0" + path.read_bytes())
+    for path, _, _ in sorted(parsed, key=lambda p: (p[0].name, str(p[0]))):  # named, not placed: cwd-free
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    files = {**inputs.files, **{f"measured/{p.name}": hashlib.sha256(p.read_bytes()).hexdigest()
+                                for p, _, _ in sorted(parsed, key=lambda p: p[0].name)}}
     return dataclasses.replace(inputs, skus=sections["skus"], tiers=sections["tiers"], prov=prov,
-                               input_hash=digest.hexdigest(), measured=measurements)
+                               input_hash=digest.hexdigest(), measured=measurements, files=files)
+
+
+def _with(entity, keys: list[str], q: Q):
+    """The entity with the (dotted) key replaced by ``q``; a measured key takes precedence over any
+    rule that would derive it (a tier's write_per_TiB x capacity)."""
+    head = attribute(keys[0])
+    if len(keys) == 1:
+        return entity.model_copy(update={head: q})
+    return entity.model_copy(update={head: _with(getattr(entity, head), keys[1:], q)})
 
 
 # ---- writing measured files -------------------------------------------------------------------

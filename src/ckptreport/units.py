@@ -263,3 +263,67 @@ def fmt_exact(value: float, kind: str) -> str:
     if kind == "dtype":
         return fmt(value, kind)
     raise KeyError(kind)
+
+
+# ---- the units of columns: one table for words, scale, printing and spreadsheet formats ------
+
+INF_CELL = 1e290  # how a spreadsheet cell holds infinity (x 1e12 for TFLOP/s must not overflow)
+INF_AT = 1e280  # a cell at least this large reads as infinite: 'unbounded' or 'unreachable'
+INF_FMT = f'[>={INF_AT:.0E}]"{{inf}}";'  # an Excel number-format section: infinite reads as words
+
+
+@dataclass(frozen=True)
+class Unit:
+    """The unit of a column (the suffix of its name): how it reads in words, what it is in base
+    units, how a planner reads a value of it, and its spreadsheet number formats."""
+
+    key: str  # bytes, s, GBps, pct, usd, days, count, B/param, TFLOPS, label, bool
+    words: str  # in the README's tables: 'GB/s (1e9 B/s)'
+    short: str  # beside a bare number (the Assumptions sheet): 'GB/s'
+    scale: float  # base units in one of these: GB/s -> 1e9 B/s, percent -> 0.01
+    kind: str | None  # the KINDS key ``fmt`` prints the base value with; None: see ``show``
+    excel: str | None  # number format in a table, the unit inside the format
+    plain: str | None  # number format beside a unit column
+
+    def excel_format(self, infinite: str = "unbounded", override: str | None = None) -> str | None:
+        fmt_ = override or self.excel
+        return fmt_.format(inf=infinite) if fmt_ else None
+
+    def plain_format(self, infinite: str = "unbounded") -> str | None:
+        return self.plain.format(inf=infinite) if self.plain else None
+
+    def show(self, value, digits: int = 3, infinite: str = "unbounded") -> str:
+        """'6.49 TB', '359 GB/s', '65.1 s', '3.62%', '$4,740,809', '405.85B', '16 B/param'."""
+        if self.key == "label":
+            return str(value)
+        if self.key == "bool":
+            return "yes" if bool(value) else "no"
+        v = float(value)
+        if math.isnan(v):
+            return "n/a"
+        if math.isinf(v):
+            return infinite if v > 0 else "-inf"
+        if self.key == "days":
+            return f"{v:,.1f} days"
+        if self.key == "B/param":
+            return f"{v:g} B/param"
+        if self.key == "count":
+            return f"{v:,.0f}" if abs(v) < 1e6 else fmt(v, "count", 5)
+        return fmt(v * self.scale, self.kind, digits)
+
+
+BYTES_EXCEL = '[>=1000000000000]#,##0.00,,,," TB";[>=1000000000]#,##0.00,,," GB";#,##0.00,," MB"'
+COLUMN_UNITS: dict[str, Unit] = {u.key: u for u in (
+    Unit("bytes", "bytes", "bytes", 1.0, "bytes", BYTES_EXCEL, "#,##0"),
+    Unit("s", "seconds", "s", 1.0, "duration", '[<1]0.000" s";#,##0.0" s"', "#,##0.0##"),
+    Unit("GBps", "GB/s (1e9 B/s)", "GB/s", 1e9, "bandwidth", INF_FMT + '#,##0.00" GB/s"',
+         INF_FMT + "#,##0.00##"),
+    Unit("pct", "percent", "%", 0.01, "percent", '0.000"%"', "0.0##"),
+    Unit("usd", "US dollars", "$", 1.0, "usd", '"$"#,##0', "#,##0.00##"),
+    Unit("days", "days", "days", 86400.0, None, '#,##0.0" d"', "#,##0.0"),
+    Unit("count", "count", "", 1.0, None, "#,##0", "#,##0"),
+    Unit("B/param", "bytes per parameter", "B/param", 1.0, None, '0" B/param"', "0.##"),
+    Unit("TFLOPS", "TFLOP/s", "TFLOP/s", 1e12, "flops", '#,##0.0" TFLOPS"', "#,##0.0"),
+    Unit("label", "text", "", 1.0, None, None, None),
+    Unit("bool", "true/false", "", 1.0, None, None, None),
+)}

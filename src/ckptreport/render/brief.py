@@ -1,105 +1,32 @@
 """PDF briefs for hardware purchase proposals: a few pages a director reads in five minutes.
 
 One brief per model (its summary SKU, every tier of the plan) and one per ``briefs:`` entry of the
-plan. Each runs the engine on its own narrow cross product, then renders jinja2 templates from
-``templates/`` (autoescaped; an undefined variable is an error) with WeasyPrint. Charts are vector
-SVG with their text kept as text. The renderer fetches nothing: every URL is refused.
+plan. Everything a brief shows was computed in the compute stage (``report.BriefData``: its rows, the
+recommendation, the tier comparison, the waste curves, the provenance of each input); this module
+only formats it, into jinja2 templates from ``templates/`` (autoescaped; an undefined variable is an
+error) rendered by WeasyPrint. Charts are vector SVG with their text kept as text. The renderer
+fetches nothing: every URL is refused.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import logging
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
-import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
-from .. import calibration, display
-from ..columns import INPUTS
-from ..engine import compute, scenarios
-from ..explain import Scenario, explanation
-from ..load import Inputs
-from ..schema import Q
-
-GRID_MIN = np.geomspace(1, 720, 60)
-MONTH_DAYS = 30.4375
-
+from .. import calibration, display, units
+from ..report import BriefData, Report
 
 def templates_dir() -> Path:
     from importlib import resources
 
     packaged = Path(str(resources.files("ckptreport") / "defaults" / "templates"))
     return packaged if packaged.is_dir() else Path(__file__).resolve().parents[3] / "templates"
-
-
-@dataclass(frozen=True)
-class Spec:
-    name: str
-    model: str
-    skus: tuple[str, ...]
-    tiers: tuple[str, ...]
-    gpus: int
-    interval_s: float
-    recipe: str | None = None
-    title: str | None = None
-
-
-def _slug(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "model"
-
-
-def specs(inputs: Inputs, frame: pd.DataFrame) -> list[Spec]:
-    """One brief per model of the plan, plus the plan's ``briefs:``."""
-    plan = inputs.plan
-    s = plan.summary
-    gpus = int((s.gpus if s else plan.gpus[0]).value)
-    interval = (s.interval if s else plan.intervals[0]).value
-    skus = list(frame["sku"].cat.categories)
-    sku = s.sku if s and s.sku in skus else skus[0]
-    tiers = tuple(frame["tier"].cat.categories)
-    out, used = [], set()
-    for model in frame["model"].cat.categories:
-        name = _slug(str(model))
-        while name in used or name in {b.name for b in plan.briefs}:
-            name += "-1"
-        used.add(name)
-        out.append(Spec(name, str(model), (sku,), tiers, gpus, interval))
-    for b in plan.briefs:
-        out.append(Spec(b.name, b.model, tuple(b.skus), tuple(b.tiers), int(b.gpus.value), b.interval.value,
-                        b.recipe, b.title))
-    return out
-
-
-def _frame(inputs: Inputs, spec: Spec) -> pd.DataFrame:
-    plan = inputs.plan.model_copy(update={
-        "models": [spec.model], "skus": list(spec.skus), "tiers": list(spec.tiers),
-        "recipes": [spec.recipe] if spec.recipe else None, "strategies": ["sync", "async", "tiered"],
-        "gpus": [Q(float(spec.gpus), str(spec.gpus), "count")],
-        "intervals": [Q(spec.interval_s, f"{spec.interval_s:g} s", "duration")],
-    })
-    frame, _ = scenarios(dataclasses.replace(inputs, plan=plan))
-    frame = frame.copy()
-    storage = frame["storage_usd_month"] * frame["run_days"] / MONTH_DAYS
-    frame["unpriced"] = frame["storage_usd_month"].isna()
-    frame["total_usd"] = frame["run_usd"] + storage.fillna(0)
-    return frame
-
-
-def recommend(frame: pd.DataFrame) -> tuple[pd.Series, bool]:
-    """The cheapest durable option meeting the target (GPU-hours of the run, waste included, plus
-    storage over the run; unpriced storage ranks after priced); else the lowest overhead."""
-    durable = frame[frame["tier_kind"] != "local_nvme"]
-    durable = durable if not durable.empty else frame
-    ok = durable[durable["meets_target"]]
-    if not ok.empty:
-        return ok.sort_values(["unpriced", "total_usd", "overhead_pct"], kind="stable").iloc[0], True
-    return durable.sort_values(["overhead_pct", "total_usd"], kind="stable").iloc[0], False
 
 
 # ---- charts: vector SVG, text kept as text ------------------------------------------------------
@@ -149,20 +76,19 @@ def size_chart(row: pd.Series) -> Markup:
     return _svg(fig, "size")
 
 
-def waste_chart(frame: pd.DataFrame, rec: pd.Series) -> Markup:
+def waste_chart(data: BriefData) -> Markup:
     plt = _mpl()
     fig, ax = plt.subplots(figsize=(3.6, 2.2))
+    rec = data.pick.row
+    on = data.rows[(data.rows["sku"] == rec["sku"]) & (data.rows["tier"] == rec["tier"])]
     for strategy, color in (("sync", "#c0504d"), ("async", "#2f6db5")):
-        rows = frame[(frame["sku"] == rec["sku"]) & (frame["tier"] == rec["tier"]) & (frame["strategy"] == strategy)]
-        if rows.empty:
+        if strategy not in data.curves:
             continue
-        row = rows.iloc[0]
-        env = {k: np.full(len(GRID_MIN), row[k]) for k in INPUTS}
-        env["interval_s"] = GRID_MIN * 60
-        waste = compute(env)["waste_pct"]
-        ax.plot(GRID_MIN, waste, color=color, label=strategy)
-        opt = row["optimal_interval_s"] / 60
-        ax.plot([opt], [row["optimal_waste_pct"]], marker="D", color=color, markersize=5, linestyle="none")
+        intervals_s, waste = data.curves[strategy]
+        ax.plot(intervals_s / 60, waste, color=color, label=strategy)
+        row = on[on["strategy"] == strategy].iloc[0]
+        ax.plot([row["optimal_interval_s"] / 60], [row["optimal_waste_pct"]], marker="D", color=color,
+                markersize=5, linestyle="none")
     ax.axvline(rec["interval_s"] / 60, color="#777", linestyle=":", linewidth=1)
     ax.set_xscale("log")
     ax.set_xlabel("checkpoint interval (min)")
@@ -182,9 +108,8 @@ def chain_svg(env: jinja2.Environment, row: pd.Series) -> Markup:
     boxes = [("GPU HBM", [f"{int(row['gpus_on_node'])} GPUs x {f('bytes_per_gpu', row['bytes_per_gpu'])}"]),
              ("host DRAM", [f"{f('host_memory_bytes', row['host_memory_bytes'])} per node"])]
     arrows = [("GPU -> host", f("d2h_GBps", row["d2h_GBps"]), f("d2h_s", row["d2h_s"]), "d2h")]
-    writers = row["gpus_on_node"] * row["writer_GBps"]
     boxes.append(("writers", [f"{int(row['gpus_on_node'])} x {f('writer_GBps', row['writer_GBps'])}"]))
-    arrows.append(("serialise", f("writer_GBps", writers), f("writer_s", row["writer_s"]), "writer"))
+    arrows.append(("serialise", f("writers_GBps", row["writers_GBps"]), f("writer_s", row["writer_s"]), "writer"))
     if row["strategy"] == "tiered":
         boxes.append(("local NVMe", [f"{f('nvme_write_GBps', row['nvme_write_GBps'])} write"]))
         arrows.append(("to NVMe", f("nvme_write_GBps", row["nvme_write_GBps"]), f("nvme_s", row["nvme_s"]), "nvme"))
@@ -217,57 +142,68 @@ def _environment() -> jinja2.Environment:
                               undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 
 
-def context(inputs: Inputs, spec: Spec, meta: dict[str, str], paper: str) -> dict:
-    """Everything the template shows, formatted; the numbers come from the engine's frame."""
-    env = _environment()
-    frame = _frame(inputs, spec)
-    rec, meets = recommend(frame)
-    f = display.of
+def _storage(row: pd.Series) -> str:
+    if pd.isna(row["storage_usd_month"]):
+        return "not priced"
+    return display.of("storage_usd_month", row["storage_usd_month"])
+
+
+def _tier_rows(data: BriefData) -> list[dict]:
     pct = lambda v: display.value(v, "pct")  # noqa: E731
-    target = f("target_overhead_pct", rec["target_overhead_pct"])
-    tiers = []
-    on_sku = frame[frame["sku"] == rec["sku"]]
-    for tier in spec.tiers:
-        rows = {r["strategy"]: r for _, r in on_sku[on_sku["tier"] == tier].iterrows()}
-        if not rows:
-            continue
-        sync, asyn = rows.get("sync"), rows.get("async")
+    out = []
+    for line in data.tiers:
+        sync, asyn = line.sync, line.asyn
         any_row = sync if sync is not None else asyn
-        tiers.append({
-            "tier": tier, "write": f("write_s", any_row["write_s"]),
+        out.append({
+            "tier": line.tier, "write": display.of("write_s", any_row["write_s"]),
             "sync": pct(sync["overhead_pct"]) if sync is not None else "n/a",
             "async": pct(asyn["overhead_pct"]) if asyn is not None else "n/a",
             "waste": pct(asyn["waste_pct"]) if asyn is not None else "n/a",
             "sync_ok": bool(sync is not None and sync["meets_target"]),
             "async_ok": bool(asyn is not None and asyn["meets_target"]),
-            "required": f("required_write_GBps", sync["required_write_GBps"]) if sync is not None else "n/a",
-            "storage": "not priced" if any_row["unpriced"] else display.value(any_row["storage_usd_month"], "usd"),
-            "recommended": tier == rec["tier"],
+            "required": display.of("required_write_GBps", sync["required_write_GBps"]) if sync is not None else "n/a",
+            "storage": _storage(any_row), "recommended": line.recommended,
         })
-    skus = []
-    for sku in spec.skus:
-        rows = frame[frame["sku"] == sku]
-        best, ok = recommend(rows)
-        skus.append({"sku": sku, "option": f"{best['tier']}, {best['strategy']}" + ("" if ok else " (misses target)"),
-                     "overhead": pct(best["overhead_pct"]), "waste": pct(best["waste_pct"]),
-                     "run": display.value(best["run_usd"], "usd"),
-                     "storage": "not priced" if best["unpriced"] else display.value(best["storage_usd_month"], "usd"),
-                     "recommended": sku == rec["sku"]})
+    return out
+
+
+def _sku_rows(data: BriefData) -> list[dict]:
+    pct = lambda v: display.value(v, "pct")  # noqa: E731
+    return [{"sku": sku, "option": f"{p.row['tier']}, {p.row['strategy']}" + ("" if p.meets else " (misses target)"),
+             "overhead": pct(p.row["overhead_pct"]), "waste": pct(p.row["waste_pct"]),
+             "run": display.of("run_usd", p.row["run_usd"]), "storage": _storage(p.row),
+             "recommended": sku == data.pick.row["sku"]} for sku, p in data.skus]
+
+
+def _words(data: BriefData) -> tuple[str, str, list[str]]:
+    """The headline, the recommendation and the requirements, in sentences."""
+    rec, meets, spec = data.pick.row, data.pick.meets, data.spec
+    f = display.of
+    pct = lambda v: display.value(v, "pct")  # noqa: E731
+    target = f("target_overhead_pct", rec["target_overhead_pct"])
     option = f"{rec['strategy']} checkpoints to {rec['tier']} on {rec['sku']}"
     headline = (f"{spec.model}: a {f('ckpt_bytes', rec['ckpt_bytes'])} checkpoint every "
                 f"{f('interval_s', rec['interval_s'])} on {spec.gpus:,} GPUs. "
                 + (f"Recommended: {option}: {pct(rec['overhead_pct'])} of training stalled (target {target}), "
                    if meets else f"No candidate meets the {target} target; closest: {option} at "
                                  f"{pct(rec['overhead_pct'])}, ")
-                + f"{pct(rec['waste_pct'])} lost with failures, run cost {display.value(rec['run_usd'], 'usd')}.")
+                + f"{pct(rec['waste_pct'])} lost with failures, run cost {f('run_usd', rec['run_usd'])}.")
     recommendation = (
         f"{'Choose' if meets else 'No candidate meets the target. The closest is'} {option}. "
         f"Training stalls {f('stall_s', rec['stall_s'])} per checkpoint "
         f"({pct(rec['overhead_pct'])} of training); the best interval under failures is "
         f"{f('optimal_interval_s', rec['optimal_interval_s'])}. "
         + ("Storage is not priced in the inputs, so its cost is left out of the comparison. "
-           if rec["unpriced"] else
-           f"Keeping {int(rec['retention'])} checkpoints costs {display.value(rec['storage_usd_month'], 'usd')} a month. "))
+           if pd.isna(rec["storage_usd_month"]) else
+           f"Keeping {int(rec['retention'])} checkpoints costs {f('storage_usd_month', rec['storage_usd_month'])} "
+           "a month. "))
+    runner = data.pick.runner_up
+    if runner is not None:
+        recommendation += (f"Runner-up: {runner['strategy']} checkpoints to {runner['tier']} on {runner['sku']}, "
+                           f"{pct(runner['overhead_pct'])} of training stalled, run cost "
+                           f"{f('run_usd', runner['run_usd'])}"
+                           + ("" if pd.isna(runner["storage_usd_month"]) else
+                              f", storage {f('storage_usd_month', runner['storage_usd_month'])} a month") + ".")
     requirements = [
         f"Aggregate write bandwidth of {f('required_write_GBps', rec['required_write_GBps'])} to meet the target "
         f"({f('required_node_write_GBps', rec['required_node_write_GBps'])} per node) for {rec['strategy']}; "
@@ -277,48 +213,66 @@ def context(inputs: Inputs, spec: Spec, meta: dict[str, str], paper: str) -> dic
     if rec["strategy"] != "sync":
         requirements.append(f"Host memory for staging: {f('host_memory_needed_bytes', rec['host_memory_needed_bytes'])} "
                             f"per node of {f('host_memory_bytes', rec['host_memory_bytes'])}.")
-    ex = explanation(inputs, Scenario(spec.model, str(rec["sku"]), str(rec["tier"]), spec.gpus, spec.interval_s,
-                                      str(rec["strategy"]), str(rec["recipe"])))
+    return headline, recommendation, requirements
+
+
+def _provenance(data: BriefData, measured) -> tuple[list[dict], str, list[dict]]:
+    """The appendix: every input with its basis and source, which bandwidths were measured."""
+    rec = data.pick.row
+    inputs = data.explanation["inputs"]
     sources = [{"name": i["name"], "display": i["display"], "basis": i["basis"],
-                "source": (i["source"] or "") + (f" ({i['file']}:{i['line']})" if i["line"] else "")}
-               for i in ex["inputs"] if i["basis"] != "scenario"]
-    bases = {i["name"]: i["basis"] for i in ex["inputs"]}
+                "source": " ".join(filter(None, [i["source"], f"({i['file']}:{i['line']})" if i["line"] else ""]))}
+               for i in inputs if i["basis"] != "scenario"]
+    bases = {i["name"]: i["source"] if i["basis"] == "default" else i["basis"] for i in inputs}
     hops = {"GPU->host": bases.get("d2h_node_GBps", "n/a"), "storage NIC": bases.get("storage_nic_GBps", "n/a"),
             "tier": bases.get("tier_write_GBps", "n/a"), "tier per node": bases.get("tier_node_write_GBps", "n/a")}
     if rec["strategy"] == "tiered" or rec["tier_kind"] == "local_nvme":
         hops["local NVMe"] = bases.get("nvme_write_GBps", "n/a")
     mine = [h for h, b in hops.items() if b.startswith("measured on")]
-    bandwidth_note = ("Bandwidths used: " + ", ".join(f"{h} {b}" for h, b in hops.items()) + ". "
-                      + (f"Measured on your hosts: {', '.join(mine)}." if mine else
-                         "None of these were measured on your hosts (ckptreport probe, ckptreport import)."))
-    measured_rows = [{"hop": f"{m.section}.{m.name}.{m.field}", "spec": display.value(m.spec, "bandwidth_Bps")
-                      if m.spec else "n/a", "median": display.value(m.median, "bandwidth_Bps"),
-                      "minimum": display.value(m.minimum, "bandwidth_Bps"), "hosts": len(set(m.hosts)),
-                      "ratio": f"{m.ratio:.0%}" if m.ratio else "n/a", "flag": m.flag or "ok"}
-                     for m in inputs.measured.values()]
+    note = ("Bandwidths used: " + ", ".join(f"{h} {b}" for h, b in hops.items()) + ". "
+            + (f"Measured on your hosts: {', '.join(mine)}." if mine else
+               "None of these were measured on your hosts (ckptreport probe, ckptreport import)."))
+    bw = lambda v: units.fmt(v, "bandwidth")  # noqa: E731
+    rows = [{"hop": f"{m.section}.{m.name}.{m.field}", "spec": bw(m.spec) if m.spec else "n/a",
+             "median": bw(m.median), "minimum": bw(m.minimum), "hosts": len(set(m.hosts)),
+             "ratio": f"{m.ratio:.0%}" if m.ratio else "n/a", "flag": m.flag or "ok"} for m in measured]
+    return sources, note, rows
+
+
+def context(data: BriefData, report: Report, meta: dict[str, str], paper: str) -> dict:
+    """Everything the template shows, formatted from the brief's data."""
+    env = _environment()
+    rec, spec = data.pick.row, data.spec
+    f = display.of
+    headline, recommendation, requirements = _words(data)
+    sources, bandwidth_note, measured_rows = _provenance(data, report.inputs.measured.values())
+    skus = _sku_rows(data)
     built = meta["build_time"]
     return {
         "title": spec.title or f"Checkpoint storage for {spec.model}", "model": spec.model,
         "version": meta["ckptreport_version"], "built": built, "built_date": built[:10],
         "input_hash": meta["input_hash"][:16], "css": Markup(_css(paper)),
         "paper_class": "letter" if paper == "Letter" else "a4", "headline": headline, "rec": {
-            "sku": str(rec["sku"]), "tier": str(rec["tier"]), "strategy": str(rec["strategy"]), "meets": meets},
+            "sku": str(rec["sku"]), "tier": str(rec["tier"]), "strategy": str(rec["strategy"]),
+            "meets": data.pick.meets},
         "params": f("params", rec["params"]), "active": f("active_params", rec["active_params"]),
         "tokens": f("tokens", rec["tokens"]), "recipe": str(rec["recipe"]),
         "bytes_per_param": f("bytes_per_param", rec["bytes_per_param"]), "ckpt": f("ckpt_bytes", rec["ckpt_bytes"]),
         "per_gpu": f("bytes_per_gpu", rec["bytes_per_gpu"]), "per_node": f("bytes_per_node", rec["bytes_per_node"]),
         "gpus": f"{spec.gpus:,}", "mfu": f("mfu_pct", rec["mfu_pct"]),
-        "compute_days": f"{rec['compute_s'] / 86400:,.1f} days", "mtbf": f("cluster_mtbf_s", rec["cluster_mtbf_s"]),
-        "interval": f("interval_s", rec["interval_s"]), "target": target,
-        "size_svg": size_chart(rec), "waste_svg": waste_chart(frame, rec), "chain_svg": chain_svg(env, rec),
-        "tiers": tiers, "skus": skus if len(skus) > 1 else [], "recommendation": recommendation,
+        "compute_days": display.value(rec["compute_s"] / 86400, "days"),
+        "mtbf": f("cluster_mtbf_s", rec["cluster_mtbf_s"]),
+        "interval": f("interval_s", rec["interval_s"]), "target": f("target_overhead_pct", rec["target_overhead_pct"]),
+        "size_svg": size_chart(rec), "waste_svg": waste_chart(data), "chain_svg": chain_svg(env, rec),
+        "tiers": _tier_rows(data), "skus": skus if len(skus) > 1 else [], "recommendation": recommendation,
         "requirements": requirements, "sources": sources, "bandwidth_note": bandwidth_note,
-        "measured": measured_rows, "calibration": calibration.rows(calibration.cases()),
-        "calibration_summary": _calibration_summary(calibration.cases()),
+        "measured": measured_rows, "calibration": calibration.rows(report.calibration),
+        "calibration_summary": _calibration_summary(report.calibration),
         "method": "size = params x bytes per param; time per hop = bytes per node / bandwidth per node; stall: "
                   "sync = copy + write, async and tiered = copy (+ wait if the write outlasts the interval); "
-                  "overhead = stall / interval; waste adds (interval/2 + restart) / MTBF; optimum: Daly (2006).",
-        "_frame": frame, "_rec": rec,
+                  "overhead = stall / interval; waste adds (interval/2 + restart) / MTBF; optimum: Daly (2006); "
+                  "the recommendation is the option meeting the target at the lowest cost over the run "
+                  "(GPU-hours including waste, plus storage; unpriced storage ranks after priced).",
     }
 
 
@@ -374,7 +328,7 @@ def write_pdf(html: str, path: Path, fetcher=None):
     return fetcher
 
 
-def write_all(out_dir: Path, inputs: Inputs, frame: pd.DataFrame, meta: dict[str, str], paper: str | None = None,
+def write_all(out_dir: Path, report: Report, meta: dict[str, str], paper: str | None = None,
               progress=lambda _: None) -> list[Path]:
     try:
         import weasyprint  # noqa: F401  (needs the Pango library from the system)
@@ -385,16 +339,15 @@ def write_all(out_dir: Path, inputs: Inputs, frame: pd.DataFrame, meta: dict[str
                          "install libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0, or build with "
                          "--no-briefs") from None
     out_dir.mkdir(parents=True, exist_ok=True)
-    paper = paper or inputs.plan.paper
+    paper = paper or report.inputs.plan.paper
     written = []
-    all_specs = specs(inputs, frame)
-    for i, spec in enumerate(all_specs, 1):
-        progress(f"brief {i}/{len(all_specs)}: {spec.name}.pdf")
-        html = render_html(context(inputs, spec, meta, paper))
-        path = out_dir / f"{spec.name}.pdf"
+    for i, data in enumerate(report.briefs, 1):
+        progress(f"brief {i}/{len(report.briefs)}: {data.spec.name}.pdf")
+        html = render_html(context(data, report, meta, paper))
+        path = out_dir / f"{data.spec.name}.pdf"
         fetcher = write_pdf(html, path)
         if fetcher.refused:
-            progress(f"{spec.name}.pdf: refused to fetch {len(fetcher.refused)} URL(s)")
+            progress(f"{data.spec.name}.pdf: refused to fetch {len(fetcher.refused)} URL(s)")
         written.append(path)
     return written
 
@@ -413,31 +366,6 @@ def normalized_html(html: str) -> str:
     return _CHART.sub("<svg><!-- matplotlib chart --></svg>", html)
 
 
-def golden_html(inputs: Inputs, frame: pd.DataFrame) -> dict[str, str]:
-    return {f"{spec.name}.html": normalized_html(render_html(context(inputs, spec, GOLDEN_META, "A4")))
-            for spec in specs(inputs, frame)}
-
-
-def _main(argv: list[str]) -> int:
-    from ..build import shipped_models
-    from ..load import load
-
-    if len(argv) != 2 or argv[0] != "--golden":
-        print("usage: python -m ckptreport.render.brief --golden DIR")
-        return 2
-    inputs = load(shipped_models())
-    frame, _ = scenarios(inputs)
-    out = Path(argv[1])
-    out.mkdir(parents=True, exist_ok=True)
-    for old in out.glob("*.html"):
-        old.unlink()
-    for name, html in golden_html(inputs, frame).items():
-        (out / name).write_text(html)
-        print(f"wrote {out / name}")
-    return 0
-
-
-if __name__ == "__main__":
-    import sys
-
-    raise SystemExit(_main(sys.argv[1:]))
+def golden_html(report: Report) -> dict[str, str]:
+    return {f"{data.spec.name}.html": normalized_html(render_html(context(data, report, GOLDEN_META, "A4")))
+            for data in report.briefs}

@@ -6,8 +6,12 @@ Excel table: input columns look up Assumptions, derived columns are formulas pri
 column definitions the engine evaluates), Cadence (overhead and waste against interval, optimum
 marked, charts), Sources (every citation, and the build's provenance).
 
-Strings from inputs are always written as text cells, never as formulas. Infinity (an unbounded
-tier, an unreachable target) is written as 1E+300 and displayed as 'unbounded' / 'unreachable'.
+What the sheets show was computed in the compute stage (``report.Report``): the summary and its
+recommendations, which rows to keep. The inputs' layout follows their declarations (``inputs``), and
+every number format comes from the one unit table (``units.COLUMN_UNITS``). Strings from inputs are
+always written as text cells, never as formulas. Infinity (an unbounded tier, an unreachable target)
+is written as ``units.INF_CELL`` and reads 'unbounded' / 'unreachable'. Only openpyxl's public API is
+used.
 """
 
 from __future__ import annotations
@@ -30,59 +34,23 @@ from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.table import Table, TableColumn, TableStyleInfo
 
-from ..columns import COLUMNS, INPUTS, SOURCE_COLUMNS
-from ..engine import global_inputs, model_inputs, recipe_inputs, sku_inputs, tier_inputs
-from ..expr import Var, render
-from ..load import Inputs, input_provenance
-from ..summary import summary as summary_table
+from .. import display
+from ..columns import COLUMNS
+from ..expr import Var, excel_number, render
+from ..inputs import INPUTS, MODELS, PLAN, RECIPES, SCENARIO, SKUS, SOURCES, TIERS, of
+from ..load import Inputs, provenance
+from ..report import Report
+from ..units import BYTES_EXCEL, COLUMN_UNITS, INF_CELL
 
-BIG = 1e290  # stands for infinity in an input cell (x 1e9 for bytes/s must not overflow)
+# Scenarios columns written as text, not looked up: the plan's axes by name, and the basis of each hop
+LITERAL = {i.name for i in INPUTS.values() if i.entity == SCENARIO and i.unit == "label"} | set(SOURCES)
 FIRST = 3  # first data row of the Scenarios table (row 1: note, row 2: header)
-ENTITY_KINDS = (("models", "model"), ("recipes", "recipe"), ("skus", "sku"), ("tiers", "tier"))
-ENTITY_COLUMNS = {
-    "models": ("params", "active_params", "tokens", "sharding", "tp", "pp", "layers", "hidden", "vocab"),
-    "recipes": ("weights_bytes_per_param", "master_bytes_per_param", "optimizer_bytes_per_param",
-                "grads_bytes_per_param"),
-    "skus": ("gpus_per_node", "peak_TFLOPS", "d2h_gpu_GBps", "d2h_node_GBps", "host_memory_bytes",
-             "storage_nic_GBps", "nvme_write_GBps", "nvme_capacity_bytes", "usd_per_gpu_hour", "gpu_mtbf_s"),
-    "tiers": ("tier_kind", "tier_write_GBps", "tier_node_write_GBps", "usd_per_tb_month"),
-}
-GLOBALS = ("target_overhead_pct", "mfu_pct", "restart_s", "retention", "buffers", "writer_GBps", "sync_fixed_s",
-           "async_fixed_s", "tiered_fixed_s", "async_slowdown_pct")
-MEASURED_FIELD = {"d2h_gpu_GBps": "d2h_per_gpu", "d2h_node_GBps": "d2h_per_node", "nvme_write_GBps": "local_nvme.write",
-                  "tier_node_write_GBps": "per_node_write", "tier_write_GBps": "write"}
+SHEETS = ("Summary", "Assumptions", "Scenarios", "Cadence", "Sources")
+ENTITY_KINDS = ((MODELS, "model"), (RECIPES, "recipe"), (SKUS, "sku"), (TIERS, "tier"))
 CADENCE_GRID_MIN = (1, 2, 3, 5, 7, 10, 15, 20, 25, 30, 40, 50, 60, 75, 90, 120, 150, 180, 240, 300, 360,
                     480, 600, 720)
-
-BYTES_FMT = '[>=1000000000000]#,##0.00,,,," TB";[>=1000000000]#,##0.00,,," GB";#,##0.00,," MB"'
-FORMATS = {
-    "bytes": BYTES_FMT,
-    "s": '[<1]0.000" s";#,##0.0" s"',
-    "GBps": '[>=1E+280]"unbounded";#,##0.00" GB/s"',
-    "pct": '0.000"%"',
-    "usd": '"$"#,##0',
-    "days": '#,##0.0" d"',
-    "count": "#,##0",
-    "B/param": '0" B/param"',
-    "TFLOPS": '#,##0.0" TFLOPS"',
-}
-COLUMN_FORMATS = {
-    "required_write_GBps": '[>=1E+280]"unreachable";#,##0.00" GB/s"',
-    "required_node_write_GBps": '[>=1E+280]"unreachable";#,##0.00" GB/s"',
-    "usd_per_gpu_hour": '"$"0.000',
-    "usd_per_tb_month": '"$"#,##0.00',
-    "storage_usd_month": '"$"#,##0.00',
-    "interval_s": '#,##0" s"',
-    "gpu_mtbf_s": '#,##0" s"',
-    "cluster_mtbf_s": '#,##0" s"',
-    "tier_share_GBps": '[>=1E+280]"unbounded";#,##0.000" GB/s"',
-}
-PLAIN_FORMATS = {  # Assumptions: the unit stands in its own column
-    "bytes": "#,##0", "s": "#,##0.0##", "GBps": '[>=1E+280]"unbounded";#,##0.00##', "pct": "0.0##",
-    "usd": "#,##0.00##", "count": "#,##0", "B/param": "0.##", "TFLOPS": "#,##0.0",
-}
-UNIT_WORDS = {"bytes": "bytes", "s": "s", "GBps": "GB/s", "pct": "%", "usd": "$", "days": "days",
-              "count": "", "B/param": "B/param", "TFLOPS": "TFLOP/s", "label": "", "bool": ""}
+PCT = COLUMN_UNITS["pct"].excel
+USD = COLUMN_UNITS["usd"].excel
 
 BLUE = Font(color="0000FF")
 BOLD = Font(bold=True)
@@ -91,29 +59,22 @@ HEADER_FILL = PatternFill("solid", fgColor="DDEBF7")
 OVER_FILL = PatternFill("solid", fgColor="F8CBAD")
 
 
-def unit(name: str) -> str:
-    return COLUMNS[name].unit if name in COLUMNS else INPUTS[name].unit if name in INPUTS else "label"
-
-
-def number_format(name: str) -> str | None:
-    return COLUMN_FORMATS.get(name) or FORMATS.get(unit(name))
-
-
 def cell_value(v):
-    """A number for a cell: infinity as BIG."""
+    """A number for a cell: infinity as INF_CELL."""
     if isinstance(v, float) and math.isinf(v):
-        return BIG if v > 0 else -BIG
+        return math.copysign(INF_CELL, v)
     return v
 
 
 class Sheet:
     """A write-only sheet with small helpers: text is always text, inputs blue, formats by unit."""
 
-    def __init__(self, wb: Workbook, title: str, widths: dict[int, float], freeze: str | None = None,
-                 landscape: bool = True):
-        """Write-only sheets write their layout first: widths, panes and page setup are set here."""
+    def __init__(self, wb: Workbook, title: str):
         self.ws = wb.create_sheet(title)
         self.row = 0
+
+    def layout(self, widths: dict[int, float], freeze: str | None = None, landscape: bool = True) -> Sheet:
+        """Write-only sheets write their layout first: widths, panes and page setup, before any row."""
         for col, w in widths.items():
             self.ws.column_dimensions[get_column_letter(col)].width = w
         if freeze:
@@ -123,12 +84,12 @@ class Sheet:
             self.ws.page_setup.fitToWidth = 1
             self.ws.page_setup.fitToHeight = 0
             self.ws.sheet_properties.pageSetUpPr.fitToPage = True
+        return self
 
     def cell(self, value, *, fmt: str | None = None, font=None, fill=None, align=None, text: bool = False):
         c = WriteOnlyCell(self.ws, value=value)
         if text or (isinstance(value, str) and not value.startswith("=")):
             c.data_type = "s"  # set after the value: a string from the inputs stays text, even '=...'
-
         if fmt:
             c.number_format = fmt
         if font:
@@ -148,57 +109,26 @@ class Sheet:
         return self.row
 
 
+class Columns:
+    """One styled cell per column, refilled for every row of a large sheet through the public
+    ``value`` and ``data_type`` of a cell: a write-only sheet serialises each row as it is appended,
+    so the same cells serve the next row. Text stays text (a name like '=1+1' is never a formula)."""
 
-class Rows:
-    """Streams the rows of a large sheet through one reusable cell per column.
+    def __init__(self, sheet: Sheet, formats: list[str | None], text: list[bool]):
+        self.cells = [sheet.cell(None, fmt=f) for f in formats]
+        self.text = text
 
-    openpyxl's write-only writer serialises each cell as soon as it is yielded, so a styled cell
-    per column can be refilled for every row; this skips the per-cell type sniffing and style
-    lookups that make a 100,000-row sheet slow. Each value comes with its type: 'n' number, 'f'
-    formula, 's' text (so a string from the inputs is never a formula), 'b' boolean. Cells built
-    with ``Sheet.cell`` (headers, notes) pass through unchanged.
-    """
-
-    def __init__(self, sheet: Sheet, formats: list[str | None], fonts: list | None = None):
-        self.protos = []
-        for i, fmt in enumerate(formats):
-            proto = WriteOnlyCell(sheet.ws)
-            if fmt:
-                proto.number_format = fmt
-            if fonts and fonts[i]:
-                proto.font = fonts[i]
-            self.protos.append(proto)
-        sheet.ws._values_to_row = self._cells
-
-    def _cells(self, values, row_idx):
-        for col_idx, item in enumerate(values, 1):
-            if item is None:
-                continue
-            if isinstance(item, tuple):
-                cell = self.protos[col_idx - 1]
-                cell._value, cell.data_type = item
-            else:
-                cell = item
-            cell.row, cell.column = row_idx, col_idx
-            yield cell
-
-
-def F(formula: str) -> tuple[str, str]:
-    return (formula, "f")
-
-
-def N(value: float) -> tuple[float, str]:
-    return (cell_value(float(value)), "n")
-
-
-def S(value: str) -> tuple[str, str]:
-    return (str(value), "s")
+    def row(self, values: list) -> list:
+        for cell, value, text in zip(self.cells, values, self.text):
+            cell.value = value
+            if text:
+                cell.data_type = "s"
+        return self.cells
 
 
 @dataclass
 class Book:
-    inputs: Inputs
-    frame: pd.DataFrame
+    report: Report
     meta: dict[str, str]
     entity_row: dict[tuple[str, str], int] = field(default_factory=dict)  # (kind, name) -> first row
     global_cell: dict[str, str] = field(default_factory=dict)
@@ -207,24 +137,30 @@ class Book:
     letters: dict[str, str] = field(default_factory=dict)  # Scenarios column -> letter
     scenario_row: dict[int, int] = field(default_factory=dict)  # frame index -> sheet row
     notes: list[str] = field(default_factory=list)
-    summary: pd.DataFrame = field(init=False)  # the headline table, computed once
-    picks: list[dict[str, int | None]] = field(init=False)  # per summary line: frame index per strategy
 
-    def __post_init__(self):
-        self.summary = summary_table(self.frame, self.inputs)
-        self.picks = _summary_picks(self.frame, self.summary)
+    @property
+    def inputs(self) -> Inputs:
+        return self.report.inputs
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        return self.report.frame
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        return self.report.summary
+
+    def picks(self) -> list[dict[str, int | None]]:
+        """Per summary line: the frame index of the row shown for sync and async."""
+        lines = self.summary.to_dict("records")
+        return [{s: _index(line.get(f"{s}_index")) for s in ("sync", "async")} for line in lines]
+
+
+def _index(v) -> int | None:
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else int(v)
 
 
 # ---- Assumptions ----------------------------------------------------------------------------------
-
-def _dims(inputs: Inputs, frame: pd.DataFrame) -> dict[str, list[str]]:
-    return {kind: list(frame[col].cat.categories) for kind, col in ENTITY_KINDS}
-
-
-def _entity_values(inputs: Inputs, kind: str, name: str) -> dict:
-    entity = inputs.section(kind)[name]
-    return {"models": model_inputs, "recipes": recipe_inputs, "skus": sku_inputs, "tiers": tier_inputs}[kind](entity)
-
 
 def _prov_cells(sh: Sheet, prov) -> list:
     if prov is None:
@@ -233,8 +169,16 @@ def _prov_cells(sh: Sheet, prov) -> list:
     return [sh.text(prov.basis), sh.text(prov.source or ""), sh.text(where)]
 
 
-def write_assumptions(wb: Workbook, book: Book) -> None:
-    sh = Sheet(wb, "Assumptions", {1: 24, 2: 26, 3: 18, 4: 9, 5: 16, 6: 90, 7: 30, 8: 12, 9: 14, 10: 20}, "A4")
+def _value_cell(sh: Sheet, name: str, v):
+    if isinstance(v, float) and math.isnan(v):
+        return sh.cell("=NA()", font=BLUE)  # unknown: #N/A, never 0
+    if isinstance(v, str):
+        return sh.text(v, font=BLUE)
+    return sh.cell(cell_value(v), fmt=display.plain_format(name), font=BLUE)
+
+
+def write_assumptions(sh: Sheet, book: Book) -> None:
+    sh.layout({1: 24, 2: 26, 3: 18, 4: 9, 5: 16, 6: 90, 7: 30, 8: 12, 9: 14, 10: 20}, "A4")
     sh.append([sh.text("Assumptions", font=TITLE)])
     sh.append([sh.text("Blue cells are inputs: change one and every dependent figure recomputes. "
                        "Values are in the units beside them; the source says where each comes from.")])
@@ -243,127 +187,86 @@ def write_assumptions(wb: Workbook, book: Book) -> None:
     inputs, plan = book.inputs, book.inputs.plan
     sh.append([sh.text("Plan", font=BOLD)])
     sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in header])
-    globals_ = global_inputs(plan)
-    for name in GLOBALS:
-        prov = input_provenance(inputs, name)
-        row = sh.append([sh.text("plan"), sh.text(name), sh.cell(cell_value(globals_[name]), fmt=PLAIN_FORMATS[unit(name)],
-                                                                  font=BLUE),
-                         sh.text(UNIT_WORDS[unit(name)]), *_prov_cells(sh, prov)])
-        book.global_cell[name] = f"Assumptions!$C${row}"
+    plan_entity = inputs.entity(PLAN, PLAN)
+    for inp in of(PLAN):
+        row = sh.append([sh.text("plan"), sh.text(inp.name), _value_cell(sh, inp.name, inp.value(plan_entity)),
+                         sh.text(display.unit(inp.name).short), *_prov_cells(sh, provenance(inputs, inp, {}))])
+        book.global_cell[inp.name] = f"Assumptions!$C${row}"
     for i, q in enumerate(plan.gpus):
-        row = sh.append([sh.text("plan.gpus"), sh.text(f"gpus[{i}]"), sh.cell(q.value, fmt=PLAIN_FORMATS["count"], font=BLUE),
+        row = sh.append([sh.text("plan.gpus"), sh.text(f"gpus[{i}]"),
+                         sh.cell(q.value, fmt=display.plain_format("gpus"), font=BLUE),
                          sh.text("GPUs"), sh.text("input"), sh.text("the plan's cluster sizes"), sh.text("plan.yaml")])
         book.gpus_cell[q.value] = f"Assumptions!$C${row}"
     for i, q in enumerate(plan.intervals):
         row = sh.append([sh.text("plan.intervals"), sh.text(f"interval_s[{i}]"),
-                         sh.cell(q.value, fmt=PLAIN_FORMATS["s"], font=BLUE), sh.text("s"), sh.text("input"),
-                         sh.text(f"the plan's cadences ({q.text})"), sh.text("plan.yaml")])
+                         sh.cell(q.value, fmt=display.plain_format("interval_s"), font=BLUE), sh.text("s"),
+                         sh.text("input"), sh.text(f"the plan's cadences ({q.text})"), sh.text("plan.yaml")])
         book.interval_cell[q.value] = f"Assumptions!$C${row}"
-    dims = _dims(inputs, book.frame)
-    for kind, _ in ENTITY_KINDS:
-        for name in dims[kind]:
+    for kind, column in ENTITY_KINDS:
+        for name in book.frame[column].cat.categories:
+            name = str(name)
             sh.append([])
             sh.append([sh.text(f"{kind}.", font=BOLD), sh.text(name, font=BOLD)])
             sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in header])
-            values = _entity_values(inputs, kind, name)
-            who = {kind[:-1] if kind != "recipes" else "recipe": name}
-            for k, col in enumerate(ENTITY_COLUMNS[kind]):
-                v = values[col]
-                if isinstance(v, float) and math.isnan(v):
-                    value = sh.cell("=NA()", font=BLUE)  # unknown: #N/A, never 0
-                elif isinstance(v, str):
-                    value = sh.text(v, font=BLUE)
-                else:
-                    value = sh.cell(cell_value(v), fmt=PLAIN_FORMATS.get(unit(col)), font=BLUE)
-                prov = input_provenance(inputs, col, **who) if col not in _RECIPE_COLUMNS or kind == "recipes" \
-                    else None
-                m = book.inputs.measured.get((kind, name, MEASURED_FIELD.get(col, "")))
+            entity = inputs.entity(kind, name)
+            for k, inp in enumerate(of(kind)):
+                m = inputs.measured.get((kind, name, inp.key))
                 extra = [] if m is None else [
-                    sh.cell(m.spec / 1e9 if m.spec else "n/a", fmt=PLAIN_FORMATS["GBps"]),
+                    sh.cell(m.spec / inp.scale if m.spec else "n/a", fmt=display.plain_format(inp.name)),
                     sh.cell(m.ratio, fmt="0%") if m.ratio else sh.text("n/a"),
                     sh.text(m.flag or "ok", fill=OVER_FILL if m.flag else None)]
-                row = sh.append([sh.text(f"{kind}.{name}"), sh.text(col), value, sh.text(UNIT_WORDS[unit(col)]),
-                                 *_prov_cells(sh, prov), *extra])
+                row = sh.append([sh.text(f"{kind}.{name}"), sh.text(inp.name), _value_cell(sh, inp.name, inp.value(entity)),
+                                 sh.text(display.unit(inp.name).short),
+                                 *_prov_cells(sh, provenance(inputs, inp, {kind: name})), *extra])
                 if k == 0:
                     book.entity_row[(kind, name)] = row
     for name, ref in book.global_cell.items():
-        wb.defined_names[name] = DefinedName(name, attr_text=ref)
-
-
-_RECIPE_COLUMNS = set(ENTITY_COLUMNS["recipes"])
+        sh.ws.parent.defined_names[name] = DefinedName(name, attr_text=ref)
 
 
 # ---- Scenarios ------------------------------------------------------------------------------------
 
-def _keep_rows(book: Book, limit: int) -> pd.DataFrame:
-    """All rows if they fit; else the lowest-waste intervals of each group, always with the summary rows."""
-    frame = book.frame
-    if len(frame) <= limit:
-        return frame
-    keys = ["model", "recipe", "sku", "tier", "strategy", "gpus"]
-    groups = frame.groupby(keys, observed=True, sort=False).ngroups
-    per_group = max(1, limit // max(groups, 1))
-    rank = frame.groupby(keys, observed=True, sort=False)["waste_pct"].rank(method="first")
-    keep = rank <= per_group
-    must = frame.index.isin(_summary_index(book))
-    if (keep | must).sum() > limit:  # more groups than rows: the lowest waste overall
-        best = frame[keep & ~must].sort_values("waste_pct", kind="stable").head(max(limit - must.sum(), 0))
-        keep = frame.index.isin(best.index)
-    kept = frame[keep | must]
-    book.notes.append(
-        f"Scenarios holds {len(kept):,} of {len(frame):,} rows (workbook_rows = {limit:,}): the "
-        f"{per_group} lowest-waste interval(s) of each model x recipe x SKU x tier x strategy x GPU count, "
-        "and the summary's rows. Every row is in scenarios.parquet.")
-    return kept
-
-
-def _summary_index(book: Book) -> list[int]:
-    return [i for picks in book.picks for i in picks.values() if i is not None]
-
-
 def _scenario_formulas(book: Book, helper: dict[str, str]) -> dict[str, str]:
-    """A formula template per Scenarios column, with '{r}' where the row number goes."""
+    """A formula template per Scenarios column, with '{r}' where the row number goes. An entity's
+    input is found at its entity's first Assumptions row plus its place among the entity's inputs:
+    both come from the same declarations, in the same order."""
     out: dict[str, str] = {}
     for kind, _ in ENTITY_KINDS:
-        for k, col in enumerate(ENTITY_COLUMNS[kind]):
-            out[col] = f"=INDEX(Assumptions!$C:$C,{helper[kind]}{{r}}+{k})"
-    for name in GLOBALS:
-        out[name] = f"={name}"
+        for k, inp in enumerate(of(kind)):
+            out[inp.name] = f"=INDEX(Assumptions!$C:$C,{helper[kind]}{{r}}+{k})"
+    for inp in of(PLAN):
+        out[inp.name] = f"={inp.name}"
     for name, col in COLUMNS.items():
         tree = col.fn(*(Var(p) for p in col.params))
         out[name] = "=" + render(tree, lambda n: f"{book.letters[n]}{{r}}")
     return out
 
 
-def write_scenarios(wb: Workbook, book: Book, limit: int) -> None:
-    frame = _keep_rows(book, limit)
+def write_scenarios(sh: Sheet, book: Book) -> None:
+    frame = book.frame.loc[book.report.workbook_index]
     names = list(book.frame.columns)
     helpers = {kind: f"{kind[:-1]}_at" for kind, _ in ENTITY_KINDS}
     all_cols = names + list(helpers.values())
     book.letters = {n: get_column_letter(i + 1) for i, n in enumerate(all_cols)}
-    sh = Sheet(wb, "Scenarios", {i + 1: max(10, min(24, len(n) + 3)) for i, n in enumerate(all_cols)},
-               f"F{FIRST}")
+    sh.layout({i + 1: max(10, min(24, len(n) + 3)) for i, n in enumerate(all_cols)}, f"F{FIRST}")
     for h in helpers.values():
         sh.ws.column_dimensions[book.letters[h]].hidden = True
     helper_letter = {kind: book.letters[h] for kind, h in helpers.items()}
     formulas = _scenario_formulas(book, helper_letter)
-    note = book.notes[-1] if len(frame) < len(book.frame) else (
+    note = book.report.workbook_note or (
         f"All {len(frame):,} scenarios. Input columns look up Assumptions; the others are formulas.")
     sh.append([sh.text(note, font=BOLD)])
     sh.append([sh.text(n) for n in all_cols])
-    text_cols = {"model", "recipe", "sku", "tier", "strategy"} | set(SOURCE_COLUMNS)
-    column_of = dict(ENTITY_KINDS)
-    Rows(sh, [None if n in text_cols else number_format(n) for n in all_cols])
+    text_cols = [n in LITERAL for n in names] + [False] * len(helpers)
+    cells = Columns(sh, [None if t else display.excel_format(n) for n, t in zip(all_cols, text_cols)], text_cols)
     templates = []
-    for n in names:
-        if n in text_cols or n in ("gpus", "interval_s"):
-            templates.append(None)
-        else:
-            templates.append(formulas[n].split("{r}"))
+    for n, text in zip(names, text_cols):
+        templates.append(None if text or n in ("gpus", "interval_s") else formulas[n].split("{r}"))
+    column_of = dict(ENTITY_KINDS)
     for kind in helpers:
         templates.append(f'=MATCH("{kind}."&{book.letters[column_of[kind]]}{{r}},Assumptions!$A:$A,0)'.split("{r}"))
     cols = {n: frame[n].to_numpy() for n in names}
-    text = {n: cols[n].astype(str) for n in names if n in text_cols}
+    text = {n: cols[n].astype(str) for n, t in zip(names, text_cols) if t}
     gpus_ref = {k: "=" + v for k, v in book.gpus_cell.items()}
     interval_ref = {k: "=" + v for k, v in book.interval_cell.items()}
     for i, idx in enumerate(frame.index):
@@ -373,16 +276,16 @@ def write_scenarios(wb: Workbook, book: Book, limit: int) -> None:
         row = []
         for j, n in enumerate(names):
             if n in text:
-                row.append((text[n][i], "s"))
+                row.append(text[n][i])
             elif n == "gpus":
-                row.append((gpus_ref[float(cols[n][i])], "f"))
+                row.append(gpus_ref[float(cols[n][i])])
             elif n == "interval_s":
-                row.append((interval_ref[float(cols[n][i])], "f"))
+                row.append(interval_ref[float(cols[n][i])])
             else:
-                row.append((rs.join(templates[j]), "f"))
+                row.append(rs.join(templates[j]))
         for t in templates[len(names):]:
-            row.append((rs.join(t), "f"))
-        sh.append(row)
+            row.append(rs.join(t))
+        sh.append(cells.row(row))
     last = FIRST + len(frame) - 1
     ref = f"A2:{get_column_letter(len(all_cols))}{max(last, FIRST)}"
     table = Table(displayName="Scenarios", ref=ref,
@@ -399,24 +302,7 @@ def write_scenarios(wb: Workbook, book: Book, limit: int) -> None:
                                      FormulaRule(formula=[f"NOT({meets}{FIRST})"], fill=OVER_FILL))
 
 
-
 # ---- Summary --------------------------------------------------------------------------------------
-
-def _summary_picks(f: pd.DataFrame, table: pd.DataFrame) -> list[dict[str, int | None]]:
-    """Per summary line: the frame index of the row shown for each strategy."""
-    picks = []
-    for _, line in table.iterrows():
-        base = ((f["model"] == line["model"]) & (f["sku"] == line["sku"]) & (f["recipe"] == line["recipe"])
-                & (f["gpus"] == line["gpus"]) & (f["interval_s"] == line["interval_s"]))
-        out: dict[str, int | None] = {}
-        for strategy in ("sync", "async"):
-            tier = line.get(f"{strategy}_tier")
-            tier = tier if isinstance(tier, str) else line.get(f"{strategy}_closest_tier")
-            hit = f.index[base & (f["strategy"] == strategy) & (f["tier"] == tier)] if isinstance(tier, str) else []
-            out[strategy] = int(hit[0]) if len(hit) else None
-        picks.append(out)
-    return picks
-
 
 def _ref(book: Book, idx: int | None, column: str, absolute: bool = True) -> str | None:
     if idx is None or idx not in book.scenario_row:
@@ -425,44 +311,45 @@ def _ref(book: Book, idx: int | None, column: str, absolute: bool = True) -> str
     return f"Scenarios!${book.letters[column]}${r}" if absolute else f"Scenarios!{book.letters[column]}{r}"
 
 
-def write_summary(wb: Workbook, book: Book) -> None:
-    sh = Sheet(wb, "Summary", {1: 20, 2: 18, 3: 18, 4: 13, 5: 16, 6: 11, 7: 8, 8: 16, 9: 11, 10: 8, 11: 15,
-                               12: 15}, "A7")
-    plan = book.inputs.plan
-    s = plan.summary
-    gpus = (s.gpus if s else plan.gpus[0]).value
-    interval = (s.interval if s else plan.intervals[0]).value
+def write_summary(sh: Sheet, book: Book) -> None:
+    sh.layout({1: 20, 2: 18, 3: 18, 4: 13, 5: 16, 6: 11, 7: 8, 8: 16, 9: 11, 10: 8, 11: 15, 12: 15, 13: 24,
+               14: 15}, "A7")
+    point = book.report.point
     sh.append([sh.text("ckptreport — checkpoint plan", font=TITLE)])
     sh.append([sh.text(f"ckptreport {book.meta['ckptreport_version']}, built {book.meta['build_time']}, "
                        f"input hash {book.meta['input_hash'][:16]}")])
-    sh.append([sh.text("Target overhead"), sh.cell("=target_overhead_pct", fmt=FORMATS["pct"]),
+    sh.append([sh.text("Target overhead"), sh.cell("=target_overhead_pct", fmt=PCT),
                sh.text("(edit on Assumptions; every figure follows)")])
-    sh.append([sh.text(f"At {gpus:,.0f} GPUs, every {interval / 60:g} min. The tier is the cheapest durable one "
-                       "that met the target when the workbook was built; its figures are live.")])
+    sh.append([sh.text(f"At {point.gpus:,.0f} GPUs, every {display.of('interval_s', point.interval_s)}. Each tier "
+                       "and the recommended option were chosen when the workbook was built (the option meeting "
+                       "the target at the lowest cost over the run); their figures are live.")])
     sh.append([])
     head = ["model", "recipe", "sku", "checkpoint", "sync: tier", "overhead", "meets", "async: tier", "overhead",
-            "meets", "run $ (async)", "sync stalls $"]
+            "meets", "run $ (async)", "sync stalls $", "recommended", "total $ (run + storage)"]
     sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in head])
-    table, picks = book.summary, book.picks
     first = sh.row + 1
-    for (_, line), pick in zip(table.iterrows(), picks):
-        cells = [sh.text(str(line["model"])), sh.text(str(line["recipe"])), sh.text(str(line["sku"]))]
+    for line, pick in zip(book.summary.to_dict("records"), book.picks()):
+        cells = [sh.text(line["model"]), sh.text(line["recipe"]), sh.text(line["sku"])]
         any_idx = pick["sync"] if pick["sync"] is not None else pick["async"]
-        cells.append(_live(sh, _ref(book, any_idx, "ckpt_bytes"), BYTES_FMT))
+        cells.append(_live(sh, _ref(book, any_idx, "ckpt_bytes"), BYTES_EXCEL))
         for strategy in ("sync", "async"):
             tier = line.get(f"{strategy}_tier")
-            label = tier if isinstance(tier, str) else f"none (closest: {line.get(f'{strategy}_closest_tier')})"
-            cells += [sh.text(label), _live(sh, _ref(book, pick[strategy], "overhead_pct"), FORMATS["pct"]),
+            label = "n/a" if not isinstance(tier, str) else tier if line.get(f"{strategy}_meets") else \
+                f"none (closest: {tier})"
+            cells += [sh.text(label), _live(sh, _ref(book, pick[strategy], "overhead_pct"), PCT),
                       _live(sh, _ref(book, pick[strategy], "meets_target"), None)]
-        cells.append(_live(sh, _ref(book, pick["async"], "run_usd"), FORMATS["usd"]))
-        cells.append(_live(sh, _ref(book, pick["sync"], "overhead_usd"), FORMATS["usd"]))
+        cells.append(_live(sh, _ref(book, pick["async"], "run_usd"), USD))
+        cells.append(_live(sh, _ref(book, pick["sync"], "overhead_usd"), USD))
+        option = f"{line['option_strategy']} to {line['option_tier']}"
+        cells.append(sh.text(option if line["option_meets"] else f"none (closest: {option})"))
+        cells.append(_live(sh, _ref(book, _index(line["option_index"]), "total_usd"), USD))
         sh.append(cells)
     last = sh.row
     for col in ("F", "I") if last >= first else ():
         sh.ws.conditional_formatting.add(f"{col}{first}:{col}{last}",
                                          FormulaRule(formula=[f"{col}{first}>target_overhead_pct"], fill=OVER_FILL))
     sh.append([])
-    comp_first = _component_table(sh, book, table, picks)
+    comp_first = _component_table(sh, book)
     tier_first = _tier_table(sh, book)
     _charts_summary(sh, comp_first, tier_first, sh.row + 2)
 
@@ -471,17 +358,17 @@ def _live(sh: Sheet, ref: str | None, fmt: str | None):
     return sh.cell(f"={ref}", fmt=fmt) if ref else sh.text("n/a")
 
 
-def _component_table(sh: Sheet, book: Book, table, picks) -> tuple[int, int]:
+def _component_table(sh: Sheet, book: Book) -> tuple[int, int]:
     sh.append([sh.text("Checkpoint size by component (TB)", font=BOLD)])
     sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in ("model", "weights", "master", "optimizer", "grads")])
     first = sh.row + 1
     seen = set()
-    for (_, line), pick in zip(table.iterrows(), picks):
+    for line, pick in zip(book.summary.to_dict("records"), book.picks()):
         idx = pick["sync"] if pick["sync"] is not None else pick["async"]
         if line["model"] in seen or idx is None:
             continue
         seen.add(line["model"])
-        sh.append([sh.text(str(line["model"]))] + [
+        sh.append([sh.text(line["model"])] + [
             sh.cell(f"={_ref(book, idx, c)}/1E+12", fmt='0.00" TB"')
             for c in ("weights_bytes", "master_bytes", "optimizer_bytes", "grads_bytes")])
     sh.append([])
@@ -489,28 +376,14 @@ def _component_table(sh: Sheet, book: Book, table, picks) -> tuple[int, int]:
 
 
 def _tier_table(sh: Sheet, book: Book) -> tuple[int, int]:
-    plan, f = book.inputs.plan, book.frame
-    s = plan.summary
-    model = (s.model if s and s.model else None) or str(f["model"].cat.categories[0])
-    sku = (s.sku if s and s.sku else None) or str(f["sku"].cat.categories[0])
-    gpus = (s.gpus if s else plan.gpus[0]).value
-    interval = (s.interval if s else plan.intervals[0]).value
-    recipe = book.inputs.models[model].recipe
-    if recipe not in set(f["recipe"].cat.categories):
-        recipe = str(f["recipe"].cat.categories[0])
-    sh.append([sh.text(f"Overhead by tier: {model} on {gpus:,.0f} GPUs of {sku}, every {interval / 60:g} min",
-                       font=BOLD)])
+    point = book.report.point
+    sh.append([sh.text(f"Overhead by tier: {point.model} on {point.gpus:,.0f} GPUs of {point.sku}, every "
+                       f"{display.of('interval_s', point.interval_s)}", font=BOLD)])
     sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in ("tier", "sync overhead", "async overhead")])
     first = sh.row + 1
-    base = ((f["model"] == model) & (f["sku"] == sku) & (f["recipe"] == recipe) & (f["gpus"] == gpus)
-            & (f["interval_s"] == interval))
-    for tier in f["tier"].cat.categories:
-        cells = [sh.text(str(tier))]
-        for strategy in ("sync", "async"):
-            hit = f.index[base & (f["tier"] == tier) & (f["strategy"] == strategy)]
-            idx = int(hit[0]) if len(hit) and int(hit[0]) in book.scenario_row else None
-            cells.append(_live(sh, _ref(book, idx, "overhead_pct"), FORMATS["pct"]))
-        sh.append(cells)
+    for tier, by_strategy in book.report.tier_overview:
+        sh.append([sh.text(tier)] + [_live(sh, _ref(book, by_strategy.get(s), "overhead_pct"), PCT)
+                                     for s in ("sync", "async")])
     return first, sh.row
 
 
@@ -559,16 +432,16 @@ def _interval_dependents() -> list[str]:
     return out
 
 
-def write_cadence(wb: Workbook, book: Book) -> None:
+def write_cadence(sh: Sheet, book: Book) -> None:
     dependents = _interval_dependents()
     cols = ["interval_s", "interval (min)", *dependents, "optimum"]
-    sh = Sheet(wb, "Cadence", {i + 1: 15 for i in range(len(cols))}, "A3")
+    sh.layout({i + 1: 15 for i in range(len(cols))}, "A3")
     sh.append([sh.text("Cadence: overhead and waste against the checkpoint interval", font=TITLE)])
     sh.append([sh.text("Each block recomputes the interval-dependent columns (same definitions as Scenarios) "
                        "for one scenario over a grid of intervals. Blue intervals are editable.")])
     letter = {n: get_column_letter(i + 1) for i, n in enumerate(cols)}
     charts: dict[str, list] = {}
-    for pick in book.picks:
+    for pick in book.picks():
         for strategy in ("sync", "async"):
             idx = pick[strategy]
             if idx is None or idx not in book.scenario_row:
@@ -580,12 +453,12 @@ def write_cadence(wb: Workbook, book: Book) -> None:
             opt_row = sh.append([sh.text("optimal interval"),
                                  sh.cell(f"={_ref(book, idx, 'optimal_interval_s')}/60", fmt='0.0" min"'),
                                  sh.text("waste there"),
-                                 sh.cell(f"={_ref(book, idx, 'optimal_waste_pct')}", fmt=FORMATS["pct"])])
+                                 sh.cell(f"={_ref(book, idx, 'optimal_waste_pct')}", fmt=PCT)])
             sh.append([sh.text(c, font=BOLD, fill=HEADER_FILL) for c in cols])
             first = sh.row + 1
             for k, minutes in enumerate(CADENCE_GRID_MIN):
                 r = first + k
-                nxt = f"A{r + 1}" if k + 1 < len(CADENCE_GRID_MIN) else "1E+300"
+                nxt = f"A{r + 1}" if k + 1 < len(CADENCE_GRID_MIN) else excel_number(INF_CELL)
 
                 def leaf(n, r=r):
                     return f"{letter[n]}{r}" if n in letter else _ref(book, idx, n)
@@ -594,7 +467,7 @@ def write_cadence(wb: Workbook, book: Book) -> None:
                          sh.cell(f"=A{r}/60", fmt='0.0" min"')]
                 for n in dependents:
                     tree = COLUMNS[n].fn(*(Var(p) for p in COLUMNS[n].params))
-                    cells.append(sh.cell("=" + render(tree, leaf), fmt=number_format(n)))
+                    cells.append(sh.cell("=" + render(tree, leaf), fmt=display.excel_format(n)))
                 cells.append(sh.cell(f'=IF(AND(A{r}<=$B${opt_row}*60,{nxt}>$B${opt_row}*60),"◀ optimum",'
                                      f'"")'))
                 sh.append(cells)
@@ -639,8 +512,8 @@ def _charts_cadence(sh: Sheet, charts: dict, letter: dict[str, str]) -> None:
 
 # ---- Sources --------------------------------------------------------------------------------------
 
-def write_sources(wb: Workbook, book: Book) -> None:
-    sh = Sheet(wb, "Sources", {1: 40, 2: 11, 3: 110, 4: 30}, "A8")
+def write_sources(sh: Sheet, book: Book) -> None:
+    sh.layout({1: 40, 2: 11, 3: 110, 4: 30}, "A8")
     sh.append([sh.text("Sources and provenance", font=TITLE)])
     for k, v in (("tool", f"ckptreport {book.meta['ckptreport_version']}"), ("input hash", book.meta["input_hash"]),
                  ("built", book.meta["build_time"] + " (SOURCE_DATE_EPOCH when set)"),
@@ -655,8 +528,9 @@ def write_sources(wb: Workbook, book: Book) -> None:
         sh.append([sh.text(f"{section}.{name}.{fld}" if section != "plan" else f"plan.{fld}"), sh.text(prov.basis),
                    sh.text(prov.source or "(no source given)"), sh.text(where)])
     for name, recipe in book.inputs.recipes.items():
+        place = book.inputs.places[(RECIPES, name)]
         sh.append([sh.text(f"recipes.{name}"), sh.text("spec" if recipe.source else "input"),
-                   sh.text(recipe.source or "(no source given)"), sh.text("models.yaml")])
+                   sh.text(recipe.source or "(no source given)"), sh.text(f"{place.file}:{place.line}")])
 
 
 # ---- the workbook ---------------------------------------------------------------------------------
@@ -678,18 +552,16 @@ def _reproducible(path, when: dt.datetime) -> None:
     os.replace(tmp, path)
 
 
-def write(path, inputs: Inputs, frame: pd.DataFrame, meta: dict[str, str],
-          when: dt.datetime | None = None) -> list[str]:
+def write(path, report: Report, meta: dict[str, str], when: dt.datetime | None = None) -> list[str]:
     """Write the workbook to ``path``; returns notes (e.g. rows left out of Scenarios)."""
-    book = Book(inputs, frame.reset_index(drop=True), meta)
+    book = Book(report, meta, notes=[report.workbook_note] if report.workbook_note else [])
     wb = Workbook(write_only=True)
-    write_assumptions(wb, book)  # first: it fixes the cells the others refer to
-    limit = int(inputs.plan.workbook_rows.value)
-    write_scenarios(wb, book, limit)
-    write_summary(wb, book)
-    write_cadence(wb, book)
-    write_sources(wb, book)
-    wb._sheets = [wb[n] for n in ("Summary", "Assumptions", "Scenarios", "Cadence", "Sources")]
+    sheets = {title: Sheet(wb, title) for title in SHEETS}  # created in the order they are shown
+    write_assumptions(sheets["Assumptions"], book)  # first: it fixes the cells the others refer to
+    write_scenarios(sheets["Scenarios"], book)
+    write_summary(sheets["Summary"], book)
+    write_cadence(sheets["Cadence"], book)
+    write_sources(sheets["Sources"], book)
     wb.calculation.fullCalcOnLoad = True
     wb.save(path)
     if when is not None:

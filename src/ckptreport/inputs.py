@@ -1,0 +1,267 @@
+"""Every input, declared once.
+
+An input is a column of the scenario frame whose value comes from the models directory (or from the
+plan's cross product). Its declaration says everything the rest of ckptreport needs to know of it:
+its name and unit; where it lives (the entity and the YAML key, and the key's type); what it means;
+what it is when the key is omitted (a default, or a value derived from other keys); which measured
+metric may replace it; and how a spreadsheet formats it. From these declarations, and nothing else:
+
+- ``schema`` builds the YAML schema of recipes, models, SKUs, tiers and the plan's globals;
+- the engine reads each entity's values (``Input.value``);
+- ``load.provenance`` names the file, line, basis and source of each value;
+- ``measured.TARGETS`` knows which key each measured metric replaces;
+- the workbook lays out Assumptions and looks inputs up; ``explain``, the README's tables and the
+  calibration defaults follow.
+
+Adding an input is one ``Input`` here and the column functions in ``columns.py`` that read it by
+name (README, "How to add an input"); ``tests/test_declarations.py`` fails when anything disagrees.
+"""
+
+from __future__ import annotations
+
+import keyword
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .quantity import SHARDINGS, STRATEGIES, TIER_KINDS, Dtype, Q, Quantity
+from .units import COLUMN_UNITS
+
+SCENARIO, MODELS, RECIPES, SKUS, TIERS, PLAN = "scenario", "models", "recipes", "skus", "tiers", "plan"
+ENTITIES = (MODELS, RECIPES, SKUS, TIERS, PLAN)  # where an input lives; SCENARIO: the plan's axes
+TiB = 2**40
+
+
+@dataclass(frozen=True)
+class Input:
+    """One input column and the YAML key it is read from."""
+
+    name: str  # the column: tier_write_GBps
+    unit: str  # a key of units.COLUMN_UNITS; the column's values are in this unit
+    doc: str  # what it means; also the YAML key's description
+    entity: str = SCENARIO  # models, recipes, skus, tiers, plan; scenario: an axis of the cross product
+    key: str | None = None  # the YAML key inside the entity, dotted: local_nvme.write
+    type: Any = None  # the key's type (a Quantity, Dtype, Literal); None for the plan's axes
+    required: bool = False
+    default: float | str | None = None  # the value, in ``unit``, when the key is omitted
+    absent: str = ""  # what omitting the key means, in words: '1', 'no aggregate limit'
+    derive: Callable[[Any], float | None] | None = None  # the entity -> a value in base units, when omitted
+    derived_from: tuple[str, ...] = ()  # the keys ``derive`` reads, cited as its source
+    derived_doc: str = ""  # how: 'gpus_per_node x d2h_per_gpu'
+    measured: str | None = None  # the metric of a measured file that replaces it (measured.TARGETS)
+    excel: str | None = None  # a number format of its own, else the unit's
+    infinite: str = "unbounded"  # how an infinite value reads
+
+    @property
+    def scale(self) -> float:
+        return COLUMN_UNITS[self.unit].scale
+
+    def raw(self, entity) -> Any:
+        """What the validated entity holds at ``key`` (None when omitted)."""
+        obj = entity
+        for part in self.key.split("."):
+            if obj is None:
+                return None
+            obj = getattr(obj, attribute(part))
+        return obj
+
+    def given(self, entity) -> bool:
+        return self.raw(entity) is not None
+
+    def derived(self, entity) -> float | None:
+        """The value derived from other keys (base units), when the key is omitted and a rule applies."""
+        if self.derive is None or self.given(entity):
+            return None
+        return self.derive(entity)
+
+    def value(self, entity) -> float | str:
+        """The input's value for one entity, in the column's unit."""
+        raw = self.raw(entity)
+        if raw is None:
+            derived = self.derived(entity)
+            return self.default if derived is None else derived / self.scale
+        if isinstance(raw, Q):
+            return raw.value / self.scale
+        if isinstance(raw, list):
+            return float(sum(raw))
+        return raw if isinstance(raw, str) else float(raw)
+
+    def base_value(self, entity) -> float:
+        """The value in base units (bytes/s, bytes, seconds, fractions)."""
+        return float(self.value(entity)) * self.scale
+
+    @property
+    def where(self) -> str:
+        """The YAML key as the docs name it: skus.*.local_nvme.write."""
+        if self.entity == SCENARIO:
+            return f"plan.{self.key}" if self.key else "the scenario"
+        return f"plan.{self.key}" if self.entity == PLAN else f"{self.entity}.*.{self.key}"
+
+
+def attribute(key: str) -> str:
+    """The attribute a YAML key is held in (``async`` is a Python keyword: ``async_``)."""
+    return key + "_" if keyword.iskeyword(key) else key
+
+
+def _d2h_node(sku) -> float:
+    return sku.gpus_per_node.value * sku.d2h_per_gpu.value
+
+
+def _tier_write(tier) -> float | None:
+    if tier.write_per_TiB is not None and tier.capacity is not None:
+        return tier.write_per_TiB.value * tier.capacity.value / TiB
+    return None
+
+
+_BW = Quantity("bandwidth")
+_COUNT = Quantity("count", integer=True)
+_PCT = Quantity("percent", maximum=1.0)
+
+_DECLARED = [
+    # ---- the plan's axes: one value per scenario ----
+    Input("model", "label", "model name", key="models"),
+    Input("recipe", "label", "training recipe: what a checkpoint holds per parameter", key="recipes"),
+    Input("sku", "label", "hardware SKU", key="skus"),
+    Input("tier", "label", "storage tier", key="tiers"),
+    Input("strategy", "label", ", ".join(STRATEGIES[:-1]) + " or " + STRATEGIES[-1], key="strategies"),
+    Input("gpus", "count", "GPUs in the job", key="gpus"),
+    Input("interval_s", "s", "time between checkpoints", key="intervals", excel='#,##0" s"'),
+    # ---- models.yaml: models ----
+    Input("params", "count", "total parameters, e.g. 405.85B (MoE: all experts)", MODELS, "params",
+          Quantity("count"), required=True),
+    Input("active_params", "count", "parameters active per token (MoE)", MODELS, "active_params",
+          Quantity("count"), derive=lambda m: m.params.value, derived_from=("params",),
+          derived_doc="params (a dense model)"),
+    Input("tokens", "count", "training tokens, e.g. 15.6T", MODELS, "tokens", Quantity("count"), required=True),
+    Input("sharding", "label", "how ranks split the save: fully_sharded (FSDP, every rank an equal share), "
+          "optimizer_sharded (ZeRO-1 / distributed optimizer: replica 0 writes the weights), replica0 (one "
+          "data-parallel replica writes everything); the last two need tp and pp", MODELS, "sharding",
+          Literal[SHARDINGS], default="fully_sharded", absent="fully_sharded"),
+    Input("tp", "count", "tensor-parallel degree", MODELS, "tp", _COUNT, default=1.0, absent="1"),
+    Input("pp", "count", "pipeline-parallel degree", MODELS, "pp", _COUNT, default=1.0, absent="1"),
+    Input("layers", "count", "transformer layers (per-stage balance)", MODELS, "layers", _COUNT, default=0.0,
+          absent="0 (no per-stage balance)"),
+    Input("hidden", "count", "hidden size (embedding = vocab x hidden)", MODELS, "hidden", _COUNT, default=0.0,
+          absent="0"),
+    Input("vocab", "count", "vocabulary size", MODELS, "vocab", _COUNT, default=0.0, absent="0"),
+    # ---- models.yaml: recipes ----
+    Input("weights_bytes_per_param", "B/param", "dtype of the model weights, e.g. bf16 (2 bytes per parameter)",
+          RECIPES, "weights",
+          Dtype, required=True),
+    Input("master_bytes_per_param", "B/param", "dtype of the master copy of the weights (fp32), if kept", RECIPES,
+          "master", Dtype, default=0.0, absent="0 (no master copy)"),
+    Input("optimizer_bytes_per_param", "B/param", "dtype of each optimizer state (AdamW: [fp32, fp32]); "
+          "their bytes per parameter add up", RECIPES, "optimizer", list[Dtype], default=0.0,
+          absent="0 (no optimizer state)"),
+    Input("grads_bytes_per_param", "B/param", "dtype of gradients, only if the checkpoint saves them", RECIPES,
+          "grads", Dtype, default=0.0, absent="0 (gradients not saved)"),
+    # ---- hardware.yaml: SKUs ----
+    Input("gpus_per_node", "count", "GPUs in one node", SKUS, "gpus_per_node", _COUNT, required=True),
+    Input("peak_TFLOPS", "TFLOPS", "dense BF16 peak per GPU, e.g. 989 TFLOPS", SKUS, "peak_bf16",
+          Quantity("flops"), required=True),
+    Input("d2h_gpu_GBps", "GBps", "pinned GPU->host copy, one GPU alone", SKUS, "d2h_per_gpu", _BW,
+          required=True, measured="d2h_per_gpu"),
+    Input("d2h_node_GBps", "GBps", "GPU->host copy, all GPUs of a node at once", SKUS, "d2h_per_node", _BW,
+          derive=_d2h_node, derived_from=("d2h_per_gpu",),
+          derived_doc="gpus_per_node x d2h_per_gpu", measured="d2h_per_node"),
+    Input("host_memory_bytes", "bytes", "host DRAM per node", SKUS, "host_memory", Quantity("bytes"),
+          required=True),
+    Input("storage_nic_GBps", "GBps", "per node, toward the storage fabric", SKUS, "storage_nic", _BW,
+          required=True),
+    Input("nvme_write_GBps", "GBps", "node-local NVMe: sequential write per node, e.g. 26 GB/s", SKUS,
+          "local_nvme.write", _BW, required=True, default=0.0, absent="0 (the SKU has no local NVMe)",
+          measured="local_nvme_write"),
+    Input("nvme_capacity_bytes", "bytes", "node-local NVMe: usable capacity per node, e.g. 30.72 TB", SKUS,
+          "local_nvme.capacity", Quantity("bytes"), required=True, default=0.0,
+          absent="0 (the SKU has no local NVMe)"),
+    Input("usd_per_gpu_hour", "usd", "price of one GPU-hour", SKUS, "usd_per_gpu_hour", Quantity("usd"),
+          required=True, excel='"$"0.000'),
+    Input("gpu_mtbf_s", "s", "mean time between job-stopping failures, per GPU", SKUS, "gpu_mtbf",
+          Quantity("duration"), required=True, excel='#,##0" s"'),
+    # ---- storage.yaml: tiers ----
+    Input("tier_kind", "label", "parallel_fs, cloud_fs, object_store, or local_nvme (the node's own drives; "
+          "no NIC hop)", TIERS, "kind", Literal[TIER_KINDS], required=True),
+    Input("tier_write_GBps", "GBps", "aggregate write bandwidth of the tier", TIERS, "write", _BW,
+          default=float("inf"), absent="no aggregate limit", derive=_tier_write,
+          derived_from=("write_per_TiB", "capacity"), derived_doc="write_per_TiB x capacity (TiB)",
+          measured="tier_write"),
+    Input("tier_node_write_GBps", "GBps", "most one node (client) can write; local_nvme: overrides the SKU's "
+          "drives", TIERS, "per_node_write", _BW, default=float("inf"), absent="not limited per node",
+          measured="tier_write_per_node"),
+    Input("tier_write_per_TiB_GBps", "GBps", "cloud filesystems: write bandwidth per TiB provisioned (with "
+          "capacity)", TIERS, "write_per_TiB", _BW, default=float("nan"), absent="none (not a per-TiB tier)"),
+    Input("tier_capacity_bytes", "bytes", "provisioned capacity", TIERS, "capacity", Quantity("bytes"),
+          default=float("inf"), absent="not stated (no limit)"),
+    Input("usd_per_tb_month", "usd", "price per TB (1e12 bytes) stored per month", TIERS,
+          "usd_per_tb_month", Quantity("usd", inclusive=True), default=float("nan"),
+          absent="not priced (no published figure); storage cost is left out", excel='"$"#,##0.00'),
+    # ---- plan.yaml: globals ----
+    Input("target_overhead_pct", "pct", "the overhead a plan must stay under, e.g. 1%", PLAN, "target_overhead",
+          _PCT, required=True),
+    Input("mfu_pct", "pct", "model FLOPs utilisation, e.g. 40%", PLAN, "mfu", _PCT, required=True),
+    Input("restart_s", "s", "time to restart a job after a failure", PLAN, "restart",
+          Quantity("duration", inclusive=True), required=True),
+    Input("retention", "count", "checkpoints kept on the tier", PLAN, "retention", _COUNT, required=True),
+    Input("buffers", "count", "host-memory copies of a node's shard an async or tiered checkpoint stages", PLAN,
+          "buffers", _COUNT, required=True),
+    Input("writer_GBps", "GBps", "what one writer process sustains (serialisation, one stream)", PLAN,
+          "writer_bandwidth", _BW, default=float("inf"), absent="no limit"),
+    Input("sync_fixed_s", "s", "fixed cost of a sync checkpoint: coordination, file creation", PLAN,
+          "fixed_cost.sync", Quantity("duration", inclusive=True), default=0.0, absent="0 s"),
+    Input("async_fixed_s", "s", "fixed cost of an async snapshot: staging set-up", PLAN, "fixed_cost.async",
+          Quantity("duration", inclusive=True), default=0.0, absent="0 s"),
+    Input("tiered_fixed_s", "s", "fixed cost of a tiered snapshot", PLAN, "fixed_cost.tiered",
+          Quantity("duration", inclusive=True), default=0.0, absent="0 s"),
+    Input("async_slowdown_pct", "pct", "training slowdown while a background write runs", PLAN, "async_slowdown",
+          Quantity("percent", inclusive=True, maximum=1.0), default=0.0, absent="0%"),
+]
+
+INPUTS: dict[str, Input] = {i.name: i for i in _DECLARED}
+
+
+@dataclass(frozen=True)
+class Group:
+    """A mapping of keys inside an entity (``local_nvme:``, ``fixed_cost:``)."""
+
+    entity: str
+    key: str
+    title: str  # the schema class name
+    doc: str  # the key's description
+    class_doc: str
+
+
+GROUPS: dict[tuple[str, str], Group] = {(g.entity, g.key): g for g in (
+    Group(SKUS, "local_nvme", "LocalNvme", "node-local NVMe (write, capacity); omitted: the SKU has none",
+          "The node's own NVMe drives (RAID-0), used by the tiered strategy and the local_nvme tier."),
+    Group(PLAN, "fixed_cost", "FixedCost", "fixed cost per checkpoint: sync, async, tiered",
+          "Fixed cost of one checkpoint, per strategy."),
+)}
+
+
+@dataclass(frozen=True)
+class Source:
+    """A column naming the basis of the bandwidth figures a hop used."""
+
+    name: str
+    doc: str
+    inputs: tuple[str, ...]
+
+
+SOURCES: dict[str, Source] = {s.name: s for s in (
+    Source("d2h_source", "basis of the GPU->host figure used (spec, measured, derived, assumption, input)",
+           ("d2h_node_GBps",)),
+    Source("nic_source", "basis of the storage NIC figure used", ("storage_nic_GBps",)),
+    Source("tier_source", "basis of the tier's write figure used (for local_nvme: the SKU's drives)",
+           ("tier_write_GBps", "tier_node_write_GBps")),
+    Source("nvme_source", "basis of the node-local NVMe figure used", ("nvme_write_GBps",)),
+)}
+
+
+def of(entity: str) -> list[Input]:
+    """The inputs an entity holds, in declaration order."""
+    return [i for i in INPUTS.values() if i.entity == entity]
+
+
+def measured_targets() -> dict[str, Input]:
+    """Measured metric -> the input it replaces."""
+    return {i.measured: i for i in INPUTS.values() if i.measured}

@@ -1,0 +1,99 @@
+"""The types of input keys: quantities with units and a source, dtypes, names and free text.
+
+Every quantity is a string with a unit (``100 GB/s``), or a mapping that also says where the figure
+comes from: ``{value: 100 GB/s, basis: spec, source: "vendor datasheet ..."}``. ``Q`` is what a
+validated quantity holds: its value in base units, the text the user wrote, and its basis and source.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic_core import PydanticCustomError
+
+from . import units
+
+from .vocab import BASES, SHARDINGS, STRATEGIES, TIER_KINDS  # noqa: F401  (re-exported)
+
+
+@dataclass(frozen=True)
+class Q:
+    """A parsed quantity: value in base units, the text the user wrote, and where it comes from."""
+
+    value: float
+    text: str
+    kind: str
+    basis: str | None = None  # None: take the entry's (spec when the entry has a source)
+    source: str | None = None
+
+
+def _quantity_validator(kind: str, minimum: float, inclusive: bool, integer: bool, maximum: float | None):
+    def validate(raw: Any) -> Q:
+        if isinstance(raw, Q):
+            return raw
+        basis = source = None
+        if isinstance(raw, dict):
+            unknown = set(raw) - {"value", "basis", "source"}
+            if unknown or "value" not in raw:
+                raise PydanticCustomError(
+                    "quantity_mapping",
+                    "a sourced quantity is a mapping with keys value, basis, source; "
+                    + (f"unknown key(s) {', '.join(sorted(map(repr, unknown)))}" if unknown
+                       else "'value' is missing"))
+            basis, source = raw.get("basis"), raw.get("source")
+            if basis is not None and basis not in BASES:
+                raise PydanticCustomError("basis", "basis must be one of {bases}, got {got}",
+                                          {"bases": ", ".join(BASES), "got": repr(basis)})
+            raw = raw["value"]
+        try:
+            value = units.parse(raw, kind)
+        except units.UnitError as e:
+            raise PydanticCustomError("unit", str(e)) from None
+        if value < minimum or (value == minimum and not inclusive):
+            word = "at least" if inclusive else "greater than"
+            floor = units.fmt(minimum, kind) if minimum else "0"
+            raise PydanticCustomError(
+                "unit_range", "expected a {kind} {word} {floor}, got {got}",
+                {"kind": units.KINDS[kind].name, "word": word, "floor": floor, "got": repr(raw)})
+        if maximum is not None and value > maximum:
+            raise PydanticCustomError(
+                "unit_range", "expected a {kind} of at most {ceiling}, got {got}",
+                {"kind": units.KINDS[kind].name, "ceiling": units.fmt(maximum, kind), "got": repr(raw)})
+        if integer and value != int(value):
+            raise PydanticCustomError("unit_int", "expected a whole number, got {got}", {"got": repr(raw)})
+        return Q(value, str(raw).strip(), kind, basis, source)
+
+    return validate
+
+
+@dataclass(frozen=True)
+class Kind:
+    """Marks a field's unit kind: ``key`` in ``units.KINDS``, ``name`` as the docs print it."""
+
+    name: str
+    key: str = ""
+
+
+def Quantity(kind: str, *, minimum: float = 0.0, inclusive: bool = False, integer: bool = False,
+             maximum: float | None = None):
+    """An annotated field type: a quantity of ``kind`` (see ``units.KINDS``), positive by default."""
+    return Annotated[Q, BeforeValidator(_quantity_validator(kind, minimum, inclusive, integer, maximum)),
+                     Kind(units.KINDS[kind].name, kind)]
+
+
+def _dtype(raw: Any) -> float:
+    try:
+        return units.parse(raw, "dtype")
+    except units.UnitError as e:
+        raise PydanticCustomError("unit", str(e)) from None
+
+
+Dtype = Annotated[float, BeforeValidator(_dtype), Kind("dtype", "dtype")]
+Name = Annotated[str, Field(min_length=1, max_length=200)]
+Text = Annotated[str, Field(max_length=4000)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)

@@ -1,0 +1,279 @@
+"""The compute stage: everything an output shows, computed once, as plain data.
+
+``compute(inputs)`` runs the engine over the plan and derives from its frame what the renderers
+format: the recommendation per model and SKU (one rule, ``recommend``), the summary a planner reads
+first, each brief's rows, recommendation, tier comparison and waste curves, and the calibration
+table. The terminal summary, the workbook, the PDF briefs and ``manifest.json`` all read this; none
+of them runs the engine or chooses an option of its own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import calibration
+from .engine import Dropped, curve, scenarios
+from .errors import InputError, Problem
+from .explain import explain_row
+from .load import Inputs, Point, headline_recipe, summary_point
+from .quantity import Q
+
+CURVE_MIN = np.geomspace(1, 720, 60)  # the waste curve of a brief: 1 min to 12 h
+
+
+# ---- the one rule that picks an option -----------------------------------------------------------
+
+@dataclass(frozen=True)
+class Pick:
+    """The option recommended among candidate rows, whether it meets the target, and the runner-up."""
+
+    index: int  # the row's label in the frame it was chosen from
+    row: pd.Series
+    meets: bool
+    runner_up: pd.Series | None
+
+    @property
+    def option(self) -> dict[str, str]:
+        return {"sku": str(self.row["sku"]), "tier": str(self.row["tier"]), "strategy": str(self.row["strategy"])}
+
+
+def ranked(rows: pd.DataFrame) -> tuple[pd.DataFrame, bool]:
+    """Candidate options, best first, and whether the best meets the target.
+
+    Node-local NVMe is not durable, so it is a candidate only when nothing else is. Among options
+    that meet the target (overhead within it, staging fits in host memory and NVMe): priced storage
+    before unpriced, then the lower cost over the run (GPU-hours including waste, plus storage; an
+    unpriced option counts its GPU-hours only), then the smaller aggregate bandwidth, then the lower
+    overhead. When none meets the target: the lowest overhead first.
+    """
+    durable = rows[rows["tier_kind"] != "local_nvme"]
+    candidates = durable if not durable.empty else rows
+    keys = pd.DataFrame({"unpriced": candidates["storage_usd_month"].isna(),
+                         "cost": candidates["total_usd"].fillna(candidates["run_usd"]),
+                         "bandwidth": candidates["tier_write_GBps"], "overhead": candidates["overhead_pct"]},
+                        index=candidates.index)
+    ok = candidates["meets_target"].to_numpy(bool)
+    if ok.any():
+        order = keys[ok].sort_values(["unpriced", "cost", "bandwidth", "overhead"], kind="stable").index
+        return candidates.loc[order], True
+    order = keys.sort_values(["overhead", "cost"], kind="stable").index
+    return candidates.loc[order], False
+
+
+def recommend(rows: pd.DataFrame) -> Pick | None:
+    """The recommended option among ``rows`` (see ``ranked``); None when there are no rows."""
+    if rows.empty:
+        return None
+    order, meets = ranked(rows)
+    runner_up = order.iloc[1] if len(order) > 1 else None
+    return Pick(int(order.index[0]), order.iloc[0], meets, runner_up)
+
+
+# ---- the summary --------------------------------------------------------------------------------
+
+def headline_rows(frame: pd.DataFrame, inputs: Inputs, point: Point) -> pd.DataFrame:
+    """Rows at the summary's cluster size and cadence, each model at its headline recipe."""
+    rows = frame[(frame["gpus"] == point.gpus) & (frame["interval_s"] == point.interval_s)]
+    recipe = rows["model"].map({m: headline_recipe(inputs, m) for m in frame["model"].cat.categories})
+    return rows[rows["recipe"].astype(str) == recipe.astype(str)]
+
+
+def summary(frame: pd.DataFrame, inputs: Inputs, point: Point) -> pd.DataFrame:
+    """One line per model x SKU: the checkpoint size; per strategy the recommended tier (or, when
+    none meets the target, the closest) with its frame index; and the recommended option overall."""
+    rows = headline_rows(frame, inputs, point)
+    out = []
+    for (model, sku), group in rows.groupby(["model", "sku"], observed=True, sort=False):
+        first = group.iloc[0]
+        line = {"model": str(model), "sku": str(sku), "recipe": str(first["recipe"]), "gpus": int(first["gpus"]),
+                "interval_s": float(first["interval_s"]), "ckpt_bytes": float(first["ckpt_bytes"])}
+        for strategy in inputs.plan.strategies:
+            pick = recommend(group[group["strategy"] == strategy])
+            line[f"{strategy}_tier"] = str(pick.row["tier"]) if pick else None
+            line[f"{strategy}_meets"] = bool(pick.meets) if pick else False
+            line[f"{strategy}_overhead_pct"] = float(pick.row["overhead_pct"]) if pick else np.nan
+            line[f"{strategy}_index"] = pick.index if pick else None
+        best = recommend(group)
+        line.update({"option_tier": str(best.row["tier"]), "option_strategy": str(best.row["strategy"]),
+                     "option_meets": best.meets, "option_index": best.index,
+                     "option_total_usd": float(best.row["total_usd"]),
+                     "option_overhead_pct": float(best.row["overhead_pct"])})
+        out.append(line)
+    return pd.DataFrame(out)
+
+
+# ---- briefs -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Spec:
+    """What one brief compares: a model on candidate SKUs and tiers, at one cluster size and cadence."""
+
+    name: str
+    model: str
+    skus: tuple[str, ...]
+    tiers: tuple[str, ...]
+    gpus: int
+    interval_s: float
+    recipe: str
+    title: str | None = None
+    in_plan: bool = False  # a model's brief: its rows are in the build's frame
+
+
+@dataclass(frozen=True)
+class TierLine:
+    """One candidate tier on the recommended SKU: its sync and async rows (None where left out)."""
+
+    tier: str
+    sync: pd.Series | None
+    asyn: pd.Series | None
+    recommended: bool
+
+
+@dataclass(frozen=True)
+class BriefData:
+    spec: Spec
+    rows: pd.DataFrame  # the brief's scenarios, every strategy of the plan
+    pick: Pick  # the recommendation
+    tiers: list[TierLine]
+    skus: list[tuple[str, Pick]]  # the best option on each candidate SKU
+    curves: dict[str, tuple[np.ndarray, np.ndarray]]  # strategy -> (interval_s, waste_pct) on the pick's SKU/tier
+    explanation: dict  # every input of the pick with its provenance (explain.explain_row)
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "model"
+
+
+def specs(inputs: Inputs, frame: pd.DataFrame, point: Point) -> list[Spec]:
+    """One brief per model of the plan (on the summary's SKU, every tier), plus the plan's ``briefs:``."""
+    plan = inputs.plan
+    tiers = tuple(str(t) for t in frame["tier"].cat.categories)
+    taken = {b.name for b in plan.briefs}
+    out, used = [], set()
+    for model in frame["model"].cat.categories:
+        name = _slug(str(model))
+        while name in used or name in taken:
+            name += "-1"
+        used.add(name)
+        out.append(Spec(name, str(model), (point.sku,), tiers, int(point.gpus), point.interval_s,
+                        headline_recipe(inputs, str(model)), in_plan=True))
+    for b in plan.briefs:
+        out.append(Spec(b.name, b.model, tuple(b.skus), tuple(b.tiers), int(b.gpus.value), b.interval.value,
+                        b.recipe or inputs.models[b.model].recipe, b.title))
+    return out
+
+
+def brief_rows(inputs: Inputs, frame: pd.DataFrame, spec: Spec) -> pd.DataFrame:
+    """The brief's scenarios: a model's brief takes them from the build's frame (the plan holds them);
+    a ``briefs:`` entry may name any cluster size, cadence, SKU or tier, so its rows are computed."""
+    if spec.in_plan:
+        f = frame
+        return f[(f["model"] == spec.model) & (f["recipe"] == spec.recipe) & f["sku"].isin(spec.skus)
+                 & f["tier"].isin(spec.tiers) & (f["gpus"] == spec.gpus) & (f["interval_s"] == spec.interval_s)]
+    narrow = inputs.plan.model_copy(update={
+        "models": [spec.model], "skus": list(spec.skus), "tiers": list(spec.tiers), "recipes": [spec.recipe],
+        "gpus": [Q(float(spec.gpus), str(spec.gpus), "count")],
+        "intervals": [Q(spec.interval_s, f"{spec.interval_s:g} s", "duration")]})
+    return scenarios(dataclasses.replace(inputs, plan=narrow))[0]
+
+
+def brief(inputs: Inputs, frame: pd.DataFrame, spec: Spec) -> BriefData:
+    rows = brief_rows(inputs, frame, spec)
+    if rows.empty:
+        raise InputError(Problem(_plan_file(inputs), 0, 0, f"briefs.{spec.name}", "every combination of this "
+                                 "brief is impossible (tiered or local_nvme on a SKU without local NVMe)"))
+    pick = recommend(rows)
+    on_sku = rows[rows["sku"] == pick.row["sku"]]
+    tiers = []
+    for tier in spec.tiers:
+        here = on_sku[on_sku["tier"] == tier]
+        if here.empty:
+            continue
+        by = {str(r["strategy"]): r for _, r in here.iterrows()}
+        tiers.append(TierLine(tier, by.get("sync"), by.get("async"), tier == pick.row["tier"]))
+    skus = [(sku, recommend(rows[rows["sku"] == sku])) for sku in spec.skus if (rows["sku"] == sku).any()]
+    curves = {}
+    for strategy in ("sync", "async"):
+        same = on_sku[(on_sku["tier"] == pick.row["tier"]) & (on_sku["strategy"] == strategy)]
+        if not same.empty:
+            intervals = CURVE_MIN * 60
+            curves[strategy] = (intervals, curve(same.iloc[0], intervals)["waste_pct"])
+    return BriefData(spec, rows, pick, tiers, skus, curves, explain_row(inputs, pick.row))
+
+
+# ---- the workbook's rows ------------------------------------------------------------------------
+
+def workbook_rows(frame: pd.DataFrame, table: pd.DataFrame, limit: int) -> tuple[pd.Index, str]:
+    """The rows the workbook holds: all if they fit; else the lowest-waste intervals of each group,
+    always with the rows the summary names. Returns them and a note saying what was left out."""
+    if len(frame) <= limit:
+        return frame.index, ""
+    keys = ["model", "recipe", "sku", "tier", "strategy", "gpus"]
+    groups = frame.groupby(keys, observed=True, sort=False).ngroups
+    per_group = max(1, limit // max(groups, 1))
+    rank = frame.groupby(keys, observed=True, sort=False)["waste_pct"].rank(method="first")
+    keep = rank <= per_group
+    named = [c for c in table.columns if c.endswith("_index")]
+    must = frame.index.isin([int(v) for c in named for v in table[c].dropna()])
+    if (keep | must).sum() > limit:  # more groups than rows: the lowest waste overall
+        best = frame[keep & ~must].sort_values("waste_pct", kind="stable").head(max(limit - must.sum(), 0))
+        keep = frame.index.isin(best.index)
+    kept = frame.index[keep | must]
+    note = (f"Scenarios holds {len(kept):,} of {len(frame):,} rows (workbook_rows = {limit:,}): the "
+            f"{per_group} lowest-waste interval(s) of each model x recipe x SKU x tier x strategy x GPU count, "
+            "and the summary's rows. Every row is in scenarios.parquet.")
+    return kept, note
+
+
+def tier_overview(inputs: Inputs, frame: pd.DataFrame, point: Point, kept: pd.Index) -> list:
+    """Per tier, the rows (by strategy) of the summary's model and SKU at the summary point: what the
+    workbook's overhead-by-tier chart shows (rows the workbook holds only)."""
+    rows = headline_rows(frame, inputs, point)
+    rows = rows[(rows["model"] == point.model) & (rows["sku"] == point.sku) & rows.index.isin(kept)]
+    out = []
+    for tier in frame["tier"].cat.categories:
+        here = rows[rows["tier"] == tier]
+        out.append((str(tier), {str(s): int(i) for i, s in zip(here.index, here["strategy"])}))
+    return out
+
+
+# ---- the whole report ---------------------------------------------------------------------------
+
+@dataclass
+class Report:
+    """Everything the outputs show. Renderers format it; they compute nothing of their own."""
+
+    inputs: Inputs
+    frame: pd.DataFrame
+    dropped: list[Dropped]
+    point: Point
+    summary: pd.DataFrame
+    briefs: list[BriefData]
+    calibration: tuple
+    workbook_index: pd.Index = None  # the rows the workbook's Scenarios sheet holds
+    workbook_note: str = ""  # why some were left out, when they were
+    tier_overview: list[tuple[str, dict[str, int]]] = field(default_factory=list)  # tier -> strategy -> row
+
+
+def _plan_file(inputs: Inputs) -> str:
+    return str(Path(inputs.root) / "plan.yaml")
+
+
+def compute(inputs: Inputs) -> Report:
+    frame, dropped = scenarios(inputs)
+    if frame.empty:
+        why = "; ".join(f"{d.rows:,} because {d.reason}" for d in dropped)
+        raise InputError(Problem(_plan_file(inputs), 0, 0, "",
+                                 f"every combination of the plan was left out ({why}); widen the plan"))
+    point = summary_point(inputs)
+    table = summary(frame, inputs, point)
+    briefs = [brief(inputs, frame, spec) for spec in specs(inputs, frame, point)]
+    keep, note = workbook_rows(frame, table, int(inputs.plan.workbook_rows.value))
+    return Report(inputs, frame, dropped, point, table, briefs, calibration.cases(), keep, note,
+                  tier_overview(inputs, frame, point, keep))

@@ -1,0 +1,7 @@
+"""The words of the model's vocabularies, each list spelt once (and imported cheaply, by the CLI too)."""
+
+STRATEGIES: tuple[str, ...] = ("sync", "async", "tiered")
+TIER_KINDS: tuple[str, ...] = ("parallel_fs", "cloud_fs", "object_store", "local_nvme")
+SHARDINGS: tuple[str, ...] = ("fully_sharded", "optimizer_sharded", "replica0")
+BASES: tuple[str, ...] = ("spec", "measured", "derived", "assumption", "input")  # what a figure rests on
+PAPERS: tuple[str, ...] = ("A4", "Letter")
