@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import os
-import re
 import warnings
-import zipfile
 from dataclasses import dataclass, field
+from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from openpyxl import Workbook
 from openpyxl.cell import WriteOnlyCell
@@ -35,6 +34,7 @@ from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.table import Table, TableColumn, TableStyleInfo
 
 from .. import display
+from . import sheetxml
 from ..columns import COLUMNS
 from ..expr import Var, excel_number, render
 from ..inputs import INPUTS, MODELS, PLAN, RECIPES, SCENARIO, SKUS, SOURCES, TIERS, of
@@ -109,23 +109,6 @@ class Sheet:
         return self.row
 
 
-class Columns:
-    """One styled cell per column, refilled for every row of a large sheet through the public
-    ``value`` and ``data_type`` of a cell: a write-only sheet serialises each row as it is appended,
-    so the same cells serve the next row. Text stays text (a name like '=1+1' is never a formula)."""
-
-    def __init__(self, sheet: Sheet, formats: list[str | None], text: list[bool]):
-        self.cells = [sheet.cell(None, fmt=f) for f in formats]
-        self.text = text
-
-    def row(self, values: list) -> list:
-        for cell, value, text in zip(self.cells, values, self.text):
-            cell.value = value
-            if text:
-                cell.data_type = "s"
-        return self.cells
-
-
 @dataclass
 class Book:
     report: Report
@@ -137,6 +120,7 @@ class Book:
     letters: dict[str, str] = field(default_factory=dict)  # Scenarios column -> letter
     scenario_row: dict[int, int] = field(default_factory=dict)  # frame index -> sheet row
     notes: list[str] = field(default_factory=list)
+    scenario_columns: list = field(default_factory=list)  # (letter, what each row holds) of streamed rows
 
     @property
     def inputs(self) -> Inputs:
@@ -243,6 +227,8 @@ def _scenario_formulas(book: Book, helper: dict[str, str]) -> dict[str, str]:
 
 
 def write_scenarios(sh: Sheet, book: Book) -> None:
+    """The header, the first data row (which fixes each column's style) and the table; the rows
+    themselves are streamed into the saved package (``sheetxml``), from what this records."""
     frame = book.frame.loc[book.report.workbook_index]
     names = list(book.frame.columns)
     helpers = {kind: f"{kind[:-1]}_at" for kind, _ in ENTITY_KINDS}
@@ -251,41 +237,33 @@ def write_scenarios(sh: Sheet, book: Book) -> None:
     sh.layout({i + 1: max(10, min(24, len(n) + 3)) for i, n in enumerate(all_cols)}, f"F{FIRST}")
     for h in helpers.values():
         sh.ws.column_dimensions[book.letters[h]].hidden = True
-    helper_letter = {kind: book.letters[h] for kind, h in helpers.items()}
-    formulas = _scenario_formulas(book, helper_letter)
+    formulas = _scenario_formulas(book, {kind: book.letters[h] for kind, h in helpers.items()})
     note = book.report.workbook_note or (
         f"All {len(frame):,} scenarios. Input columns look up Assumptions; the others are formulas.")
     sh.append([sh.text(note, font=BOLD)])
     sh.append([sh.text(n) for n in all_cols])
-    text_cols = [n in LITERAL for n in names] + [False] * len(helpers)
-    cells = Columns(sh, [None if t else display.excel_format(n) for n, t in zip(all_cols, text_cols)], text_cols)
-    templates = []
-    for n, text in zip(names, text_cols):
-        templates.append(None if text or n in ("gpus", "interval_s") else formulas[n].split("{r}"))
     column_of = dict(ENTITY_KINDS)
-    for kind in helpers:
-        templates.append(f'=MATCH("{kind}."&{book.letters[column_of[kind]]}{{r}},Assumptions!$A:$A,0)'.split("{r}"))
-    cols = {n: frame[n].to_numpy() for n in names}
-    text = {n: cols[n].astype(str) for n, t in zip(names, text_cols) if t}
-    gpus_ref = {k: "=" + v for k, v in book.gpus_cell.items()}
-    interval_ref = {k: "=" + v for k, v in book.interval_cell.items()}
-    for i, idx in enumerate(frame.index):
-        r = FIRST + i
-        rs = str(r)
-        book.scenario_row[idx] = r
-        row = []
-        for j, n in enumerate(names):
-            if n in text:
-                row.append(text[n][i])
-            elif n == "gpus":
-                row.append(gpus_ref[float(cols[n][i])])
-            elif n == "interval_s":
-                row.append(interval_ref[float(cols[n][i])])
-            else:
-                row.append(rs.join(templates[j]))
-        for t in templates[len(names):]:
-            row.append(rs.join(t))
-        sh.append(cells.row(row))
+    for kind, h in helpers.items():
+        formulas[h] = f'=MATCH("{kind}."&{book.letters[column_of[kind]]}{{r}},Assumptions!$A:$A,0)'
+    refs = {"gpus": book.gpus_cell, "interval_s": book.interval_cell}
+    columns = []
+    for n in all_cols:
+        if n in LITERAL:
+            columns.append((n, "text", frame[n].astype(str).to_numpy()))
+        elif n in refs:
+            columns.append((n, "formulas", np.array([refs[n][float(v)] for v in frame[n]])))
+        else:
+            columns.append((n, "parts", tuple(formulas[n].removeprefix("=").split("{r}"))))
+    book.scenario_columns = columns
+    book.scenario_row = {idx: FIRST + i for i, idx in enumerate(frame.index)}
+    first = []
+    for n, kind, what in columns:  # the first row, through openpyxl: it registers each column's style
+        if kind == "text":
+            first.append(sh.text(what[0]) if len(what) else None)
+        else:
+            formula = "=" + (what[0] if kind == "formulas" else str(FIRST).join(what))
+            first.append(sh.cell(formula, fmt=None if n in helpers.values() else display.excel_format(n)))
+    sh.append(first)
     last = FIRST + len(frame) - 1
     ref = f"A2:{get_column_letter(len(all_cols))}{max(last, FIRST)}"
     table = Table(displayName="Scenarios", ref=ref,
@@ -300,6 +278,16 @@ def write_scenarios(sh: Sheet, book: Book) -> None:
     meets = book.letters["meets_target"]
     sh.ws.conditional_formatting.add(f"{meets}{FIRST}:{meets}{last}",
                                      FormulaRule(formula=[f"NOT({meets}{FIRST})"], fill=OVER_FILL))
+
+
+def _scenario_rows(book: Book, styles: dict[str, int]):
+    """The Scenarios rows as SpreadsheetML, each column with the style openpyxl gave its first cell."""
+    columns = []
+    for n, kind, what in book.scenario_columns:
+        letter = book.letters[n]
+        columns.append(sheetxml.Column(letter, styles.get(letter, 0), **{kind: what}))
+    n = len(book.scenario_row)
+    return sheetxml.rows_xml(columns, FIRST, n)
 
 
 # ---- Summary --------------------------------------------------------------------------------------
@@ -535,23 +523,6 @@ def write_sources(sh: Sheet, book: Book) -> None:
 
 # ---- the workbook ---------------------------------------------------------------------------------
 
-def _reproducible(path, when: dt.datetime) -> None:
-    """Rewrite the xlsx zip with fixed member times and document dates: same inputs, same bytes."""
-    stamp = max(when, dt.datetime(1980, 1, 1, tzinfo=dt.UTC))
-    iso = stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
-    with zipfile.ZipFile(path) as src:
-        members = [(info.filename, src.read(info)) for info in src.infolist()]
-    tmp = f"{path}.tmp"
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as out:
-        for name, data in members:
-            if name == "docProps/core.xml":
-                data = re.sub(rb"(<dcterms:(created|modified)[^>]*>)[^<]*", lambda m: m.group(1) + iso.encode(), data)
-            info = zipfile.ZipInfo(name, date_time=stamp.timetuple()[:6])
-            info.compress_type = zipfile.ZIP_DEFLATED
-            out.writestr(info, data)
-    os.replace(tmp, path)
-
-
 def write(path, report: Report, meta: dict[str, str], when: dt.datetime | None = None) -> list[str]:
     """Write the workbook to ``path``; returns notes (e.g. rows left out of Scenarios)."""
     book = Book(report, meta, notes=[report.workbook_note] if report.workbook_note else [])
@@ -564,6 +535,6 @@ def write(path, report: Report, meta: dict[str, str], when: dt.datetime | None =
     write_sources(sheets["Sources"], book)
     wb.calculation.fullCalcOnLoad = True
     wb.save(path)
-    if when is not None:
-        _reproducible(path, when)
+    sheetxml.rewrite(Path(path), when or dt.datetime(1980, 1, 1, tzinfo=dt.UTC), "Scenarios", FIRST,
+                     lambda styles: _scenario_rows(book, styles))
     return book.notes
