@@ -19,8 +19,8 @@ $(STAMP): pyproject.toml
 build: $(STAMP) runtime-deps  ## compute the shipped plan -> out/
 	$(BIN)/ckptreport build
 
-test: $(STAMP) system-deps  ## run the whole test suite
-	$(BIN)/python -m pytest
+test: $(STAMP) system-deps  ## run the whole test suite, on every core (pytest-xdist)
+	$(BIN)/python -m pytest -n auto
 
 HAVE_RUNTIME := ldconfig -p | grep -q libpangoft2-1.0 && ldconfig -p | grep -q libharfbuzz-subset
 HAVE_TESTING := $(HAVE_RUNTIME) && command -v soffice >/dev/null && command -v pdftoppm >/dev/null

@@ -73,7 +73,8 @@ def bare_numpy(v: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
                                    v["tier_node_write_GBps"])
     o["tier_share_GBps"] = np.minimum(o["tier_node_GBps"], v["tier_write_GBps"] / o["nodes_writing"])
     o["nic_s"] = np.where(local, 0, o["bytes_per_node"] / (v["storage_nic_GBps"] * GB))
-    o["writer_s"] = o["bytes_per_node"] / (o["gpus_on_node"] * v["writer_GBps"] * GB)
+    o["writers_GBps"] = o["gpus_on_node"] * v["writer_GBps"]
+    o["writer_s"] = o["bytes_per_node"] / (o["writers_GBps"] * GB)
     o["tier_s"] = np.maximum(o["ckpt_bytes"] / (v["tier_write_GBps"] * GB), o["bytes_per_node"] / (o["tier_node_GBps"] * GB))
     o["write_s"] = np.maximum(np.maximum(o["nic_s"], o["writer_s"]), o["tier_s"])
     o["nvme_s"] = np.where(tiered, o["bytes_per_node"] / (v["nvme_write_GBps"] * GB), 0)
@@ -109,6 +110,8 @@ def bare_numpy(v: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     o["waste_usd"] = gpu_h * o["waste_pct"] / 100
     o["run_usd"] = v["gpus"] * o["run_days"] * 24 * v["usd_per_gpu_hour"]
     o["storage_usd_month"] = v["retention"] * o["ckpt_bytes"] / 1e12 * v["usd_per_tb_month"]
+    o["storage_run_usd"] = o["storage_usd_month"] * o["run_days"] / (365.25 / 12)
+    o["total_usd"] = o["run_usd"] + o["storage_run_usd"]
     allowed = v["target_overhead_pct"] / 100 * v["interval_s"] - o["fixed_s"]
     budget = np.where(sync, allowed - o["d2h_s"], np.where(o["d2h_s"] <= allowed, v["interval_s"] - o["nvme_s"], 0))
     o["write_budget_s"] = budget

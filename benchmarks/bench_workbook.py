@@ -23,26 +23,26 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 
-def frame_and_inputs(rows_target: int):
+def computed(rows_target: int):
+    """The compute stage's report for a plan of about ``rows_target`` rows, every row in the workbook."""
     from bench_engine import big_inputs
-    from ckptreport.engine import scenarios
+    from ckptreport.report import compute
     from ckptreport.schema import Q
 
     inputs = big_inputs(rows_target)
     plan = inputs.plan.model_copy(update={"workbook_rows": Q(1e6, "1M", "count")})
-    inputs = dataclasses.replace(inputs, plan=plan)
-    frame = scenarios(inputs)[0]
-    return inputs, frame.head(rows_target).copy() if len(frame) > rows_target else frame
+    return compute(dataclasses.replace(inputs, plan=plan))
 
 
 def run_variant(variant: str, rows_target: int, out: Path) -> dict:
-    inputs, frame = frame_and_inputs(rows_target)
+    report = computed(rows_target)
+    frame = report.frame
     t = time.perf_counter()
     if variant == "ckptreport":
         from ckptreport.render import workbook
 
-        workbook.write(out, inputs, frame, {"ckptreport_version": "bench", "input_hash": inputs.input_hash,
-                                            "build_time": "bench"})
+        workbook.write(out, report, {"ckptreport_version": "bench", "input_hash": report.inputs.input_hash,
+                                     "build_time": "bench"})
     else:
         import openpyxl
 

@@ -2,10 +2,11 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from ckptreport.build import shipped_models
+from ckptreport.build import build, shipped_models
 from ckptreport.load import load
 from ckptreport.report import compute
 
@@ -68,3 +69,41 @@ def small_models(models_copy) -> Path:
     """The shipped models with a small plan (~1,000 scenarios): quick to build and recalculate."""
     (models_copy / "plan.yaml").write_text(SMALL_PLAN)
     return models_copy
+
+
+EPOCH = "1700000000"  # SOURCE_DATE_EPOCH of the shared build: 2023-11-14T22:13:20Z
+
+
+@pytest.fixture(scope="session")
+def small_build(tmp_path_factory):
+    """The small plan built once with every output (workbook, briefs, manifest), SOURCE_DATE_EPOCH
+    set, the models named by their absolute path: shared by the tests that read outputs and change
+    nothing. ``.models`` is its models directory, ``.out`` its output, ``.result`` what build returned."""
+    root = tmp_path_factory.mktemp("small")
+    models = root / "models"
+    shutil.copytree(shipped_models(), models)
+    (models / "plan.yaml").write_text(SMALL_PLAN)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SOURCE_DATE_EPOCH", EPOCH)
+        mp.chdir(root)
+        result = build(models.resolve(), root / "out")
+    return SimpleNamespace(models=models, out=root / "out", result=result)
+
+
+def output_files(out: Path) -> dict[str, bytes]:
+    """Every file of an output directory by its relative name."""
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="session")
+def default_build(tmp_path_factory):
+    """`ckptreport build` on the shipped defaults through the CLI, once (a light workbook):
+    ``.out`` the output directory, ``.cli`` what the command printed."""
+    from click.testing import CliRunner
+
+    from ckptreport.cli import main
+
+    out = tmp_path_factory.mktemp("default") / "out"
+    result = CliRunner().invoke(main, ["build", "--out", str(out), "--workbook-rows", "300"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return SimpleNamespace(out=out, cli=result)

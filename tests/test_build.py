@@ -12,18 +12,28 @@ import pytest
 
 from ckptreport.build import build, resolve_models, shipped_models
 from ckptreport.errors import InputError
-from conftest import REPO
+from conftest import EPOCH, REPO, output_files
 
 
-def test_same_inputs_and_epoch_give_the_same_bytes(tmp_path, monkeypatch, small_models):
-    """Two builds of the same inputs with SOURCE_DATE_EPOCH set write identical files."""
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
-    a, b = tmp_path / "a", tmp_path / "b"
-    build(small_models, a)
-    build(small_models, b)
-    for name in ("scenarios.parquet", "scenarios.csv", "manifest.json", "ckptreport.xlsx", "briefs/llama3-405b.pdf"):
-        assert (a / name).read_bytes() == (b / name).read_bytes(), name
-    assert '"build_time": "2023-11-14T22:13:20Z"' in (a / "manifest.json").read_text()
+def test_same_inputs_give_the_same_bytes_from_any_working_directory(small_build, tmp_path, monkeypatch):
+    """The shared build's inputs built again from another working directory, naming the models
+    directory by a relative path instead of an absolute one, with the same SOURCE_DATE_EPOCH: every
+    output file (tables, workbook, each brief, manifest) is byte-identical."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    elsewhere = tmp_path / "elsewhere" / "deeper"
+    elsewhere.mkdir(parents=True)
+    monkeypatch.chdir(elsewhere)
+    relative = os.path.relpath(small_build.models, elsewhere)
+    assert not Path(relative).is_absolute() and relative != str(small_build.models)
+    build(relative, "out")
+    first, again = output_files(small_build.out), output_files(elsewhere / "out")
+    assert sorted(first) == sorted(again)
+    assert len([n for n in first if n.startswith("briefs/")]) == 2
+    for name in first:
+        assert first[name] == again[name], name
+    manifest = (small_build.out / "manifest.json").read_text()
+    assert '"build_time": "2023-11-14T22:13:20Z"' in manifest
+    assert str(small_build.models) not in manifest and str(tmp_path) not in manifest
 
 
 def test_a_bad_epoch_is_a_user_error(tmp_path, monkeypatch, small_models):
@@ -33,10 +43,9 @@ def test_a_bad_epoch_is_a_user_error(tmp_path, monkeypatch, small_models):
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 
-def test_no_temporary_files_are_left_behind(tmp_path, small_models):
-    build(small_models, tmp_path / "out")
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["briefs", "ckptreport.xlsx", "manifest.json",
-                                                                   "scenarios.csv", "scenarios.parquet"]
+def test_no_temporary_files_are_left_behind(small_build):
+    assert sorted(p.name for p in small_build.out.iterdir()) == ["briefs", "ckptreport.xlsx", "manifest.json",
+                                                                "scenarios.csv", "scenarios.parquet"]
 
 
 def test_models_resolution_prefers_flag_then_cwd_then_shipped(tmp_path, monkeypatch):

@@ -26,10 +26,8 @@ def run(*args, ok=True):
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    out = tmp_path_factory.mktemp("out")
-    result = run("build", "--out", str(out), "--workbook-rows", "300")
-    return out, result
+def built(default_build):
+    return default_build.out, default_build.cli
 
 
 def test_build_writes_parquet_csv_and_manifest(built, shipped):
@@ -62,9 +60,10 @@ def test_build_summary_names_cheapest_tier_per_model_and_sku(built, shipped):
     _, result = built
     lines = result.stdout.splitlines()
     assert "meeting the 1% target, at 1,024 GPUs, every 30 min" in lines[0]
-    header = lines[2].split()
+    assert lines[1].startswith("recommended: of the options meeting the target, the lowest cost over the run")
+    header = lines[3].split()
     assert header == ["model", "sku", "checkpoint", "sync", "async", "tiered", "recommended"]
-    body = [line for line in lines[4:] if line.strip()]
+    body = [line for line in lines[5:] if line.strip()]
     assert len(body) == len(shipped.models) * len(shipped.skus)
     row = next(line for line in body if line.startswith("llama3-405b") and " dgx-h100 " in line)
     assert "5.68 TB" in row  # 405.85e9 x 14 B, the model's own recipe

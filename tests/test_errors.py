@@ -22,6 +22,7 @@ from click.testing import CliRunner, Result
 from ckptreport import schema
 from ckptreport.build import shipped_models
 from ckptreport.cli import main
+from conftest import SMALL_PLAN
 
 NOTHING_WRITTEN = "ckptreport: nothing was written."
 
@@ -297,6 +298,7 @@ def test_no_is_not_a_bool(models_dir, out_dir):
 def test_failed_build_leaves_previous_out_untouched(models_dir, out_dir):
     """A good build writes out/; a later build from broken input exits 2 and leaves every file of
     out/ byte-for-byte as it was, with nothing added (no staging directory left behind)."""
+    (models_dir / "plan.yaml").write_text(SMALL_PLAN)  # every kind of output, quickly
     first = CliRunner().invoke(main, ["build", "--models", str(models_dir), "--out", str(out_dir),
                                       "--workbook-rows", "50"])
     assert first.exit_code == 0, first.output

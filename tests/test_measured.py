@@ -181,6 +181,10 @@ def test_a_measurement_far_from_spec_is_flagged(tmp_path, small_models):
     row = next(r for r in wb["Assumptions"].iter_rows(values_only=True)
                if r and r[0] == "skus.dgx-h100" and r[1] == "nvme_write_GBps")
     assert row[9] == "below 50% of spec"
+    if shutil.which("pdftotext"):
+        text = subprocess.run(["pdftotext", str(tmp_path / "out" / "briefs" / "llama3-405b.pdf"), "-"],
+                              capture_output=True, text=True, check=True).stdout
+        assert "skus.dgx-h100.local_nvme.write" in text and "below 50% of spec" in text
 
 
 # ---- bad measured files ---------------------------------------------------------------------------

@@ -117,7 +117,8 @@ def _summary_text(report) -> str:
     target = display.value(plan.target_overhead.value * 100, "pct")
     head = (f"Cheapest durable tier meeting the {target} target, at {report.point.gpus:,.0f} GPUs, every "
             f"{display.of('interval_s', report.point.interval_s)} (overhead in brackets; '-' none meets it: closest "
-            "shown); recommended: the option meeting the target at the lowest cost over the run")
+            "shown)\nrecommended: of the options meeting the target, the lowest cost over the run (README: The "
+            "recommendation)")
     strategies = list(plan.strategies)
     cols = ["model", "sku", "checkpoint", *strategies, "recommended"]
     rows = []

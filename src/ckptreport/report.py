@@ -31,7 +31,8 @@ CURVE_MIN = np.geomspace(1, 720, 60)  # the waste curve of a brief: 1 min to 12 
 
 @dataclass(frozen=True)
 class Pick:
-    """The option recommended among candidate rows, whether it meets the target, and the runner-up."""
+    """The option recommended among candidate rows, whether it meets the target, and the runner-up:
+    the best option on another tier (the other storage a buyer would weigh), else the next option."""
 
     index: int  # the row's label in the frame it was chosen from
     row: pd.Series
@@ -71,7 +72,8 @@ def recommend(rows: pd.DataFrame) -> Pick | None:
     if rows.empty:
         return None
     order, meets = ranked(rows)
-    runner_up = order.iloc[1] if len(order) > 1 else None
+    elsewhere = order[order["tier"] != order.iloc[0]["tier"]]
+    runner_up = elsewhere.iloc[0] if len(elsewhere) else order.iloc[1] if len(order) > 1 else None
     return Pick(int(order.index[0]), order.iloc[0], meets, runner_up)
 
 
