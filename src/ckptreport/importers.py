@@ -17,6 +17,9 @@ from pathlib import Path
 
 from . import measured
 from .errors import InputError, Problem
+from .units import COLUMN_UNITS
+
+GBps = COLUMN_UNITS["GBps"].scale  # nvbandwidth reports GB/s (1e9 B/s)
 
 MAX_BYTES = 64 * 2**20  # tool outputs are small; a larger file is not one
 
@@ -132,7 +135,7 @@ def nvbandwidth(path: Path, sku: str, host: str | None = None) -> dict:
     if one and one.get("status") == "Passed":
         gbps = _matrix(path, one)
         if gbps:
-            metrics["d2h_per_gpu"] = {"value": statistics.median(gbps) * 1e9, "samples": [g * 1e9 for g in gbps],
+            metrics["d2h_per_gpu"] = {"value": statistics.median(gbps) * GBps, "samples": [g * GBps for g in gbps],
                                       "method": f"{version} device_to_host_memcpy_ce: copy engine, each GPU alone "
                                                 "to pinned host memory; median over GPUs"}
     else:
@@ -141,7 +144,7 @@ def nvbandwidth(path: Path, sku: str, host: str | None = None) -> dict:
     if every and every.get("status") == "Passed":
         gbps = _matrix(path, every)
         if gbps:
-            metrics["d2h_per_node"] = {"value": sum(gbps) * 1e9, "samples": [g * 1e9 for g in gbps],
+            metrics["d2h_per_node"] = {"value": sum(gbps) * GBps, "samples": [g * GBps for g in gbps],
                                        "method": f"{version} all_to_host_memcpy_ce: every GPU copying to host at "
                                                  "once; sum over GPUs"}
     else:

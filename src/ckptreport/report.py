@@ -44,8 +44,12 @@ class Pick:
         return {"sku": str(self.row["sku"]), "tier": str(self.row["tier"]), "strategy": str(self.row["strategy"])}
 
 
-def ranked(rows: pd.DataFrame) -> tuple[pd.DataFrame, bool]:
-    """Candidate options, best first, and whether the best meets the target.
+RANK_BY = ["tier", "tier_kind", "meets_target", "storage_usd_month", "total_usd", "run_usd", "tier_write_GBps",
+           "overhead_pct"]  # the columns the rule reads
+
+
+def ranked(rows: pd.DataFrame) -> tuple[pd.Index, bool]:
+    """Candidate options (their labels in ``rows``), best first, and whether the best meets the target.
 
     Node-local NVMe is not durable, so it is a candidate only when nothing else is. Among options
     that meet the target (overhead within it, staging fits in host memory and NVMe): priced storage
@@ -53,18 +57,17 @@ def ranked(rows: pd.DataFrame) -> tuple[pd.DataFrame, bool]:
     unpriced option counts its GPU-hours only), then the smaller aggregate bandwidth, then the lower
     overhead. When none meets the target: the lowest overhead first.
     """
-    durable = rows[rows["tier_kind"] != "local_nvme"]
-    candidates = durable if not durable.empty else rows
+    r = rows[RANK_BY]
+    durable = r[r["tier_kind"] != "local_nvme"]
+    candidates = durable if not durable.empty else r
     keys = pd.DataFrame({"unpriced": candidates["storage_usd_month"].isna(),
                          "cost": candidates["total_usd"].fillna(candidates["run_usd"]),
                          "bandwidth": candidates["tier_write_GBps"], "overhead": candidates["overhead_pct"]},
                         index=candidates.index)
     ok = candidates["meets_target"].to_numpy(bool)
     if ok.any():
-        order = keys[ok].sort_values(["unpriced", "cost", "bandwidth", "overhead"], kind="stable").index
-        return candidates.loc[order], True
-    order = keys.sort_values(["overhead", "cost"], kind="stable").index
-    return candidates.loc[order], False
+        return keys[ok].sort_values(["unpriced", "cost", "bandwidth", "overhead"], kind="stable").index, True
+    return keys.sort_values(["overhead", "cost"], kind="stable").index, False
 
 
 def recommend(rows: pd.DataFrame) -> Pick | None:
@@ -72,9 +75,10 @@ def recommend(rows: pd.DataFrame) -> Pick | None:
     if rows.empty:
         return None
     order, meets = ranked(rows)
-    elsewhere = order[order["tier"] != order.iloc[0]["tier"]]
-    runner_up = elsewhere.iloc[0] if len(elsewhere) else order.iloc[1] if len(order) > 1 else None
-    return Pick(int(order.index[0]), order.iloc[0], meets, runner_up)
+    tiers = rows.loc[order, "tier"].to_numpy()
+    elsewhere = order[tiers != tiers[0]]
+    runner = elsewhere[0] if len(elsewhere) else order[1] if len(order) > 1 else None
+    return Pick(int(order[0]), rows.loc[order[0]], meets, None if runner is None else rows.loc[runner])
 
 
 # ---- the summary --------------------------------------------------------------------------------
@@ -89,7 +93,8 @@ def headline_rows(frame: pd.DataFrame, inputs: Inputs, point: Point) -> pd.DataF
 def summary(frame: pd.DataFrame, inputs: Inputs, point: Point) -> pd.DataFrame:
     """One line per model x SKU: the checkpoint size; per strategy the recommended tier (or, when
     none meets the target, the closest) with its frame index; and the recommended option overall."""
-    rows = headline_rows(frame, inputs, point)
+    shown = ["model", "sku", "recipe", "gpus", "interval_s", "ckpt_bytes", "strategy"]
+    rows = headline_rows(frame[shown + [c for c in RANK_BY if c not in shown]], inputs, point)
     out = []
     for (model, sku), group in rows.groupby(["model", "sku"], observed=True, sort=False):
         first = group.iloc[0]

@@ -260,7 +260,7 @@ def context(data: BriefData, report: Report, meta: dict[str, str], paper: str) -
         "bytes_per_param": f("bytes_per_param", rec["bytes_per_param"]), "ckpt": f("ckpt_bytes", rec["ckpt_bytes"]),
         "per_gpu": f("bytes_per_gpu", rec["bytes_per_gpu"]), "per_node": f("bytes_per_node", rec["bytes_per_node"]),
         "gpus": f"{spec.gpus:,}", "mfu": f("mfu_pct", rec["mfu_pct"]),
-        "compute_days": display.value(rec["compute_s"] / 86400, "days"),
+        "compute_days": display.value(rec["compute_s"] / units.COLUMN_UNITS["days"].scale, "days"),
         "mtbf": f("cluster_mtbf_s", rec["cluster_mtbf_s"]),
         "interval": f("interval_s", rec["interval_s"]), "target": f("target_overhead_pct", rec["target_overhead_pct"]),
         "size_svg": size_chart(rec), "waste_svg": waste_chart(data), "chain_svg": chain_svg(env, rec),
