@@ -293,6 +293,19 @@ def test_no_is_not_a_bool(models_dir, out_dir):
     assert not any("False" in ln or "bool" in ln for ln in problem_lines(result))
 
 
+def test_a_brief_with_no_possible_combination(models_dir, out_dir):
+    """A `briefs:` entry whose every combination is impossible (a local_nvme tier on a SKU without
+    local NVMe) is named with its place, before anything is written."""
+    text = (models_dir / "plan.yaml").read_text() + (
+        "briefs:\n  - name: impossible\n    model: llama3-8b\n    skus: [gh200]\n    tiers: [local-nvme]\n"
+        "    gpus: 64\n    interval: 30 min\n")
+    (models_dir / "plan.yaml").write_text(text)
+    line, col = where(text, "name: impossible")
+    assert_rejected(build(models_dir, out_dir), out_dir, [
+        f"{shown('plan.yaml')}:{line}:{col}: briefs[0].name: every combination of brief 'impossible' is impossible "
+        "(tiered or a local_nvme tier on a SKU without local NVMe): name a remote tier or a SKU with local NVMe"])
+
+
 # ---- a failed build leaves the previous outputs alone --------------------------------------------
 
 def test_failed_build_leaves_previous_out_untouched(models_dir, out_dir):

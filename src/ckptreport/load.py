@@ -32,6 +32,7 @@ class Prov:
     line: int
     basis: str  # spec, measured, derived, assumption, input; default: the key was omitted
     source: str | None
+    column: int = 0  # 1-based, where known
 
     def cite(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
@@ -156,12 +157,12 @@ def _read_files(root: Path, problems: list[Problem]) -> dict[str, tuple[Any, Mar
     found: dict[str, tuple[Any, Marks, str, bytes]] = {}
     for extra in sorted(p for p in root.iterdir() if p.suffix in (".yaml", ".yml")):
         if extra.name not in FILES:
-            problems.append(Problem(_display(root, extra.name), 0, 0, "",
+            problems.append(Problem(shown_path(root, extra.name), 0, 0, "",
                                     f"unexpected file{did_you_mean(extra.name, FILES)}; a models "
                                     f"directory holds {', '.join(FILES)}"))
     for name in FILES:
         path = root / name
-        shown = _display(root, name)
+        shown = shown_path(root, name)
         if not path.exists():
             problems.append(Problem(shown, 0, 0, "", "file is missing (ckptreport init DIR writes a "
                                     "complete starting set)"))
@@ -175,7 +176,9 @@ def _read_files(root: Path, problems: list[Problem]) -> dict[str, tuple[Any, Mar
     return found
 
 
-def _display(root: Path, name: str) -> str:
+def shown_path(root: Path, name: str) -> str:
+    """A file of the models directory as error messages name it: relative to the working directory
+    when it is below it (errors are for the person at the terminal; outputs never use this)."""
     path = root / name
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
@@ -221,6 +224,9 @@ def load(root: Path | str) -> Inputs:
             if plan is not None:
                 _prov_for(plan, PLAN, PLAN, fname, marks, prov)
                 places[(PLAN, PLAN)] = Prov(fname, 1, "input", None)
+                for i, b in enumerate(plan.briefs):  # where each brief is, for errors found later
+                    line, col = _place(marks, ("briefs", i, "name"))
+                    places[("briefs", b.name)] = Prov(fname, line, "input", f"briefs[{i}]", col)
             continue
         allowed = FILES[fname]
         if not isinstance(data, dict):

@@ -21,7 +21,7 @@ from . import calibration
 from .engine import Dropped, curve, scenarios
 from .errors import InputError, Problem
 from .explain import explain_row
-from .load import Inputs, Point, headline_recipe, summary_point
+from .load import Inputs, Point, headline_recipe, shown_path, summary_point
 from .quantity import Q
 
 CURVE_MIN = np.geomspace(1, 720, 60)  # the waste curve of a brief: 1 min to 12 h
@@ -193,8 +193,11 @@ def brief_rows(inputs: Inputs, frame: pd.DataFrame, spec: Spec) -> pd.DataFrame:
 def brief(inputs: Inputs, frame: pd.DataFrame, spec: Spec) -> BriefData:
     rows = brief_rows(inputs, frame, spec)
     if rows.empty:
-        raise InputError(Problem(_plan_file(inputs), 0, 0, f"briefs.{spec.name}", "every combination of this "
-                                 "brief is impossible (tiered or local_nvme on a SKU without local NVMe)"))
+        place = inputs.places.get(("briefs", spec.name))
+        raise InputError(Problem(_plan_file(inputs), place.line if place else 0, place.column if place else 0,
+                                 f"{place.source}.name" if place else spec.name,
+                                 f"every combination of brief '{spec.name}' is impossible (tiered or a local_nvme "
+                                 "tier on a SKU without local NVMe): name a remote tier or a SKU with local NVMe"))
     pick = recommend(rows)
     on_sku = rows[rows["sku"] == pick.row["sku"]]
     tiers = []
@@ -269,7 +272,7 @@ class Report:
 
 
 def _plan_file(inputs: Inputs) -> str:
-    return str(Path(inputs.root) / "plan.yaml")
+    return shown_path(Path(inputs.root), "plan.yaml")
 
 
 def compute(inputs: Inputs) -> Report:
