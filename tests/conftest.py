@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -107,3 +108,41 @@ def default_build(tmp_path_factory):
     result = CliRunner().invoke(main, ["build", "--out", str(out), "--workbook-rows", "300"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     return SimpleNamespace(out=out, cli=result)
+
+
+# ---- LibreOffice: recalculate a workbook as finance's spreadsheet application would ------------
+
+SOFFICE = shutil.which("soffice") or shutil.which("libreoffice")
+
+RECALC_ALWAYS = """<?xml version="1.0" encoding="UTF-8"?>
+<oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema"
+ xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+<item oor:path="/org.openoffice.Office.Calc/Formula/Load"><prop oor:name="OOXMLRecalcMode" oor:op="fuse">
+<value>0</value></prop></item>
+</oor:items>
+"""
+
+
+def libreoffice(src: Path, outdir: Path, fmt: str, profile: Path) -> Path:
+    """Open src in LibreOffice (recalculating every formula) and save it as fmt; return the file."""
+    (profile / "user").mkdir(parents=True, exist_ok=True)
+    (profile / "user" / "registrymodifications.xcu").write_text(RECALC_ALWAYS)
+    outdir.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run([SOFFICE, f"-env:UserInstallation={profile.as_uri()}", "--headless", "--calc",
+                           "--convert-to", fmt, "--outdir", str(outdir), str(src)],
+                          capture_output=True, text=True, timeout=600)
+    out = outdir / f"{src.stem}.{fmt.split(':')[0]}"
+    assert out.exists(), f"LibreOffice wrote nothing (exit {done.returncode}): {done.stdout} {done.stderr}"
+    return out
+
+
+def recalculated(xlsx: Path, tmp_path: Path) -> Path:
+    return libreoffice(xlsx, tmp_path / "recalc", "xlsx", tmp_path / "lo-profile")
+
+
+
+
+@pytest.fixture(scope="session")
+def small_recalc(small_build, tmp_path_factory) -> Path:
+    """The shared build's workbook, recalculated by LibreOffice once (cached values of every formula)."""
+    return recalculated(small_build.out / "ckptreport.xlsx", tmp_path_factory.mktemp("recalc"))

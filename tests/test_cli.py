@@ -60,10 +60,12 @@ def test_build_summary_names_cheapest_tier_per_model_and_sku(built, shipped):
     _, result = built
     lines = result.stdout.splitlines()
     assert "meeting the 1% target, at 1,024 GPUs, every 30 min" in lines[0]
-    assert lines[1].startswith("recommended: of the options meeting the target, the lowest cost over the run")
-    header = lines[3].split()
-    assert header == ["model", "sku", "checkpoint", "sync", "async", "tiered", "recommended"]
-    body = [line for line in lines[5:] if line.strip()]
+    assert lines[1].startswith("recommended: of the options meeting the target, durable and priced, the lowest cost")
+    header = lines[3].split("  ")
+    header = [h.strip() for h in header if h.strip()]
+    assert header == ["model", "sku", "checkpoint", "sync", "async", "tiered", "recommended", "bought",
+                      "storage/month", "lost GPU/month", "runner-up (extra over the run)"]
+    body = [line for line in lines[5:] if line.strip() and not line.startswith(("*", "needs a price"))]
     assert len(body) == len(shipped.models) * len(shipped.skus)
     row = next(line for line in body if line.startswith("llama3-405b") and " dgx-h100 " in line)
     assert "5.68 TB" in row  # 405.85e9 x 14 B, the model's own recipe

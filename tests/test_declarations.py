@@ -22,10 +22,12 @@ MODEL_OF = {"models": schema.Model, "recipes": schema.Recipe, "skus": schema.Sku
             "plan": schema.Plan}
 # the key kinds (units.KINDS, "dtype", a Literal) a column of each unit may be read from
 KINDS_OF_UNIT = {"GBps": {"bandwidth"}, "bytes": {"bytes"}, "s": {"duration"}, "count": {"count"},
-                 "usd": {"usd"}, "pct": {"percent"}, "TFLOPS": {"flops"}, "B/param": {"dtype"}, "label": {"literal"}}
+                 "usd": {"usd"}, "pct": {"percent"}, "TFLOPS": {"flops"}, "B/param": {"dtype"}, "label": {"literal", "text"},
+                 "bool": {"bool"}}
 NOT_INPUTS = {  # the keys that are names, prose or output settings, not figures of the model
     "models": {"recipe", "description", "source"},
-    "recipes": {"description", "source"}, "skus": {"description", "source"}, "tiers": {"description", "source"},
+    "recipes": {"description", "source"}, "skus": {"description", "source"},
+    "tiers": {"sites", "description", "source"},
     "plan": {"models", "recipes", "skus", "tiers", "gpus", "intervals", "strategies", "max_rows", "workbook_rows",
              "summary", "briefs", "paper"},
 }
@@ -40,6 +42,10 @@ def _kinds(annotation, metadata=()) -> set[str]:
     origin = typing.get_origin(annotation)
     if origin is typing.Literal:
         found.add("literal")
+    if annotation is str:
+        found.add("text")
+    if annotation is bool:
+        found.add("bool")
     for arg in typing.get_args(annotation):
         if not isinstance(arg, str):
             found |= _kinds(arg)
@@ -134,9 +140,10 @@ def test_an_omitted_key_takes_its_declared_default_and_a_derived_one_its_rule(sh
     assert gh["d2h_node_GBps"] == gh["gpus_per_node"] * gh["d2h_gpu_GBps"]
     assert gh["nvme_write_GBps"] == INPUTS["nvme_write_GBps"].default == 0
     assert math.isinf(row(tier="s3-standard")["tier_write_GBps"])
-    fsx = row(tier="fsx-lustre-1000")
-    assert fsx["tier_write_GBps"] == pytest.approx(fsx["tier_write_per_TiB_GBps"] * fsx["tier_capacity_bytes"] / 2**40)
-    assert fsx["tier_source"] == "assumption+spec"  # the capacity it rests on is an assumption
+    fsx = row(tier="fsx-lustre-1000")  # per TiB without a capacity: sized by the plan
+    assert fsx["sized_per_TiB"] and math.isnan(fsx["tier_capacity_bytes"])
+    assert fsx["tier_bought_GBps"] == pytest.approx(fsx["tier_write_per_TiB_GBps"] * fsx["provisioned_bytes"] / 2**40)
+    assert fsx["tier_source"] == "spec"  # its per-TiB rate
 
 
 def test_measured_metrics_name_the_inputs_they_replace():
@@ -155,7 +162,7 @@ def test_calibration_rows_hold_every_input():
     """The calibration defaults are the declared defaults plus a node's figures: nothing missing."""
     assert set(calibration.BASE) == set(INPUTS)
     for inp in INPUTS.values():
-        if inp.default is not None and inp.name not in calibration.NODE:
+        if isinstance(inp.default, float) and inp.name not in calibration.NODE:
             assert calibration.BASE[inp.name] == inp.default or math.isnan(inp.default)
 
 

@@ -32,7 +32,7 @@ built = run("build", "--models", str(models), "--out", str(out), "--no-briefs", 
 import pandas as pd
 frame = pd.read_parquet(out / "scenarios.parquet")
 pfs = frame[frame["tier"] == "pfs-100"]
-s3 = frame[frame["tier"] == "s3-standard"]
+other = frame[frame["tier"] == "superpod-good"]
 wb = openpyxl.load_workbook(out / "ckptreport.xlsx")
 assumptions = [[c.value for c in r] for r in wb["Assumptions"].iter_rows()]
 header = [c.value for c in wb["Scenarios"][2]]
@@ -45,7 +45,7 @@ print(json.dumps({
     "build_exit": built.exit_code, "build_output": built.output,
     "columns": list(frame.columns),
     "pfs_restore": (pfs["restore_s"] / pfs["ckpt_bytes"]).round(15).unique().tolist(),
-    "pfs_read": pfs["tier_read_GBps"].unique().tolist(), "s3_restore": s3["restore_s"].unique().tolist(),
+    "pfs_read": pfs["tier_read_GBps"].unique().tolist(), "other_restore": other["restore_s"].unique().tolist(),
     "assumptions": [r[:7] for r in assumptions if r[1] == "tier_read_GBps"],
     "scenario_header": "tier_read_GBps" in header and "restore_s" in header,
     "restore_formula": first["restore_s"], "read_formula": first["tier_read_GBps"],
@@ -93,12 +93,12 @@ def test_the_readme_snippets_add_an_input_everywhere(tmp_path):
     # the frame: the input and the column, computed
     assert {"tier_read_GBps", "restore_s"} <= set(got["columns"])
     assert got["pfs_read"] == [50.0] and got["pfs_restore"] == [round(1 / 50e9, 15)]
-    assert got["s3_restore"] == [0.0]  # omitted: no read limit
+    assert got["other_restore"] == [0.0]  # omitted: no read limit
     # the workbook: a blue input per tier with its source; a lookup and a formula on Scenarios
     rows = {r[0]: r for r in got["assumptions"]}
     assert rows["tiers.pfs-100"][2] == 50 and rows["tiers.pfs-100"][4] == "assumption"
     assert rows["tiers.pfs-100"][5] == "assumption: half the write" and rows["tiers.pfs-100"][6].startswith("storage.yaml:")
-    assert rows["tiers.s3-standard"][4] == "default" and rows["tiers.s3-standard"][5] == "omitted: no read limit"
+    assert rows["tiers.superpod-good"][4] == "default" and rows["tiers.superpod-good"][5] == "omitted: no read limit"
     assert got["scenario_header"] and got["read_formula"].startswith("=INDEX(Assumptions!")
     assert re.fullmatch(r"=[A-Z]+3/\([A-Z]+3\*1000000000\)", got["restore_formula"]), got["restore_formula"]
     # explain: the input with its place, the column with its arithmetic

@@ -160,7 +160,7 @@ def test_every_output_names_the_measured_source(tmp_path, small_models):
     wb = openpyxl.load_workbook(tmp_path / "out" / "ckptreport.xlsx", read_only=True)
     rows = [r for r in wb["Assumptions"].iter_rows(values_only=True) if r and r[0] == "skus.dgx-h100"]
     d2h = next(r for r in rows if r[1] == "d2h_node_GBps")
-    assert d2h[4] == "measured on 2 hosts" and d2h[7] == pytest.approx(358.66) and d2h[9] == "ok"
+    assert d2h[4] == "measured on 2 hosts" and d2h[9] == pytest.approx(358.66) and d2h[11] == "ok"
     manifest = (tmp_path / "out" / "manifest.json").read_text()
     assert "measured on 2 hosts" in manifest
     if shutil.which("pdftotext"):
@@ -180,7 +180,7 @@ def test_a_measurement_far_from_spec_is_flagged(tmp_path, small_models):
     wb = openpyxl.load_workbook(tmp_path / "out" / "ckptreport.xlsx", read_only=True)
     row = next(r for r in wb["Assumptions"].iter_rows(values_only=True)
                if r and r[0] == "skus.dgx-h100" and r[1] == "nvme_write_GBps")
-    assert row[9] == "below 50% of spec"
+    assert row[11] == "below 50% of spec"
     if shutil.which("pdftotext"):
         text = subprocess.run(["pdftotext", str(tmp_path / "out" / "briefs" / "llama3-405b.pdf"), "-"],
                               capture_output=True, text=True, check=True).stdout

@@ -50,13 +50,13 @@ def input_row(draw) -> dict[str, object]:
     tier_kind = draw(st.sampled_from(["parallel_fs", "cloud_fs", "object_store", "local_nvme"]
                                      if has_nvme else ["parallel_fs", "cloud_fs", "object_store"]))
     strategies = ["sync", "async", "tiered"] if has_nvme and tier_kind != "local_nvme" else ["sync", "async"]
-    per_tib, capacity = math.nan, math.inf
+    per_tib, capacity = math.nan, math.nan
     if tier_kind == "local_nvme":
         tier_write = math.inf
         tier_node = draw(st.one_of(st.just(math.inf), _f(0.1, 200)))
-    elif tier_kind == "cloud_fs" and draw(st.booleans()):  # provisioned per TiB: write = per TiB x capacity
-        per_tib, capacity = draw(_f(0.1, 1.0)), draw(_f(2**40, 2**50))
-        tier_write = per_tib * capacity / 2**40
+    elif tier_kind == "cloud_fs" and draw(st.booleans()):  # per TiB: a fixed size, or sized by the plan
+        per_tib, capacity = draw(_f(0.1, 1.0)), draw(st.one_of(st.just(math.nan), _f(2**40, 2**50)))
+        tier_write = math.inf if math.isnan(capacity) else per_tib * capacity / 2**40
         tier_node = draw(st.one_of(st.just(math.inf), _f(0.1, 1000)))
     else:
         tier_write = draw(st.one_of(st.just(math.inf), _f(0.1, 1e5)))
@@ -69,6 +69,7 @@ def input_row(draw) -> dict[str, object]:
     if 2 * vocab * hidden >= params:  # the embeddings are part of the parameters
         vocab = hidden = 0.0
     sync_fixed = draw(_f(0, 60))
+    bought = draw(st.booleans())  # bought storage (capex over a life) or rented
     return {
         "model": "m", "recipe": "r", "sku": "s", "tier": "t",
         "strategy": draw(st.sampled_from(strategies)),
@@ -95,7 +96,7 @@ def input_row(draw) -> dict[str, object]:
         "tier_write_GBps": tier_write,
         "tier_node_write_GBps": tier_node,
         "tier_write_per_TiB_GBps": per_tib,
-        "tier_capacity_bytes": capacity,
+        "tier_capacity_bytes": draw(st.one_of(st.just(math.nan), _f(1e12, 1e15))) if math.isnan(per_tib) else capacity,
         "usd_per_tb_month": draw(st.one_of(st.just(math.nan), _f(0, 1000))),  # nan: unpriced tier
         "target_overhead_pct": draw(_f(0.01, 100)),
         "mfu_pct": draw(_f(1, 100)),
@@ -111,6 +112,20 @@ def input_row(draw) -> dict[str, object]:
         "async_fixed_s": draw(_f(0, sync_fixed)),  # a snapshot's set-up never exceeds a full sync's
         "tiered_fixed_s": draw(_f(0, sync_fixed)),
         "async_slowdown_pct": draw(_f(0, 50)),
+        "site": "on-prem",
+        "tier_durable": tier_kind != "local_nvme" and draw(st.booleans()),
+        "tier_family": "f",
+        "tier_min_capacity_bytes": draw(st.one_of(st.just(0.0), _f(1e12, 1e14))),
+        "usd_per_GBps_month": draw(st.one_of(st.just(0.0), _f(0, 2000))),
+        "capex_usd_per_tb": draw(_f(10, 500)) if bought else math.nan,
+        "capex_usd_per_GBps": draw(_f(0, 50_000)) if bought else 0.0,
+        "life_s": draw(_f(1 * 365.25 * 86400, 10 * 365.25 * 86400)) if bought else math.nan,
+        "support_pct": draw(_f(0, 20)),
+        "usd_per_1k_puts": draw(_f(0, 0.01)),
+        "part_size_bytes": draw(st.one_of(st.just(math.inf), _f(1e6, 1e9))),
+        "puts_per_s_per_prefix": draw(st.one_of(st.just(math.inf), _f(100, 1e4))),
+        "prefixes": float(draw(st.integers(1, 8))),
+        "headroom_pct": draw(_f(0, 50)),
     }
 
 
@@ -119,7 +134,8 @@ rows_strategy = st.lists(input_row(), min_size=1, max_size=ROWS)
 
 def arrays(rows: list[dict[str, object]]) -> dict[str, np.ndarray]:
     assert set(rows[0]) == set(INPUTS)
-    return {name: np.asarray([r[name] for r in rows], dtype=None if name in LABEL_INPUTS else float)
+    return {name: np.asarray([r[name] for r in rows],
+                             dtype=None if name in LABEL_INPUTS else bool if INPUTS[name].unit == "bool" else float)
             for name in INPUTS}
 
 
@@ -136,8 +152,13 @@ def assert_not_longer(after: np.ndarray, before: np.ndarray, what: str) -> None:
 def test_more_bandwidth_never_lengthens_anything(rows, factor):
     """Raising any one hop's bandwidth (GPU->host per GPU or per node, storage NIC, tier aggregate,
     tier per node, local NVMe) by a factor >= 1 never makes d2h_s, write_s, stall_s or
-    checkpoint_cost_s longer, for any strategy and tier kind (inf bandwidths included)."""
+    checkpoint_cost_s longer, for any strategy and tier kind (inf bandwidths included), with the
+    storage bought held fixed (a per-TiB tier sized by the plan buys less when a faster hop leaves
+    the write more time: that is the sizing working, see test_a_sized_tier_buys_what_the_target_needs)."""
     values = arrays(rows)
+    before = compute(values)
+    values["tier_capacity_bytes"] = np.where(before["sized_per_TiB"], before["provisioned_bytes"],
+                                             values["tier_capacity_bytes"])
     before = compute(values)
     for hop in HOPS:
         after = compute({**values, hop: values[hop] * factor})
@@ -147,14 +168,29 @@ def test_more_bandwidth_never_lengthens_anything(rows, factor):
 
 @SETTINGS
 @given(rows=rows_strategy)
+def test_a_sized_tier_buys_what_the_target_needs(rows):
+    """A per-TiB tier sized by the plan holds the retained checkpoints and, when the target is
+    reachable, gives at least the bandwidth the target requires (unless a request ceiling caps it)."""
+    env = compute(arrays(rows))
+    sized = env["sized_per_TiB"]
+    assert (env["provisioned_bytes"][sized] >= env["capacity_needed_bytes"][sized] * (1 - REL)).all()
+    reachable = sized & np.isfinite(env["required_write_GBps"]) & ~np.isfinite(env["request_ceiling_GBps"])
+    assert (env["tier_bought_GBps"][reachable] >= env["required_write_GBps"][reachable] * (1 - REL)).all()
+
+
+@SETTINGS
+@given(rows=rows_strategy)
 def test_async_never_stalls_more_than_sync_and_tiered_never_costs_more(rows):
-    """For the same row, async stall_s <= sync stall_s (the persist moves off the critical path and
-    only its overrun of the interval is waited for), and tiered checkpoint_cost_s <= sync's (rows
-    that may be tiered: the SKU has NVMe and the tier is remote)."""
+    """For the same row and the same storage, async stall_s <= sync stall_s (the persist moves off the
+    critical path and only its overrun of the interval is waited for), and tiered checkpoint_cost_s <=
+    sync's (rows that may be tiered: the SKU has NVMe and the tier is remote). A per-TiB tier sized by
+    the plan buys less bandwidth for async (enough to drain within the interval), so it is compared
+    at the size sync buys."""
     values = arrays(rows)
     n = len(rows)
     sync = compute({**values, "strategy": np.full(n, "sync")})
-    asyn = compute({**values, "strategy": np.full(n, "async")})
+    fixed = np.where(sync["sized_per_TiB"], sync["provisioned_bytes"], values["tier_capacity_bytes"])
+    asyn = compute({**values, "strategy": np.full(n, "async"), "tier_capacity_bytes": fixed})
     assert_not_longer(asyn["stall_s"], sync["stall_s"], "async stall_s vs sync")
     tierable = (values["nvme_write_GBps"] > 0) & (values["tier_kind"] != "local_nvme")
     tiered = compute({**values, "strategy": np.full(n, "tiered")})
@@ -211,11 +247,13 @@ def _excel_to_python(formula: str) -> str:
     """The printed Excel formula as a Python expression (functions become the helpers below)."""
     out = re.sub(r"(?<![<>])=(?!=)", "==", formula)
     out = out.replace("<>", "!=").replace("^", "**")
-    return re.sub(r"\b(MIN|MAX|SQRT|IF|ROUNDUP|AND|OR)\(", lambda m: f"_{m.group(1)}(", out)
+    return re.sub(r"\b(MIN|MAX|SQRT|IF|ROUNDUP|AND|OR|ISNA|ISNUMBER|NOT)\(", lambda m: f"_{m.group(1)}(", out)
 
 
 _XL = {"_MIN": min, "_MAX": max, "_SQRT": math.sqrt, "_IF": lambda c, a, b: a if c else b,
-       "_ROUNDUP": lambda x, _: math.ceil(x), "_AND": lambda *x: all(x), "_OR": lambda *x: any(x)}
+       "_ROUNDUP": lambda x, _: math.ceil(x) if math.isfinite(x) else x,  # IF is lazy in a spreadsheet, not here
+       "_AND": lambda *x: all(x), "_OR": lambda *x: any(x),
+       "_ISNA": lambda x: math.isnan(x), "_ISNUMBER": lambda x: not math.isnan(x), "_NOT": lambda x: not x}
 
 
 @settings(max_examples=50, deadline=None)

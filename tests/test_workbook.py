@@ -24,36 +24,11 @@ import pytest
 
 from ckptreport.build import build
 from ckptreport.engine import compute
+from conftest import SOFFICE, libreoffice, recalculated
 
-SOFFICE = shutil.which("soffice") or shutil.which("libreoffice")
 # Skipped only outside CI (make test installs LibreOffice where it can); in CI a missing soffice fails.
 pytestmark = pytest.mark.skipif(SOFFICE is None and not os.environ.get("CI"),
                                 reason="LibreOffice (soffice) is not installed: run `make system-deps`")
-
-RECALC_ALWAYS = """<?xml version="1.0" encoding="UTF-8"?>
-<oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema"
- xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
-<item oor:path="/org.openoffice.Office.Calc/Formula/Load"><prop oor:name="OOXMLRecalcMode" oor:op="fuse">
-<value>0</value></prop></item>
-</oor:items>
-"""
-
-
-def libreoffice(src: Path, outdir: Path, fmt: str, profile: Path) -> Path:
-    """Open src in LibreOffice (recalculating every formula) and save it as fmt; return the file."""
-    (profile / "user").mkdir(parents=True, exist_ok=True)
-    (profile / "user" / "registrymodifications.xcu").write_text(RECALC_ALWAYS)
-    outdir.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run([SOFFICE, f"-env:UserInstallation={profile.as_uri()}", "--headless", "--calc",
-                           "--convert-to", fmt, "--outdir", str(outdir), str(src)],
-                          capture_output=True, text=True, timeout=600)
-    out = outdir / f"{src.stem}.{fmt.split(':')[0]}"
-    assert out.exists(), f"LibreOffice wrote nothing (exit {done.returncode}): {done.stdout} {done.stderr}"
-    return out
-
-
-def recalculated(xlsx: Path, tmp_path: Path) -> Path:
-    return libreoffice(xlsx, tmp_path / "recalc", "xlsx", tmp_path / "lo-profile")
 
 
 def scenario_cells(xlsx: Path) -> pd.DataFrame:
@@ -93,9 +68,8 @@ def built(small_build):
 
 
 @pytest.fixture(scope="module")
-def recalc(built, tmp_path_factory) -> Path:
-    """The shared workbook, recalculated by LibreOffice once for the tests that read its values."""
-    return recalculated(built[1], tmp_path_factory.mktemp("recalc"))
+def recalc(small_recalc) -> Path:
+    return small_recalc
 
 
 def test_every_formula_cell_equals_the_engine(built, recalc):
@@ -238,7 +212,7 @@ def test_layout_a_finance_reader_expects(built):
     headers; units in number formats; over-target cells highlighted; landscape, fit to width; charts."""
     _, xlsx = built
     wb = openpyxl.load_workbook(xlsx)
-    assert wb.sheetnames == ["Summary", "Assumptions", "Scenarios", "Cadence", "Sources"]
+    assert wb.sheetnames == ["Summary", "Assumptions", "Scenarios", "Choice", "Purchase", "Cadence", "Sources"]
     for name in ("target_overhead_pct", "mfu_pct", "restart_s", "retention", "buffers"):
         assert name in wb.defined_names
     assumptions = wb["Assumptions"]

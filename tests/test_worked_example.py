@@ -14,6 +14,7 @@ import pytest
 
 from ckptreport.columns import COLUMNS
 from ckptreport.engine import compute
+from ckptreport.inputs import INPUTS
 from conftest import pick
 
 WORKED = dict(model="llama3-405b", recipe="adamw-bf16-grads", sku="dgx-h100", tier="pfs-100",
@@ -147,7 +148,8 @@ def test_local_nvme_tier_skips_the_nic():
     assert row["tier_share_GBps"] == 26.0
 
 
-BASE = dict(model="m", recipe="r", sku="s", tier="t", strategy="sync", tier_kind="parallel_fs",
+BASE = {i.name: i.default for i in INPUTS.values() if i.default is not None} | dict(
+            model="m", recipe="r", sku="s", tier="t", strategy="sync", tier_kind="parallel_fs",
             gpus=1024.0, interval_s=1800.0, params=405.85e9, active_params=405.85e9, tokens=15.6e12,
             weights_bytes_per_param=2.0, master_bytes_per_param=4.0, optimizer_bytes_per_param=8.0,
             grads_bytes_per_param=0.0, gpus_per_node=8.0, peak_TFLOPS=989.0, d2h_gpu_GBps=55.0,
@@ -160,5 +162,5 @@ BASE = dict(model="m", recipe="r", sku="s", tier="t", strategy="sync", tier_kind
 
 
 def _row(**changes):
-    values = {k: np.array([v]) for k, v in {**BASE, **changes}.items()}
+    values = {k: np.array([v], dtype=bool if INPUTS[k].unit == "bool" else None) for k, v in {**BASE, **changes}.items()}
     return {k: v[0] for k, v in compute(values).items()}

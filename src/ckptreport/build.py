@@ -7,6 +7,7 @@ import dataclasses
 import datetime as dt
 import hashlib
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -116,6 +117,11 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _num(v) -> float | None:
+    """A number for JSON: None for unknown or unbounded."""
+    return float(v) if v is not None and math.isfinite(float(v)) else None
+
+
 def manifest(report: Report, meta: dict[str, str], files: dict[str, str]) -> dict:
     """What was built from what: provenance, the recommendations every output names, file hashes."""
     s = report.summary
@@ -129,10 +135,20 @@ def manifest(report: Report, meta: dict[str, str], files: dict[str, str]) -> dic
                      for m in report.inputs.measured.values()],
         "recommendations": [{"model": r["model"], "recipe": r["recipe"], "sku": r["sku"], "gpus": r["gpus"],
                              "interval_s": r["interval_s"], "tier": r["option_tier"],
-                             "strategy": r["option_strategy"], "meets_target": bool(r["option_meets"])}
+                             "strategy": r["option_strategy"], "status": r["option_status"],
+                             "meets_target": bool(r["option_meets"]), "bought_GBps": _num(r["option_bought_GBps"]),
+                             "storage_usd_month": _num(r["option_storage_usd_month"]),
+                             "lost_gpu_usd_month": _num(r["option_lost_gpu_usd_month"]),
+                             "total_usd": _num(r["option_total_usd"]),
+                             "runner_up": None if not isinstance(r["runner_up_tier"], str) else {
+                                 "tier": r["runner_up_tier"], "strategy": r["runner_up_strategy"],
+                                 "extra_usd": _num(r["runner_up_extra_usd"])},
+                             "assumed_prices": r["assumed_prices"], "needs_price": r["needs_price"]}
                             for r in s.to_dict("records")],
         "briefs": [{"name": b.spec.name, "model": b.spec.model, "gpus": b.spec.gpus, "interval_s": b.spec.interval_s,
-                    **b.pick.option, "meets_target": b.pick.meets} for b in report.briefs],
+                    **b.pick.option, "status": b.pick.status, "meets_target": b.pick.meets,
+                    "assumed_prices": [name for name, _ in b.assumed], "needs_price": list(b.pick.unpriced)}
+                   for b in report.briefs],
         "files": files,
     }
 

@@ -34,7 +34,7 @@ NODE = dict(model="m", recipe="r", sku="s", tier="t", strategy="sync", tier_kind
             storage_nic_GBps=math.inf, usd_per_gpu_hour=1.0, gpu_mtbf_s=50677 * 3600.0, usd_per_tb_month=0.0,
             target_overhead_pct=1.0, mfu_pct=40.0, restart_s=600.0, retention=1.0, buffers=1.0,
             writer_GBps=WRITER_GBPS)
-BASE = {**{i.name: i.default for i in INPUTS.values() if i.default is not None}, **NODE}
+BASE = {**{i.name: i.default for i in INPUTS.values() if i.default is not None}, **NODE, "tier_family": "t"}
 
 
 def predict(**inputs) -> dict:
@@ -43,7 +43,7 @@ def predict(**inputs) -> dict:
     missing = sorted(set(INPUTS) - set(row))
     if missing:  # an input declared without a default needs a figure here
         raise KeyError(f"calibration.NODE has no figure for {', '.join(missing)}")
-    values = {k: np.array([v]) for k, v in row.items()}
+    values = {k: np.array([v], dtype=bool if INPUTS[k].unit == "bool" else None) for k, v in row.items()}
     return {k: (v[0].item() if hasattr(v[0], "item") else v[0]) for k, v in compute(values).items()}
 
 

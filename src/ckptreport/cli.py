@@ -107,7 +107,8 @@ def build(models, out, workbook_rows, no_workbook, no_briefs, paper, measured_pa
 
 
 def _summary_text(report) -> str:
-    """The terminal summary: per model and SKU, the recommended tier per strategy and overall."""
+    """The terminal summary: per model and SKU, the best tier per strategy, and the recommended option
+    with what it costs a month, the runner-up and what it rests on."""
     from . import display
 
     table = report.summary
@@ -115,13 +116,15 @@ def _summary_text(report) -> str:
         return "No scenario at the summary's cluster size and cadence."
     plan = report.inputs.plan
     target = display.value(plan.target_overhead.value * 100, "pct")
+    usd = lambda v: display.value(v, "usd")  # noqa: E731
     head = (f"Cheapest durable tier meeting the {target} target, at {report.point.gpus:,.0f} GPUs, every "
             f"{display.of('interval_s', report.point.interval_s)} (overhead in brackets; '-' none meets it: closest "
-            "shown)\nrecommended: of the options meeting the target, the lowest cost over the run (README: The "
-            "recommendation)")
+            "shown)\nrecommended: of the options meeting the target, durable and priced, the lowest cost over the run "
+            "(storage + GPU time lost; README: The recommendation); * rests on an assumed price")
     strategies = list(plan.strategies)
-    cols = ["model", "sku", "checkpoint", *strategies, "recommended"]
-    rows = []
+    cols = ["model", "sku", "checkpoint", *strategies, "recommended", "bought", "storage/month", "lost GPU/month",
+            "runner-up (extra over the run)"]
+    rows, assumed, unpriced = [], {}, {}
     for r in table.to_dict("records"):
         cells = [r["model"], r["sku"], display.value(r["ckpt_bytes"], "bytes")]
         for s in strategies:
@@ -132,12 +135,29 @@ def _summary_text(report) -> str:
             else:
                 cells.append(f"- ({r[f'{s}_tier']} {display.value(r[f'{s}_overhead_pct'], 'pct')})")
         option = f"{r['option_strategy']} to {r['option_tier']}"
-        cells.append(option if r["option_meets"] else f"- ({option})")
+        if r["option_status"] == "recommended":
+            mark = " *" if r["assumed_prices"] else ""
+            cells += [option + mark, display.of("tier_bought_GBps", r["option_bought_GBps"]),
+                      usd(r["option_storage_usd_month"]), usd(r["option_lost_gpu_usd_month"])]
+            runner = r["runner_up_tier"]
+            cells.append(f"{runner} (+{usd(r['runner_up_extra_usd'])})" if isinstance(runner, str) else "none")
+            for name in r["assumed_prices"]:
+                assumed.setdefault(name, []).append(r["option_tier"])
+        else:
+            cells += [f"{r['option_status']}: {r['option_tier']}" if r["option_status"] == "needs a price"
+                      else f"- ({option})", "", "", "", ""]
+        for tier in r["needs_price"]:
+            unpriced.setdefault(tier, None)
         rows.append(cells)
     widths = [max(len(c), *(len(row[i]) for row in rows)) for i, c in enumerate(cols)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     lines = [head, "", fmt.format(*cols), fmt.format(*("-" * w for w in widths))]
-    lines += [fmt.format(*row) for row in rows]
+    lines += [fmt.format(*row).rstrip() for row in rows]
+    if assumed:
+        lines += ["", "* assumed prices: " + "; ".join(f"{name} ({', '.join(dict.fromkeys(tiers))})"
+                                                     for name, tiers in assumed.items())]
+    if unpriced:
+        lines += ["", "needs a price (meets the target, not ranked until priced): " + ", ".join(unpriced)]
     return "\n".join(lines)
 
 

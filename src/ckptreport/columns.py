@@ -12,11 +12,12 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .expr import DAY, GB, HOUR, INF, TERA, ceil, largest, maximum, minimum, sqrt, where
+from .expr import DAY, GB, HOUR, INF, TERA, TIB, ceil, isna, known, largest, maximum, minimum, sqrt, where
 from .inputs import INPUTS
 from .units import COLUMN_UNITS, INF_FMT
 
 DAYS_PER_MONTH = 365.25 / 12  # storage is priced per month; a run lasts days
+SECONDS_PER_MONTH = DAYS_PER_MONTH * 86400.0
 
 
 @dataclass(frozen=True)
@@ -160,7 +161,7 @@ def bytes_per_node(bytes_per_gpu_max, gpus_on_node):
     return bytes_per_gpu_max * gpus_on_node
 
 
-section("The write chain, per node")
+section("The copy to host, and what the target demands")
 
 @column("GBps")
 def d2h_GBps(gpus_on_node, d2h_gpu_GBps, d2h_node_GBps):
@@ -174,6 +175,108 @@ def d2h_s(bytes_per_node, d2h_GBps):
     return bytes_per_node / (d2h_GBps * GB)
 
 
+@column("s")
+def nvme_s(strategy, bytes_per_node, nvme_write_GBps):
+    """Tiered only: time to land a node's shard on its local NVMe."""
+    return where(strategy == "tiered", bytes_per_node / (nvme_write_GBps * GB), 0)
+
+
+@column("s")
+def fixed_s(strategy, sync_fixed_s, async_fixed_s, tiered_fixed_s):
+    """Fixed cost of one checkpoint of this strategy (coordination, file creation, staging set-up)."""
+    return where(strategy == "sync", sync_fixed_s, where(strategy == "async", async_fixed_s, tiered_fixed_s))
+
+
+@column("s")
+def write_budget_s(strategy, target_overhead_pct, interval_s, fixed_s, d2h_s, nvme_s):
+    """Time the persist may take and still meet the target: sync, what the target leaves after the
+    fixed cost and the GPU->host copy; async and tiered, the interval (less the NVMe landing), if the
+    snapshot meets the target."""
+    allowed_s = target_overhead_pct / 100 * interval_s - fixed_s
+    return where(strategy == "sync", allowed_s - d2h_s,
+                 where(d2h_s <= allowed_s, interval_s - nvme_s, 0))
+
+
+@column("GBps", infinite="unreachable")
+def required_write_GBps(write_budget_s, ckpt_bytes):
+    """Aggregate tier write bandwidth that meets the target (unreachable when the copy to host alone misses it)."""
+    return where(write_budget_s > 0, ckpt_bytes / write_budget_s / GB, INF)
+
+
+@column("GBps", infinite="unreachable")
+def required_node_write_GBps(write_budget_s, bytes_per_node):
+    """Per-node write bandwidth (NIC and tier share) that meets the target."""
+    return where(write_budget_s > 0, bytes_per_node / write_budget_s / GB, INF)
+
+
+section("Storage bought: capacity and bandwidth")
+
+@column("bytes")
+def capacity_needed_bytes(retention, ckpt_bytes, headroom_pct):
+    """Capacity the plan needs on the tier: the retained checkpoints, plus headroom."""
+    return retention * ckpt_bytes * (1 + headroom_pct / 100)
+
+
+@column("bool")
+def sized_per_TiB(tier_write_per_TiB_GBps, tier_capacity_bytes):
+    """A per-TiB tier without a fixed capacity: the tool buys the TiB that capacity and bandwidth need."""
+    return known(tier_write_per_TiB_GBps) & isna(tier_capacity_bytes)
+
+
+@column("bytes")
+def provisioned_bytes(sized_per_TiB, capacity_needed_bytes, tier_min_capacity_bytes, required_write_GBps,
+                      tier_write_per_TiB_GBps):
+    """Capacity bought: what the plan stores; a per-TiB tier buys more when the bandwidth the target
+    needs takes more TiB (never less than its smallest size)."""
+    for_bandwidth = where(required_write_GBps < INF, required_write_GBps / tier_write_per_TiB_GBps * TIB, 0)
+    return where(sized_per_TiB,
+                 maximum(maximum(capacity_needed_bytes, tier_min_capacity_bytes), for_bandwidth),
+                 capacity_needed_bytes)
+
+
+@column("label")
+def sized_for(sized_per_TiB, provisioned_bytes, capacity_needed_bytes):
+    """What set the capacity bought: the checkpoints kept, or (a per-TiB tier) the bandwidth or its smallest size."""
+    return where(sized_per_TiB & (provisioned_bytes > capacity_needed_bytes), "bandwidth", "capacity")
+
+
+@column("GBps")
+def request_ceiling_GBps(puts_per_s_per_prefix, prefixes, part_size_bytes):
+    """Object stores: the most the request-rate ceiling lets through: requests/s per prefix x prefixes x part size."""
+    return where((puts_per_s_per_prefix < INF) & (part_size_bytes < INF),
+                 puts_per_s_per_prefix * prefixes * part_size_bytes / GB, INF)
+
+
+@column("GBps")
+def tier_bought_GBps(sized_per_TiB, tier_write_per_TiB_GBps, provisioned_bytes, tier_write_GBps,
+                     request_ceiling_GBps):
+    """Aggregate write bandwidth of the storage as bought: a per-TiB tier's rate x the TiB bought, else
+    the tier's figure; capped by an object store's request ceiling."""
+    return minimum(where(sized_per_TiB, tier_write_per_TiB_GBps * provisioned_bytes / TIB, tier_write_GBps),
+                   request_ceiling_GBps)
+
+
+@column("bool")
+def capacity_ok(tier_capacity_bytes, capacity_needed_bytes):
+    """Whether the retained checkpoints fit (a tier with no stated capacity is bought to size)."""
+    return capacity_needed_bytes <= where(isna(tier_capacity_bytes), INF, tier_capacity_bytes)
+
+
+@column("count")
+def puts_per_ckpt(ckpt_bytes, part_size_bytes):
+    """Object stores: write requests per checkpoint, one per part."""
+    return where(part_size_bytes < INF, ceil(ckpt_bytes / part_size_bytes), 0)
+
+
+@column("count")
+def prefixes_needed(required_write_GBps, puts_per_s_per_prefix, part_size_bytes):
+    """Object stores: prefixes the target's bandwidth needs at the request-rate ceiling (0: no ceiling)."""
+    limited = (required_write_GBps < INF) & (puts_per_s_per_prefix < INF) & (part_size_bytes < INF)
+    return where(limited, maximum(ceil(required_write_GBps * GB / (puts_per_s_per_prefix * part_size_bytes)), 1), 0)
+
+
+section("The write chain, per node")
+
 @column("GBps")
 def tier_node_GBps(tier_kind, tier_node_write_GBps, nvme_write_GBps):
     """Most one node can write to the tier (a local_nvme tier: the node's own drives)."""
@@ -181,9 +284,9 @@ def tier_node_GBps(tier_kind, tier_node_write_GBps, nvme_write_GBps):
 
 
 @column("GBps", excel=INF_FMT + '#,##0.000" GB/s"')
-def tier_share_GBps(tier_node_GBps, tier_write_GBps, nodes_writing):
+def tier_share_GBps(tier_node_GBps, tier_bought_GBps, nodes_writing):
     """What one node gets from the tier while every writing node writes: its cap, or an even share."""
-    return minimum(tier_node_GBps, tier_write_GBps / nodes_writing)
+    return minimum(tier_node_GBps, tier_bought_GBps / nodes_writing)
 
 
 @column("s")
@@ -205,22 +308,16 @@ def writer_s(bytes_per_node, writers_GBps):
 
 
 @column("s")
-def tier_s(ckpt_bytes, tier_write_GBps, bytes_per_node, tier_node_GBps):
+def tier_s(ckpt_bytes, tier_bought_GBps, bytes_per_node, tier_node_GBps):
     """Time the tier needs: the whole checkpoint at its aggregate bandwidth, or the heaviest node's
     shard at the most one node gets, whichever is longer (nodes that finish early free bandwidth)."""
-    return maximum(ckpt_bytes / (tier_write_GBps * GB), bytes_per_node / (tier_node_GBps * GB))
+    return maximum(ckpt_bytes / (tier_bought_GBps * GB), bytes_per_node / (tier_node_GBps * GB))
 
 
 @column("s")
 def write_s(nic_s, writer_s, tier_s):
     """Time to persist from host memory: the writers stream through the NIC into the tier; the slowest sets the pace."""
     return maximum(maximum(nic_s, writer_s), tier_s)
-
-
-@column("s")
-def nvme_s(strategy, bytes_per_node, nvme_write_GBps):
-    """Tiered only: time to land a node's shard on its local NVMe."""
-    return where(strategy == "tiered", bytes_per_node / (nvme_write_GBps * GB), 0)
 
 
 @column("label")
@@ -230,12 +327,6 @@ def bottleneck(d2h_s, nvme_s, nic_s, writer_s, tier_s):
 
 
 section("Strategy: what training waits for")
-
-@column("s")
-def fixed_s(strategy, sync_fixed_s, async_fixed_s, tiered_fixed_s):
-    """Fixed cost of one checkpoint of this strategy (coordination, file creation, staging set-up)."""
-    return where(strategy == "sync", sync_fixed_s, where(strategy == "async", async_fixed_s, tiered_fixed_s))
-
 
 @column("s")
 def checkpoint_cost_s(strategy, fixed_s, d2h_s, write_s):
@@ -348,9 +439,10 @@ def optimal_waste_pct(checkpoint_cost_s, optimal_interval_s, restart_s, cluster_
 
 
 @column("bool")
-def meets_target(overhead_pct, target_overhead_pct, host_memory_ok, nvme_ok):
-    """Overhead within the target, and the staging fits in host memory and NVMe."""
-    return (overhead_pct <= target_overhead_pct) & host_memory_ok & nvme_ok
+def meets_target(overhead_pct, target_overhead_pct, host_memory_ok, nvme_ok, capacity_ok):
+    """Overhead within the target, and feasible: the staging fits in host memory and NVMe, the
+    retained checkpoints fit on the tier."""
+    return (overhead_pct <= target_overhead_pct) & host_memory_ok & nvme_ok & capacity_ok
 
 
 section("Run length and money")
@@ -385,44 +477,84 @@ def run_usd(gpus, run_days, usd_per_gpu_hour):
     return gpus * run_days * 24 * usd_per_gpu_hour
 
 
+section("Storage cost and total cost of ownership")
+
+@column("pct")
+def capex_pct_month(life_s, support_pct):
+    """Bought storage: the share of its purchase price charged per month, its life spread evenly plus support."""
+    return 100 * SECONDS_PER_MONTH / life_s + support_pct / 12
+
+
 @column("usd", excel='"$"#,##0.00')
-def storage_usd_month(retention, ckpt_bytes, usd_per_tb_month):
-    """Monthly price of keeping the retained checkpoints on the tier (empty when the tier is unpriced)."""
-    return retention * ckpt_bytes / TERA * usd_per_tb_month
+def tb_usd_month(usd_per_tb_month, capex_usd_per_tb, capex_pct_month):
+    """Price of one TB (1e12 bytes) for a month: the rent, else the purchase price's monthly share
+    (empty when the tier has no price)."""
+    return where(known(usd_per_tb_month), usd_per_tb_month, capex_usd_per_tb * capex_pct_month / 100)
+
+
+@column("usd", excel='"$"#,##0.00')
+def GBps_usd_month(usd_per_GBps_month, capex_usd_per_GBps, capex_pct_month):
+    """Price of one GB/s of write bandwidth for a month: its rent plus the purchase price's monthly share."""
+    return usd_per_GBps_month + where(capex_usd_per_GBps > 0, capex_usd_per_GBps * capex_pct_month / 100, 0)
+
+
+@column("usd", excel='"$"#,##0.00')
+def capacity_usd_month(provisioned_bytes, tb_usd_month):
+    """The capacity bought, for a month."""
+    return provisioned_bytes / TERA * tb_usd_month
+
+
+@column("usd", excel='"$"#,##0.00')
+def bandwidth_usd_month(tier_bought_GBps, GBps_usd_month):
+    """The write bandwidth bought, for a month (where bandwidth is priced apart from capacity)."""
+    return where(GBps_usd_month > 0, tier_bought_GBps * GBps_usd_month, 0)
+
+
+@column("usd", excel='"$"#,##0.00')
+def requests_usd_month(puts_per_ckpt, interval_s, usd_per_1k_puts):
+    """Object stores: the write requests of a month of checkpoints."""
+    return puts_per_ckpt * SECONDS_PER_MONTH / interval_s * usd_per_1k_puts / 1000
+
+
+@column("usd", excel='"$"#,##0.00')
+def storage_usd_month(capacity_usd_month, bandwidth_usd_month, requests_usd_month):
+    """Monthly cost of the storage: capacity, bandwidth and requests (empty when the tier is unpriced)."""
+    return capacity_usd_month + bandwidth_usd_month + requests_usd_month
+
+
+@column("usd")
+def lost_gpu_usd_month(gpus, usd_per_gpu_hour, waste_pct):
+    """GPU time a month of training loses to checkpointing (stalls, and rework and restarts after
+    failures), at the job's $/GPU-hour."""
+    return gpus * usd_per_gpu_hour * SECONDS_PER_MONTH / HOUR * waste_pct / 100
+
+
+@column("usd")
+def total_usd_month(storage_usd_month, lost_gpu_usd_month):
+    """What checkpointing costs a month: the storage, plus the GPU time it loses."""
+    return storage_usd_month + lost_gpu_usd_month
 
 
 @column("usd")
 def storage_run_usd(storage_usd_month, run_days):
-    """Storage over the run: its monthly price for the run's length (empty when the tier is unpriced)."""
-    return storage_usd_month * run_days / DAYS_PER_MONTH
+    """The storage over the run's length (empty when the tier is unpriced)."""
+    return storage_usd_month * run_days * DAY / SECONDS_PER_MONTH
 
 
 @column("usd")
-def total_usd(run_usd, storage_run_usd):
-    """What the option costs over the run: the GPU-hours of the run, waste included, plus its storage
-    (empty when the tier is unpriced). Recommendations rank options by it."""
-    return run_usd + storage_run_usd
+def total_usd(storage_run_usd, waste_usd):
+    """What checkpointing costs over the run: the storage plus the GPU time lost (empty when the tier
+    is unpriced). Recommendations rank options by it."""
+    return storage_run_usd + waste_usd
 
 
-section("What the target demands")
-
-@column("s")
-def write_budget_s(strategy, target_overhead_pct, interval_s, fixed_s, d2h_s, nvme_s):
-    """Time the persist may take and still meet the target: sync, what the target leaves after the
-    fixed cost and the GPU->host copy; async and tiered, the interval (less the NVMe landing), if the
-    snapshot meets the target."""
-    allowed_s = target_overhead_pct / 100 * interval_s - fixed_s
-    return where(strategy == "sync", allowed_s - d2h_s,
-                 where(d2h_s <= allowed_s, interval_s - nvme_s, 0))
+@column("bool")
+def recommendable(meets_target, tier_durable, total_usd):
+    """An option the recommendation may choose: it meets the target, is feasible, is durable and has a price."""
+    return meets_target & tier_durable & known(total_usd)
 
 
-@column("GBps", infinite="unreachable")
-def required_write_GBps(write_budget_s, ckpt_bytes):
-    """Aggregate tier write bandwidth that meets the target (unreachable when the copy to host alone misses it)."""
-    return where(write_budget_s > 0, ckpt_bytes / write_budget_s / GB, INF)
-
-
-@column("GBps", infinite="unreachable")
-def required_node_write_GBps(write_budget_s, bytes_per_node):
-    """Per-node write bandwidth (NIC and tier share) that meets the target."""
-    return where(write_budget_s > 0, bytes_per_node / write_budget_s / GB, INF)
+@column("usd", infinite="not recommendable")
+def choice_usd(recommendable, total_usd):
+    """The option's cost as the recommendation ranks it: its total, or unbounded when it may not be chosen."""
+    return where(recommendable, total_usd, INF)

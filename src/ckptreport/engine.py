@@ -40,7 +40,7 @@ def compute(values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 def entity_values(inputs: Inputs, section: str, name: str) -> dict[str, float | str]:
     """One entity's input values, in the columns' units, as declared."""
     entity = inputs.entity(section, name)
-    return {i.name: i.value(entity) for i in of(section)}
+    return {i.name: i.value(entity, name) for i in of(section)}
 
 
 def _table(inputs: Inputs, section: str, names: list[str]) -> dict[str, np.ndarray]:
@@ -64,7 +64,9 @@ def cross_product(inputs: Inputs) -> tuple[dict[str, np.ndarray], dict[str, list
     local = np.array([t.kind == "local_nvme" for t in tiers])[idx["tier"]]
     strategies = np.array(dims["strategy"])[idx["strategy"]]
     tiered = strategies == "tiered"
+    reach = np.array([[reachable(s, t) for t in tiers] for s in skus], dtype=bool).reshape(len(skus), len(tiers))
     rules = [
+        ("the tier does not serve the SKU's site (tiers.*.sites, skus.*.site)", ~reach[idx["sku"], idx["tier"]]),
         ("tiered needs a remote tier to drain to (the tier is node-local NVMe)", tiered & local),
         ("the SKU has no local NVMe (tiered strategy or local_nvme tier)", ~has_nvme & (tiered | local)),
     ]
@@ -77,6 +79,12 @@ def cross_product(inputs: Inputs) -> tuple[dict[str, np.ndarray], dict[str, list
         keep &= ~mask
     idx = {k: v[keep] for k, v in idx.items()}
     return idx, dims, dropped
+
+
+def reachable(sku, tier) -> bool:
+    """Whether a SKU's nodes can write to a tier: the tier serves the SKU's site, or every site."""
+    site = sku.site or INPUTS["site"].default
+    return "any" in tier.sites or site in tier.sites
 
 
 def _recipe_codes(inputs: Inputs, dims, idx) -> tuple[np.ndarray, list[str]]:
@@ -126,6 +134,9 @@ def scenarios(inputs: Inputs) -> tuple[pd.DataFrame, list[Dropped]]:
         values[k] = np.full(n, v)
     for k in LABELS:
         values[k] = _label_array(values[k])
+    for k, inp in INPUTS.items():
+        if inp.unit == "bool":
+            values[k] = np.asarray(values[k], dtype=float).astype(bool)
     env = compute(values)
 
     cat = pd.Categorical.from_codes
@@ -140,7 +151,12 @@ def scenarios(inputs: Inputs) -> tuple[pd.DataFrame, list[Dropped]]:
     for name, inp in INPUTS.items():
         if name in frame:
             continue
-        frame[name] = _categorical(env[name], LABELS.get(name)) if inp.unit == "label" else env[name]
+        value = env[name]
+        if inp.unit == "label":
+            value = _categorical(value.astype(str), LABELS.get(name))
+        elif inp.unit == "bool":
+            value = value.astype(bool)
+        frame[name] = value
     for name, col in COLUMNS.items():
         value = env[name]
         if col.unit == "label":

@@ -80,6 +80,7 @@ def explain_row(inputs: Inputs, row) -> dict:
             "unit": display.unit_of(name), "doc": INPUTS[name].doc,
             "file": prov.file if prov else None, "line": prov.line if prov else None,
             "basis": prov.basis if prov else "scenario", "source": prov.source if prov else None,
+            "date": prov.date if prov else None, "region": prov.region if prov else None,
         })
     steps = []
     for col in COLUMNS.values():

@@ -25,6 +25,7 @@ class Scale(float):
 
 GB = Scale(1e9)  # bytes in a GB; bandwidth columns are in GB/s
 TERA = Scale(1e12)  # FLOP/s in a TFLOP/s; bytes in a TB
+TIB = Scale(2.0**40)  # bytes in a TiB
 HOUR = Scale(3600.0)  # seconds
 DAY = Scale(86400.0)
 INF = math.inf
@@ -55,6 +56,7 @@ class Expr:
     def __and__(self, o): return Call("AND", (self, wrap(o)))
     def __rand__(self, o): return Call("AND", (wrap(o), self))
     def __or__(self, o): return Call("OR", (self, wrap(o)))
+    def __invert__(self): return Call("NOT", (self,))
     def __neg__(self): return BinOp("-", Const(0), self)
     __hash__ = object.__hash__
 
@@ -126,6 +128,16 @@ def ceil(a):
     return Call("ROUNDUP", (wrap(a), Const(0))) if _symbolic(a) else np.ceil(a)
 
 
+def isna(a):
+    """True where a value is unknown (NaN here, #N/A in a spreadsheet)."""
+    return Call("ISNA", (wrap(a),)) if _symbolic(a) else np.isnan(a)
+
+
+def known(a):
+    """True where a value is a number (not NaN / #N/A)."""
+    return Call("ISNUMBER", (wrap(a),)) if _symbolic(a) else ~np.isnan(a)
+
+
 def where(cond, a, b):
     if _symbolic(cond, a, b):
         return Call("IF", (wrap(cond), wrap(a), wrap(b)))
@@ -146,8 +158,8 @@ def largest(**options):
 _PREC = {"=": 1, "<>": 1, "<": 1, "<=": 1, ">": 1, ">=": 1, "+": 2, "-": 2, "*": 3, "/": 3, "^": 4}
 _TEXT_OPS = {"*": " × ", "/": " / ", "+": " + ", "-": " − ", "^": "^", "=": " = ", "<>": " ≠ ",
              "<": " < ", "<=": " ≤ ", ">": " > ", ">=": " ≥ "}
-_TEXT_FN = {"MIN": "min", "MAX": "max", "SQRT": "sqrt", "IF": "if", "ROUNDUP": "ceil",
-            "AND": "and", "OR": "or"}
+_TEXT_FN = {"MIN": "min", "MAX": "max", "SQRT": "sqrt", "IF": "if", "ROUNDUP": "ceil", "AND": "and", "OR": "or",
+            "ISNA": "unknown", "ISNUMBER": "known", "NOT": "not"}
 
 
 def excel_number(v: float) -> str:
@@ -222,7 +234,8 @@ def evaluate(e: Expr, env: Mapping[str, object]):
             return evaluate(e.args[1], env) if evaluate(e.args[0], env) else evaluate(e.args[2], env)
         args = [evaluate(a, env) for a in e.args]
         return {"MIN": min, "MAX": max, "SQRT": math.sqrt, "ROUNDUP": lambda x, _: math.ceil(x),
-                "AND": lambda *x: all(x), "OR": lambda *x: any(x)}[e.fn](*args)
+                "AND": lambda *x: all(x), "OR": lambda *x: any(x), "ISNA": lambda x: math.isnan(x),
+                "ISNUMBER": lambda x: not math.isnan(x), "NOT": lambda x: not x}[e.fn](*args)
     if isinstance(e, Label):
         values = [evaluate(v, env) for _, v in e.options]
         return e.options[values.index(max(values))][0]

@@ -24,12 +24,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .quantity import SHARDINGS, STRATEGIES, TIER_KINDS, Dtype, Q, Quantity
+from .quantity import SHARDINGS, STRATEGIES, TIER_KINDS, Dtype, Name, Q, Quantity
 from .units import COLUMN_UNITS
 
 SCENARIO, MODELS, RECIPES, SKUS, TIERS, PLAN = "scenario", "models", "recipes", "skus", "tiers", "plan"
 ENTITIES = (MODELS, RECIPES, SKUS, TIERS, PLAN)  # where an input lives; SCENARIO: the plan's axes
 TiB = 2**40
+NAME = "<its name>"  # the default of a label input that, omitted, is its entity's own name
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ class Input:
     measured: str | None = None  # the metric of a measured file that replaces it (measured.TARGETS)
     excel: str | None = None  # a number format of its own, else the unit's
     infinite: str = "unbounded"  # how an infinite value reads
+    price: bool = False  # a price: outputs say when a recommendation rests on an assumed one
 
     @property
     def scale(self) -> float:
@@ -74,9 +76,11 @@ class Input:
             return None
         return self.derive(entity)
 
-    def value(self, entity) -> float | str:
-        """The input's value for one entity, in the column's unit."""
+    def value(self, entity, name: str = "") -> float | str:
+        """The input's value for one entity (named ``name``), in the column's unit."""
         raw = self.raw(entity)
+        if raw is None and self.default == NAME:
+            return name
         if raw is None:
             derived = self.derived(entity)
             return self.default if derived is None else derived / self.scale
@@ -175,26 +179,61 @@ _DECLARED = [
           "local_nvme.capacity", Quantity("bytes"), required=True, default=0.0,
           absent="0 (the SKU has no local NVMe)"),
     Input("usd_per_gpu_hour", "usd", "price of one GPU-hour", SKUS, "usd_per_gpu_hour", Quantity("usd"),
-          required=True, excel='"$"0.000'),
+          required=True, excel='"$"0.000', price=True),
     Input("gpu_mtbf_s", "s", "mean time between job-stopping failures, per GPU", SKUS, "gpu_mtbf",
           Quantity("duration"), required=True, excel='#,##0" s"'),
+    Input("site", "label", "where the nodes run: a free label such as on-prem, aws, gcp; the SKU is paired only "
+          "with tiers that serve this site", SKUS, "site", Name, default="on-prem", absent="on-prem"),
     # ---- storage.yaml: tiers ----
     Input("tier_kind", "label", "parallel_fs, cloud_fs, object_store, or local_nvme (the node's own drives; "
           "no NIC hop)", TIERS, "kind", Literal[TIER_KINDS], required=True),
+    Input("tier_durable", "bool", "whether a checkpoint may live there as the system of record (node-local NVMe "
+          "and scratch file systems may not: they can only be the fast first level of a tiered save)", TIERS,
+          "durable", bool, default=1.0, derive=lambda t: float(t.kind != "local_nvme"), derived_from=("kind",),
+          derived_doc="no for local_nvme, else yes"),
+    Input("tier_family", "label", "tiers sold as steps of one product (a ladder of sizes), compared on one "
+          "purchase curve", TIERS, "family", Name, default=NAME, absent="the tier's own name"),
     Input("tier_write_GBps", "GBps", "aggregate write bandwidth of the tier", TIERS, "write", _BW,
-          default=float("inf"), absent="no aggregate limit", derive=_tier_write,
+          default=float("inf"), absent="no aggregate limit (a per-TiB tier without capacity is sized by the plan: "
+          "tier_bought_GBps)", derive=_tier_write,
           derived_from=("write_per_TiB", "capacity"), derived_doc="write_per_TiB x capacity (TiB)",
           measured="tier_write"),
     Input("tier_node_write_GBps", "GBps", "most one node (client) can write; local_nvme: overrides the SKU's "
           "drives", TIERS, "per_node_write", _BW, default=float("inf"), absent="not limited per node",
           measured="tier_write_per_node"),
-    Input("tier_write_per_TiB_GBps", "GBps", "cloud filesystems: write bandwidth per TiB provisioned (with "
-          "capacity)", TIERS, "write_per_TiB", _BW, default=float("nan"), absent="none (not a per-TiB tier)"),
-    Input("tier_capacity_bytes", "bytes", "provisioned capacity", TIERS, "capacity", Quantity("bytes"),
-          default=float("inf"), absent="not stated (no limit)"),
-    Input("usd_per_tb_month", "usd", "price per TB (1e12 bytes) stored per month", TIERS,
+    Input("tier_write_per_TiB_GBps", "GBps", "cloud file systems: write bandwidth per TiB provisioned; without "
+          "capacity the tool buys the TiB the plan needs", TIERS, "write_per_TiB", _BW, default=float("nan"),
+          absent="none (not a per-TiB tier)"),
+    Input("tier_capacity_bytes", "bytes", "the most the tier holds (a system already sized); a per-TiB tier with "
+          "it has a fixed size", TIERS, "capacity", Quantity("bytes"), default=float("nan"),
+          absent="not stated: bought to what the plan needs"),
+    Input("tier_min_capacity_bytes", "bytes", "per-TiB tiers: the smallest size that can be bought", TIERS,
+          "min_capacity", Quantity("bytes"), default=0.0, absent="0"),
+    Input("usd_per_tb_month", "usd", "rent: price per TB (1e12 bytes) stored per month", TIERS,
           "usd_per_tb_month", Quantity("usd", inclusive=True), default=float("nan"),
-          absent="not priced (no published figure); storage cost is left out", excel='"$"#,##0.00'),
+          absent="not rented: bought (capex_usd_per_tb), or not priced", excel='"$"#,##0.00', price=True),
+    Input("usd_per_GBps_month", "usd", "rent: price per GB/s of write bandwidth per month, where it is sold apart "
+          "from capacity", TIERS, "usd_per_GBps_month", Quantity("usd", inclusive=True), default=0.0,
+          absent="0 (bandwidth not priced apart from capacity)", excel='"$"#,##0.00', price=True),
+    Input("capex_usd_per_tb", "usd", "bought: purchase price per TB (1e12 bytes) usable", TIERS,
+          "capex_usd_per_tb", Quantity("usd", inclusive=True), default=float("nan"),
+          absent="not bought: rented (usd_per_tb_month), or not priced", excel='"$"#,##0.00', price=True),
+    Input("capex_usd_per_GBps", "usd", "bought: purchase price per GB/s of write bandwidth", TIERS,
+          "capex_usd_per_GBps", Quantity("usd", inclusive=True), default=0.0, absent="0", excel='"$"#,##0', price=True),
+    Input("life_s", "s", "bought: the years a purchase is spread over, e.g. 5 y", TIERS, "life",
+          Quantity("duration"), default=float("nan"), absent="none (needed with a purchase price)",
+          excel='#,##0" s"', price=True),
+    Input("support_pct", "pct", "bought: support and operations per year, as a share of the purchase price",
+          TIERS, "support_per_year", Quantity("percent", inclusive=True, maximum=1.0), default=0.0, absent="0%", price=True),
+    Input("usd_per_1k_puts", "usd", "object stores: price per 1,000 write requests (PUT)", TIERS,
+          "usd_per_1k_puts", Quantity("usd", inclusive=True), default=0.0, absent="0", excel='"$"0.0000', price=True),
+    Input("part_size_bytes", "bytes", "object stores: bytes per write request (the multipart part size)", TIERS,
+          "part_size", Quantity("bytes"), default=float("inf"), absent="no request model"),
+    Input("puts_per_s_per_prefix", "count", "object stores: write requests per second one prefix (or bucket) "
+          "sustains", TIERS, "puts_per_s_per_prefix", Quantity("count"), default=float("inf"),
+          absent="no request-rate ceiling"),
+    Input("prefixes", "count", "object stores: prefixes written in parallel (each adds its request rate)", TIERS,
+          "prefixes", _COUNT, default=1.0, absent="1"),
     # ---- plan.yaml: globals ----
     Input("target_overhead_pct", "pct", "the overhead a plan must stay under, e.g. 1%", PLAN, "target_overhead",
           _PCT, required=True),
@@ -214,6 +253,8 @@ _DECLARED = [
           Quantity("duration", inclusive=True), default=0.0, absent="0 s"),
     Input("async_slowdown_pct", "pct", "training slowdown while a background write runs", PLAN, "async_slowdown",
           Quantity("percent", inclusive=True, maximum=1.0), default=0.0, absent="0%"),
+    Input("headroom_pct", "pct", "capacity bought beyond the retained checkpoints", PLAN, "capacity_headroom",
+          Quantity("percent", inclusive=True, maximum=10.0), default=0.0, absent="0%"),
 ]
 
 INPUTS: dict[str, Input] = {i.name: i for i in _DECLARED}
@@ -252,7 +293,7 @@ SOURCES: dict[str, Source] = {s.name: s for s in (
            ("d2h_node_GBps",)),
     Source("nic_source", "basis of the storage NIC figure used", ("storage_nic_GBps",)),
     Source("tier_source", "basis of the tier's write figure used (for local_nvme: the SKU's drives)",
-           ("tier_write_GBps", "tier_node_write_GBps")),
+           ("tier_write_GBps", "tier_write_per_TiB_GBps", "tier_node_write_GBps")),
     Source("nvme_source", "basis of the node-local NVMe figure used", ("nvme_write_GBps",)),
 )}
 

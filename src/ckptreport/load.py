@@ -33,6 +33,8 @@ class Prov:
     basis: str  # spec, measured, derived, assumption, input; default: the key was omitted
     source: str | None
     column: int = 0  # 1-based, where known
+    date: str | None = None  # a price's date (or any figure's), as the input says
+    region: str | None = None  # where a price applies
 
     def cite(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
@@ -202,7 +204,8 @@ def _prov_for(entry: BaseModel, section: str, name: str, file: str, marks: Marks
             line = _place(marks, (section, name, *path) if section != PLAN else path)[0]
             source = (value.source if isinstance(value, Q) else None) or entry_source
             basis = (value.basis if isinstance(value, Q) else None) or ("spec" if source else "input")
-            out[(section, name, dotted_key)] = Prov(file, line, basis, source)
+            date, region = (value.date, value.region) if isinstance(value, Q) else (None, None)
+            out[(section, name, dotted_key)] = Prov(file, line, basis, source, date=date, region=region)
 
 
 def load(root: Path | str) -> Inputs:

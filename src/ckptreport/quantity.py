@@ -7,6 +7,7 @@ validated quantity holds: its value in base units, the text the user wrote, and 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -16,6 +17,9 @@ from pydantic_core import PydanticCustomError
 from . import units
 
 from .vocab import BASES, SHARDINGS, STRATEGIES, TIER_KINDS  # noqa: F401  (re-exported)
+
+MAPPING_KEYS = ("value", "basis", "source", "date", "region")
+DATE = re.compile(r"(19|20)\d\d(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?)?")
 
 
 @dataclass(frozen=True)
@@ -27,25 +31,34 @@ class Q:
     kind: str
     basis: str | None = None  # None: take the entry's (spec when the entry has a source)
     source: str | None = None
+    date: str | None = None  # when the figure was published or quoted: 2025-07 or 2025-07-08
+    region: str | None = None  # where a price applies: us-east-1, us-central1, any
 
 
 def _quantity_validator(kind: str, minimum: float, inclusive: bool, integer: bool, maximum: float | None):
     def validate(raw: Any) -> Q:
         if isinstance(raw, Q):
             return raw
-        basis = source = None
+        basis = source = date = region = None
         if isinstance(raw, dict):
-            unknown = set(raw) - {"value", "basis", "source"}
+            unknown = set(raw) - set(MAPPING_KEYS)
             if unknown or "value" not in raw:
                 raise PydanticCustomError(
                     "quantity_mapping",
-                    "a sourced quantity is a mapping with keys value, basis, source; "
+                    f"a sourced quantity is a mapping with keys {', '.join(MAPPING_KEYS)}; "
                     + (f"unknown key(s) {', '.join(sorted(map(repr, unknown)))}" if unknown
                        else "'value' is missing"))
-            basis, source = raw.get("basis"), raw.get("source")
+            basis, source, date, region = (raw.get(k) for k in ("basis", "source", "date", "region"))
             if basis is not None and basis not in BASES:
                 raise PydanticCustomError("basis", "basis must be one of {bases}, got {got}",
                                           {"bases": ", ".join(BASES), "got": repr(basis)})
+            if date is not None and not DATE.fullmatch(str(date)):
+                raise PydanticCustomError("date", "date must be a year, month or day like 2025, 2025-07 or "
+                                          "2025-07-08, got {got}", {"got": repr(date)})
+            for name, text in (("source", source), ("region", region)):
+                if text is not None and (not isinstance(text, str) or len(text) > 4000):
+                    raise PydanticCustomError("text", "{name} must be text of at most 4000 characters",
+                                              {"name": name})
             raw = raw["value"]
         try:
             value = units.parse(raw, kind)
@@ -63,7 +76,7 @@ def _quantity_validator(kind: str, minimum: float, inclusive: bool, integer: boo
                 {"kind": units.KINDS[kind].name, "ceiling": units.fmt(maximum, kind), "got": repr(raw)})
         if integer and value != int(value):
             raise PydanticCustomError("unit_int", "expected a whole number, got {got}", {"got": repr(raw)})
-        return Q(value, str(raw).strip(), kind, basis, source)
+        return Q(value, str(raw).strip(), kind, basis, source, date, region)
 
     return validate
 

@@ -21,7 +21,8 @@ from . import calibration
 from .engine import Dropped, curve, scenarios
 from .errors import InputError, Problem
 from .explain import explain_row
-from .load import Inputs, Point, headline_recipe, shown_path, summary_point
+from .inputs import INPUTS, MODELS, RECIPES, SKUS, TIERS
+from .load import Inputs, Point, headline_recipe, provenance, shown_path, summary_point
 from .quantity import Q
 
 CURVE_MIN = np.geomspace(1, 720, 60)  # the waste curve of a brief: 1 min to 12 h
@@ -29,56 +30,91 @@ CURVE_MIN = np.geomspace(1, 720, 60)  # the waste curve of a brief: 1 min to 12 
 
 # ---- the one rule that picks an option -----------------------------------------------------------
 
+RECOMMENDED, NEEDS_PRICE, CLOSEST = "recommended", "needs a price", "closest"
+
+
 @dataclass(frozen=True)
 class Pick:
-    """The option recommended among candidate rows, whether it meets the target, and the runner-up:
-    the best option on another tier (the other storage a buyer would weigh), else the next option."""
+    """The option chosen among candidate rows and why: ``status`` is ``recommended`` (it meets the
+    target, is feasible, durable and priced, at the least cost), ``needs a price`` (options meet the
+    target but none has a price: never ranked, named in ``unpriced``) or ``closest`` (nothing meets
+    the target: the lowest overhead). The runner-up is the best recommendable option on another tier
+    (the other storage a buyer would weigh)."""
 
     index: int  # the row's label in the frame it was chosen from
     row: pd.Series
-    meets: bool
+    status: str
     runner_up: pd.Series | None
+    unpriced: tuple[str, ...] = ()  # tiers that meet the target but have no price
+
+    @property
+    def meets(self) -> bool:
+        return self.status == RECOMMENDED
 
     @property
     def option(self) -> dict[str, str]:
         return {"sku": str(self.row["sku"]), "tier": str(self.row["tier"]), "strategy": str(self.row["strategy"])}
 
+    @property
+    def runner_up_extra_usd(self) -> float | None:
+        """What the runner-up costs over the run beyond the recommended option."""
+        if self.runner_up is None or not self.meets:
+            return None
+        return float(self.runner_up["total_usd"] - self.row["total_usd"])
 
-RANK_BY = ["tier", "tier_kind", "meets_target", "storage_usd_month", "total_usd", "run_usd", "tier_write_GBps",
+
+RANK_BY = ["tier", "tier_kind", "tier_durable", "meets_target", "recommendable", "total_usd", "tier_bought_GBps",
            "overhead_pct"]  # the columns the rule reads
 
 
-def ranked(rows: pd.DataFrame) -> tuple[pd.Index, bool]:
-    """Candidate options (their labels in ``rows``), best first, and whether the best meets the target.
+def ranked(rows: pd.DataFrame) -> tuple[pd.Index, str]:
+    """Candidate options (their labels in ``rows``), best first, and the status of the first.
 
-    Node-local NVMe is not durable, so it is a candidate only when nothing else is. Among options
-    that meet the target (overhead within it, staging fits in host memory and NVMe): priced storage
-    before unpriced, then the lower cost over the run (GPU-hours including waste, plus storage; an
-    unpriced option counts its GPU-hours only), then the smaller aggregate bandwidth, then the lower
-    overhead. When none meets the target: the lowest overhead first.
+    Recommendable options (meeting the target, feasible, durable, priced) by the least cost over the
+    run (``total_usd``: storage plus GPU time lost), then the smaller system (bandwidth bought), then
+    the lower overhead. When none is recommendable but durable options meet the target without a
+    price: those, smaller system first ("needs a price"). Else the durable options (all, when none is
+    durable) by the lowest overhead ("closest").
     """
     r = rows[RANK_BY]
-    durable = r[r["tier_kind"] != "local_nvme"]
-    candidates = durable if not durable.empty else r
-    keys = pd.DataFrame({"unpriced": candidates["storage_usd_month"].isna(),
-                         "cost": candidates["total_usd"].fillna(candidates["run_usd"]),
-                         "bandwidth": candidates["tier_write_GBps"], "overhead": candidates["overhead_pct"]},
-                        index=candidates.index)
-    ok = candidates["meets_target"].to_numpy(bool)
+    ok = r["recommendable"].to_numpy(bool)
     if ok.any():
-        return keys[ok].sort_values(["unpriced", "cost", "bandwidth", "overhead"], kind="stable").index, True
-    return keys.sort_values(["overhead", "cost"], kind="stable").index, False
+        return r[ok].sort_values(["total_usd", "tier_bought_GBps", "overhead_pct"], kind="stable").index, RECOMMENDED
+    durable = r[r["tier_durable"].to_numpy(bool)]
+    unpriced = durable[durable["meets_target"].to_numpy(bool)]
+    if not unpriced.empty:
+        return unpriced.sort_values(["tier_bought_GBps", "overhead_pct"], kind="stable").index, NEEDS_PRICE
+    candidates = durable if not durable.empty else r
+    return candidates.sort_values(["overhead_pct", "tier_bought_GBps"], kind="stable").index, CLOSEST
 
 
 def recommend(rows: pd.DataFrame) -> Pick | None:
-    """The recommended option among ``rows`` (see ``ranked``); None when there are no rows."""
+    """The option chosen among ``rows`` (see ``ranked``); None when there are no rows."""
     if rows.empty:
         return None
-    order, meets = ranked(rows)
-    tiers = rows.loc[order, "tier"].to_numpy()
-    elsewhere = order[tiers != tiers[0]]
-    runner = elsewhere[0] if len(elsewhere) else order[1] if len(order) > 1 else None
-    return Pick(int(order[0]), rows.loc[order[0]], meets, None if runner is None else rows.loc[runner])
+    order, status = ranked(rows)
+    best = rows.loc[order[0]]
+    runner = None
+    if status == RECOMMENDED:
+        elsewhere = order[rows.loc[order, "tier"].to_numpy() != best["tier"]]
+        runner = rows.loc[elsewhere[0]] if len(elsewhere) else None
+    waiting = rows[rows["tier_durable"].to_numpy(bool) & rows["meets_target"].to_numpy(bool)
+                   & rows["total_usd"].isna().to_numpy()]
+    return Pick(int(order[0]), best, status, runner, tuple(dict.fromkeys(str(t) for t in waiting["tier"])))
+
+
+def assumed_prices(inputs: Inputs, row: pd.Series) -> list[tuple[str, str]]:
+    """The prices an option rests on whose basis is an assumption: (input, value as shown)."""
+    from . import display
+
+    names = {MODELS: row["model"], RECIPES: row["recipe"], SKUS: row["sku"], TIERS: row["tier"]}
+    out = []
+    for inp in INPUTS.values():
+        if inp.price:
+            prov = provenance(inputs, inp, names)
+            if prov is not None and prov.basis == "assumption":
+                out.append((inp.name, display.of(inp.name, row[inp.name])))
+    return out
 
 
 # ---- the summary --------------------------------------------------------------------------------
@@ -90,12 +126,15 @@ def headline_rows(frame: pd.DataFrame, inputs: Inputs, point: Point) -> pd.DataF
     return rows[rows["recipe"].astype(str) == recipe.astype(str)]
 
 
-def summary(frame: pd.DataFrame, inputs: Inputs, point: Point) -> pd.DataFrame:
-    """One line per model x SKU: the checkpoint size; per strategy the recommended tier (or, when
-    none meets the target, the closest) with its frame index; and the recommended option overall."""
-    shown = ["model", "sku", "recipe", "gpus", "interval_s", "ckpt_bytes", "strategy"]
+def summary(frame: pd.DataFrame, inputs: Inputs, point: Point) -> tuple[pd.DataFrame, list[list[int]], list]:
+    """One line per model x SKU: the checkpoint size; per strategy the option the rule picks with its
+    frame index; and the option chosen overall, with its status, runner-up, the assumed prices it
+    rests on and the tiers that meet the target but need a price. Also, per line, its candidate rows
+    in the order the rule breaks ties (smaller system, then lower overhead), and its purchase curve."""
+    shown = ["model", "sku", "recipe", "gpus", "interval_s", "ckpt_bytes", "strategy", "tier_family", "storage_usd_month",
+             "lost_gpu_usd_month", "total_usd_month"]
     rows = headline_rows(frame[shown + [c for c in RANK_BY if c not in shown]], inputs, point)
-    out = []
+    out, candidates, curves = [], [], []
     for (model, sku), group in rows.groupby(["model", "sku"], observed=True, sort=False):
         first = group.iloc[0]
         line = {"model": str(model), "sku": str(sku), "recipe": str(first["recipe"]), "gpus": int(first["gpus"]),
@@ -107,12 +146,26 @@ def summary(frame: pd.DataFrame, inputs: Inputs, point: Point) -> pd.DataFrame:
             line[f"{strategy}_overhead_pct"] = float(pick.row["overhead_pct"]) if pick else np.nan
             line[f"{strategy}_index"] = pick.index if pick else None
         best = recommend(group)
+        full = frame.loc[best.index]
         line.update({"option_tier": str(best.row["tier"]), "option_strategy": str(best.row["strategy"]),
-                     "option_meets": best.meets, "option_index": best.index,
+                     "option_status": best.status, "option_meets": best.meets, "option_index": best.index,
                      "option_total_usd": float(best.row["total_usd"]),
-                     "option_overhead_pct": float(best.row["overhead_pct"])})
+                     "option_total_usd_month": float(best.row["total_usd_month"]),
+                     "option_storage_usd_month": float(best.row["storage_usd_month"]),
+                     "option_lost_gpu_usd_month": float(best.row["lost_gpu_usd_month"]),
+                     "option_bought_GBps": float(best.row["tier_bought_GBps"]),
+                     "option_overhead_pct": float(best.row["overhead_pct"]),
+                     "runner_up_tier": None if best.runner_up is None else str(best.runner_up["tier"]),
+                     "runner_up_strategy": None if best.runner_up is None else str(best.runner_up["strategy"]),
+                     "runner_up_extra_usd": best.runner_up_extra_usd,
+                     "assumed_prices": [name for name, _ in assumed_prices(inputs, full)],
+                     "needs_price": list(best.unpriced)})
         out.append(line)
-    return pd.DataFrame(out)
+        candidates.append([int(i) for i in group.sort_values(["tier_bought_GBps", "overhead_pct"],
+                                                              kind="stable").index])
+        curves.append(purchase(frame.loc[group.index, PURCHASE_COLUMNS + ["tier_family", "sku", "tier_durable"]],
+                               best))
+    return pd.DataFrame(out), candidates, curves
 
 
 # ---- briefs -------------------------------------------------------------------------------------
@@ -142,6 +195,22 @@ class TierLine:
     recommended: bool
 
 
+PURCHASE_COLUMNS = ["tier", "strategy", "tier_bought_GBps", "storage_usd_month", "lost_gpu_usd_month",
+                    "total_usd_month", "total_usd", "choice_usd", "recommendable"]
+
+
+@dataclass(frozen=True)
+class Purchase:
+    """The purchase curve: monthly cost against the bandwidth bought, over the steps a buyer chooses
+    between (the recommended tier's family, or every priced durable tier of its SKU), for the
+    recommended strategy and for sync; the optimum and what the next step up costs and saves."""
+
+    what: str  # 'the superpod family' or 'the priced tiers of aws-p5'
+    points: pd.DataFrame  # PURCHASE_COLUMNS, by strategy then bandwidth; index: frame labels
+    optimum: int | None  # the frame label of the recommendable point the rule ranks first (the pick's strategy)
+    next_step: pd.Series | None  # the point after the optimum, one step more bandwidth
+
+
 @dataclass(frozen=True)
 class BriefData:
     spec: Spec
@@ -151,6 +220,8 @@ class BriefData:
     skus: list[tuple[str, Pick]]  # the best option on each candidate SKU
     curves: dict[str, tuple[np.ndarray, np.ndarray]]  # strategy -> (interval_s, waste_pct) on the pick's SKU/tier
     explanation: dict  # every input of the pick with its provenance (explain.explain_row)
+    purchase: Purchase
+    assumed: list[tuple[str, str]]  # the assumed prices the recommendation rests on: (input, value)
 
 
 def _slug(name: str) -> str:
@@ -214,14 +285,37 @@ def brief(inputs: Inputs, frame: pd.DataFrame, spec: Spec) -> BriefData:
         if not same.empty:
             intervals = CURVE_MIN * 60
             curves[strategy] = (intervals, curve(same.iloc[0], intervals)["waste_pct"])
-    return BriefData(spec, rows, pick, tiers, skus, curves, explain_row(inputs, pick.row))
+    return BriefData(spec, rows, pick, tiers, skus, curves, explain_row(inputs, pick.row), purchase(on_sku, pick),
+                     assumed_prices(inputs, pick.row))
+
+
+def purchase(on_sku: pd.DataFrame, pick: Pick) -> Purchase:
+    """The purchase curve around the pick (see ``Purchase``)."""
+    strategy = str(pick.row["strategy"])
+    family = on_sku[on_sku["tier_family"] == pick.row["tier_family"]]
+    if family["tier"].nunique() > 1:
+        steps, what = family, f"the {pick.row['tier_family']} family"
+    else:
+        steps = on_sku[on_sku["tier_durable"].to_numpy(bool) & on_sku["total_usd"].notna().to_numpy()]
+        what = f"the priced durable tiers of {pick.row['sku']}"
+    keep = steps[steps["strategy"].isin(list(dict.fromkeys([strategy, "sync"])))]
+    points = keep[PURCHASE_COLUMNS].sort_values(["strategy", "tier_bought_GBps", "total_usd_month"], kind="stable")
+    mine = points[(points["strategy"] == strategy)]
+    ok = mine[mine["recommendable"].to_numpy(bool)]
+    optimum = int(ok.sort_values(["total_usd", "tier_bought_GBps"], kind="stable").index[0]) if not ok.empty else None
+    next_step = None
+    if optimum is not None:
+        above = mine[mine["tier_bought_GBps"] > mine.loc[optimum, "tier_bought_GBps"]]
+        next_step = above.iloc[0] if not above.empty else None
+    return Purchase(what, points, optimum, next_step)
 
 
 # ---- the workbook's rows ------------------------------------------------------------------------
 
-def workbook_rows(frame: pd.DataFrame, table: pd.DataFrame, limit: int) -> tuple[pd.Index, str]:
+def workbook_rows(frame: pd.DataFrame, named: set[int], limit: int) -> tuple[pd.Index, str]:
     """The rows the workbook holds: all if they fit; else the lowest-waste intervals of each group,
-    always with the rows the summary names. Returns them and a note saying what was left out."""
+    always with the rows the summary names (its candidates and purchase curves). Returns them and a
+    note saying what was left out."""
     if len(frame) <= limit:
         return frame.index, ""
     keys = ["model", "recipe", "sku", "tier", "strategy", "gpus"]
@@ -229,8 +323,7 @@ def workbook_rows(frame: pd.DataFrame, table: pd.DataFrame, limit: int) -> tuple
     per_group = max(1, limit // max(groups, 1))
     rank = frame.groupby(keys, observed=True, sort=False)["waste_pct"].rank(method="first")
     keep = rank <= per_group
-    named = [c for c in table.columns if c.endswith("_index")]
-    must = frame.index.isin([int(v) for c in named for v in table[c].dropna()])
+    must = frame.index.isin(sorted(named))
     if (keep | must).sum() > limit:  # more groups than rows: the lowest waste overall
         best = frame[keep & ~must].sort_values("waste_pct", kind="stable").head(max(limit - must.sum(), 0))
         keep = frame.index.isin(best.index)
@@ -269,6 +362,8 @@ class Report:
     workbook_index: pd.Index = None  # the rows the workbook's Scenarios sheet holds
     workbook_note: str = ""  # why some were left out, when they were
     tier_overview: list[tuple[str, dict[str, int]]] = field(default_factory=list)  # tier -> strategy -> row
+    candidates: list[list[int]] = field(default_factory=list)  # per summary line: its options' rows, tie order
+    purchases: list = field(default_factory=list)  # per summary line: its purchase curve (Purchase)
 
 
 def _plan_file(inputs: Inputs) -> str:
@@ -282,8 +377,9 @@ def compute(inputs: Inputs) -> Report:
         raise InputError(Problem(_plan_file(inputs), 0, 0, "",
                                  f"every combination of the plan was left out ({why}); widen the plan"))
     point = summary_point(inputs)
-    table = summary(frame, inputs, point)
+    table, candidates, purchases = summary(frame, inputs, point)
     briefs = [brief(inputs, frame, spec) for spec in specs(inputs, frame, point)]
-    keep, note = workbook_rows(frame, table, int(inputs.plan.workbook_rows.value))
+    named = {i for rows in candidates for i in rows} | {int(i) for p in purchases for i in p.points.index}
+    keep, note = workbook_rows(frame, named, int(inputs.plan.workbook_rows.value))
     return Report(inputs, frame, dropped, point, table, briefs, calibration.cases(), keep, note,
-                  tier_overview(inputs, frame, point, keep))
+                  tier_overview(inputs, frame, point, keep), candidates, purchases)

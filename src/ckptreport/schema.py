@@ -78,6 +78,16 @@ class _ModelRules(Strict):
 
 class _TierRules(Strict):
     @model_validator(mode="after")
+    def _bought_over_a_life(self):
+        bought = [k for k in ("capex_usd_per_tb", "capex_usd_per_GBps") if getattr(self, k) is not None]
+        if bought and self.life is None:
+            raise PydanticCustomError("tier", "a purchase price ({keys}) needs life: the years it is spread over, "
+                                      "e.g. life: 5 y", {"keys": ", ".join(bought)})
+        if self.kind == "local_nvme" and self.durable:
+            raise PydanticCustomError("tier", "a local_nvme tier is lost with its node: it cannot be durable")
+        return self
+
+    @model_validator(mode="after")
     def _bandwidth_given(self):
         if self.kind == "local_nvme":
             if self.write is not None or self.write_per_TiB is not None:
@@ -87,8 +97,6 @@ class _TierRules(Strict):
             return self
         if self.write is not None and self.write_per_TiB is not None:
             raise PydanticCustomError("tier", "give write or write_per_TiB, not both")
-        if self.write_per_TiB is not None and self.capacity is None:
-            raise PydanticCustomError("tier", "write_per_TiB needs capacity (the TiB provisioned)")
         if self.write is None and self.write_per_TiB is None and self.per_node_write is None:
             raise PydanticCustomError(
                 "tier", "a tier needs a write bandwidth: write (aggregate), per_node_write, or "
@@ -109,6 +117,8 @@ Model = _entity("Model", "A model family: its size and how it is trained.", MODE
 Sku = _entity("Sku", "A GPU node and each link a checkpoint crosses on its way out of it.", SKUS,
               **_about("default source for the figures above"))
 Tier = _entity("Tier", "A storage tier a checkpoint is written to.", TIERS, _TierRules,
+               sites=(list[Name], Field(default_factory=lambda: ["on-prem"], min_length=1, description=(
+                   "the sites whose SKUs can reach it (SKUs' site labels; any: every site); omitted: on-prem"))),
                **_about("default source for the figures above"))
 
 

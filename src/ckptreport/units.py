@@ -42,6 +42,7 @@ minute = 60 * second = min
 hour = 60 * minute = h = hr
 day = 24 * hour = d = days
 week = 7 * day = wk
+year = 365.25 * day = y = yr = years
 flop = [compute] = FLOP
 FLOPS = flop / second
 kilo- = 1e3 = k
@@ -81,7 +82,7 @@ KINDS: dict[str, Kind] = {
     "bytes": Kind("size", "'80 GB' or '2 TiB'", "[information]", "B"),
     "bandwidth": Kind("bandwidth", "'100 GB/s' or '400 Gb/s' or '2 x 400 Gb/s'",
                       "[information] / [time]", "B/s"),
-    "duration": Kind("duration", "'30 min', '3 h' or '50000 h'", "[time]", "s"),
+    "duration": Kind("duration", "'30 min', '3 h', '50000 h' or '5 y'", "[time]", "s"),
     "flops": Kind("FLOP rate", "'989 TFLOPS'", "[compute] / [time]", "FLOPS"),
     "count": Kind("count", "'405.85B', '15.6T' or '1024'", None, None),
     "percent": Kind("percentage", "'40%'", None, None),
@@ -242,7 +243,9 @@ def fmt(value: float, kind: str, digits: int = 3) -> str:
             return f"{_sig(value / 60, digits)} min"
         if a < 72 * 3600:
             return f"{_sig(value / 3600, digits)} h"
-        return f"{_sig(value / 86400, digits)} d"
+        if a < 2 * 365.25 * 86400:
+            return f"{_sig(value / 86400, digits)} d"
+        return f"{_sig(value / (365.25 * 86400), digits)} y"
     raise KeyError(kind)
 
 

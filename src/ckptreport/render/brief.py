@@ -148,6 +148,14 @@ def _storage(row: pd.Series) -> str:
     return display.of("storage_usd_month", row["storage_usd_month"])
 
 
+def _total(row: pd.Series) -> str:
+    if not row["tier_durable"]:
+        return "not durable"
+    if pd.isna(row["total_usd_month"]):
+        return "needs a price"
+    return display.of("total_usd_month", row["total_usd_month"])
+
+
 def _tier_rows(data: BriefData) -> list[dict]:
     pct = lambda v: display.value(v, "pct")  # noqa: E731
     out = []
@@ -158,7 +166,7 @@ def _tier_rows(data: BriefData) -> list[dict]:
             "tier": line.tier, "write": display.of("write_s", any_row["write_s"]),
             "sync": pct(sync["overhead_pct"]) if sync is not None else "n/a",
             "async": pct(asyn["overhead_pct"]) if asyn is not None else "n/a",
-            "waste": pct(asyn["waste_pct"]) if asyn is not None else "n/a",
+            "total": _total(asyn if asyn is not None else sync),
             "sync_ok": bool(sync is not None and sync["meets_target"]),
             "async_ok": bool(asyn is not None and asyn["meets_target"]),
             "required": display.of("required_write_GBps", sync["required_write_GBps"]) if sync is not None else "n/a",
@@ -175,54 +183,138 @@ def _sku_rows(data: BriefData) -> list[dict]:
              "recommended": sku == data.pick.row["sku"]} for sku, p in data.skus]
 
 
-def _words(data: BriefData) -> tuple[str, str, list[str]]:
-    """The headline, the recommendation and the requirements, in sentences."""
-    rec, meets, spec = data.pick.row, data.pick.meets, data.spec
+def _words(data: BriefData) -> tuple[str, list[str], list[str]]:
+    """The headline, the recommendation (an economic argument, in paragraphs) and the requirements."""
+    pick, spec = data.pick, data.spec
+    rec = pick.row
     f = display.of
     pct = lambda v: display.value(v, "pct")  # noqa: E731
+    usd = lambda v: display.value(v, "usd")  # noqa: E731
     target = f("target_overhead_pct", rec["target_overhead_pct"])
     option = f"{rec['strategy']} checkpoints to {rec['tier']} on {rec['sku']}"
-    headline = (f"{spec.model}: a {f('ckpt_bytes', rec['ckpt_bytes'])} checkpoint every "
-                f"{f('interval_s', rec['interval_s'])} on {spec.gpus:,} GPUs. "
-                + (f"Recommended: {option}: {pct(rec['overhead_pct'])} of training stalled (target {target}), "
-                   if meets else f"No candidate meets the {target} target; closest: {option} at "
-                                 f"{pct(rec['overhead_pct'])}, ")
-                + f"{pct(rec['waste_pct'])} lost with failures, run cost {f('run_usd', rec['run_usd'])}.")
-    recommendation = (
-        f"{'Choose' if meets else 'No candidate meets the target. The closest is'} {option}. "
-        f"Training stalls {f('stall_s', rec['stall_s'])} per checkpoint "
-        f"({pct(rec['overhead_pct'])} of training); the best interval under failures is "
-        f"{f('optimal_interval_s', rec['optimal_interval_s'])}. "
-        + ("Storage is not priced in the inputs, so its cost is left out of the comparison. "
-           if pd.isna(rec["storage_usd_month"]) else
-           f"Keeping {int(rec['retention'])} checkpoints costs {f('storage_usd_month', rec['storage_usd_month'])} "
-           "a month. "))
-    runner = data.pick.runner_up
-    if runner is not None:
-        recommendation += (f"Runner-up: {runner['strategy']} checkpoints to {runner['tier']} on {runner['sku']}, "
-                           f"{pct(runner['overhead_pct'])} of training stalled, run cost "
-                           f"{f('run_usd', runner['run_usd'])}"
-                           + ("" if pd.isna(runner["storage_usd_month"]) else
-                              f", storage {f('storage_usd_month', runner['storage_usd_month'])} a month") + ".")
+    bought = f("tier_bought_GBps", rec["tier_bought_GBps"])
+    head = f"{spec.model}: a {f('ckpt_bytes', rec['ckpt_bytes'])} checkpoint every {f('interval_s', rec['interval_s'])} " \
+           f"on {spec.gpus:,} GPUs. "
+    if pick.status == "recommended":
+        headline = head + (f"Recommended: {option} ({bought} bought): {pct(rec['overhead_pct'])} of training stalled "
+                           f"(target {target}); storage {usd(rec['storage_usd_month'])} a month, GPU time lost "
+                           f"{usd(rec['lost_gpu_usd_month'])} a month.")
+        words = [f"Choose {option}, buying {bought} of write bandwidth and "
+                 f"{f('provisioned_bytes', rec['provisioned_bytes'])} of capacity"
+                 + (" (sized for bandwidth: the target needs more TiB than the checkpoints)" if rec["sized_for"] ==
+                    "bandwidth" else "") + ". "
+                 f"Of the options that meet the {target} target, are feasible, durable and priced, it costs least "
+                 f"over the run: {usd(rec['total_usd'])}, of which storage {usd(rec['storage_run_usd'])} "
+                 f"({usd(rec['storage_usd_month'])} a month: capacity {usd(rec['capacity_usd_month'])}, bandwidth "
+                 f"{usd(rec['bandwidth_usd_month'])}, requests {usd(rec['requests_usd_month'])}) and GPU time lost "
+                 f"to checkpointing {usd(rec['waste_usd'])} (stalls {pct(rec['overhead_pct'])}, rework and restarts "
+                 f"{pct(rec['rework_pct'])} of training, at {f('usd_per_gpu_hour', rec['usd_per_gpu_hour'])} per "
+                 f"GPU-hour)."]
+        runner = pick.runner_up
+        if runner is not None:
+            words.append(f"Runner-up: {runner['strategy']} checkpoints to {runner['tier']} on {runner['sku']} "
+                         f"({f('tier_bought_GBps', runner['tier_bought_GBps'])}), {usd(pick.runner_up_extra_usd)} "
+                         f"more over the run (storage {usd(runner['storage_usd_month'])} and GPU time lost "
+                         f"{usd(runner['lost_gpu_usd_month'])} a month).")
+        else:
+            words.append("No other tier meets the target with a price: there is no runner-up.")
+    elif pick.status == "needs a price":
+        headline = head + (f"Options meet the {target} target but none has a price: {', '.join(pick.unpriced)}. "
+                           "Price them to get a recommendation.")
+        words = [f"{', '.join(pick.unpriced)} meet the target, but their storage has no price in the inputs, so "
+                 "they are not ranked. Give each a rent (usd_per_tb_month) or a purchase price (capex_usd_per_tb, "
+                 "capex_usd_per_GBps, life)."]
+    else:
+        headline = head + (f"No candidate meets the {target} target; closest: {option} at "
+                           f"{pct(rec['overhead_pct'])} of training stalled.")
+        words = [f"No candidate meets the target. The closest is {option}: training stalls "
+                 f"{f('stall_s', rec['stall_s'])} per checkpoint ({pct(rec['overhead_pct'])} of training)."]
+    if pick.status == "recommended" and pick.unpriced:
+        words.append(f"Not ranked, for want of a price: {', '.join(pick.unpriced)} (they meet the target).")
+    if data.assumed:
+        words.append("This rests on assumed prices, published for no such product: "
+                     + "; ".join(f"{name} {value}" for name, value in data.assumed)
+                     + " (the appendix gives each assumption's range and source).")
+    step = data.purchase.next_step
+    if step is not None and data.purchase.optimum is not None:
+        opt = data.purchase.points.loc[data.purchase.optimum]
+        saved = opt["lost_gpu_usd_month"] - step["lost_gpu_usd_month"]
+        more = step["storage_usd_month"] - opt["storage_usd_month"]
+        words.append(f"The next step up, {step['tier']} ({f('tier_bought_GBps', step['tier_bought_GBps'])}), costs "
+                     f"{usd(more)} a month more in storage and saves {usd(saved)} a month of GPU time.")
     requirements = [
         f"Aggregate write bandwidth of {f('required_write_GBps', rec['required_write_GBps'])} to meet the target "
         f"({f('required_node_write_GBps', rec['required_node_write_GBps'])} per node) for {rec['strategy']}; "
         f"the tier gives each node {f('tier_share_GBps', rec['tier_share_GBps'])}.",
         f"The write itself takes {f('write_s', rec['write_s'])}; the bottleneck is the {rec['bottleneck']} hop.",
+        f"Capacity for {int(rec['retention'])} checkpoints with headroom: "
+        f"{f('capacity_needed_bytes', rec['capacity_needed_bytes'])}.",
     ]
+    if rec["prefixes_needed"] > 0:
+        requirements.append(f"Object store: {int(rec['puts_per_ckpt']):,} write requests per checkpoint; the target's "
+                            f"bandwidth needs {int(rec['prefixes_needed'])} prefix(es) at the request-rate ceiling.")
     if rec["strategy"] != "sync":
         requirements.append(f"Host memory for staging: {f('host_memory_needed_bytes', rec['host_memory_needed_bytes'])} "
                             f"per node of {f('host_memory_bytes', rec['host_memory_bytes'])}.")
-    return headline, recommendation, requirements
+    return headline, words, requirements
+
+
+def purchase_chart(data: BriefData) -> Markup:
+    """Monthly cost against bandwidth bought: storage rising, GPU time lost falling, their total; the
+    recommended strategy solid, sync dashed; the optimum marked."""
+    plt = _mpl()
+    fig, ax = plt.subplots(figsize=(6.4, 1.9))
+    points, opt = data.purchase.points, data.purchase.optimum
+    strategy = str(data.pick.row["strategy"])
+    for s, style in ((strategy, "-"), ("sync", "--")):
+        mine = points[points["strategy"] == s]
+        if mine.empty or (s == "sync" and s == strategy and style == "--"):
+            continue
+        x = mine["tier_bought_GBps"].to_numpy(float)
+        if s == strategy:
+            ax.plot(x, mine["storage_usd_month"], style, color="#9bbb59", marker="o", markersize=3,
+                    label="storage")
+            ax.plot(x, mine["lost_gpu_usd_month"], style, color="#c0504d", marker="o", markersize=3,
+                    label=f"GPU time lost ({s})")
+            ax.plot(x, mine["total_usd_month"], style, color="#2f6db5", marker="o", markersize=3, label=f"total ({s})")
+        else:
+            ax.plot(x, mine["total_usd_month"], style, color="#777", marker="o", markersize=3, label="total (sync)")
+    if opt is not None:
+        ax.plot([points.loc[opt, "tier_bought_GBps"]], [points.loc[opt, "total_usd_month"]], marker="D",
+                color="#2f6db5", markersize=7, linestyle="none", label="optimum")
+    ax.set_xscale("log")
+    ticks = sorted(set(points["tier_bought_GBps"].round(6)))
+    ax.set_xticks(ticks, [f"{t:,.3g}" for t in ticks])
+    ax.minorticks_off()
+    ax.set_xlabel("write bandwidth bought (GB/s)")
+    ax.set_ylabel("$ per month")
+    ax.yaxis.set_major_formatter(lambda v, _: f"${v:,.0f}")
+    ax.legend(frameon=False, fontsize=6, ncol=2)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return _svg(fig, "purchase")
 
 
 def _provenance(data: BriefData, measured) -> tuple[list[dict], str, list[dict]]:
     """The appendix: every input with its basis and source, which bandwidths were measured."""
     rec = data.pick.row
     inputs = data.explanation["inputs"]
-    sources = [{"name": i["name"], "display": i["display"], "basis": i["basis"],
-                "source": " ".join(filter(None, [i["source"], f"({i['file']}:{i['line']})" if i["line"] else ""]))}
-               for i in inputs if i["basis"] != "scenario"]
+    sources, first_with = [], {}
+    for i in inputs:
+        if i["basis"] in ("scenario", "default"):
+            continue
+        dated = ", ".join(filter(None, [i.get("date"), i.get("region")]))
+        text = i["source"] or ""
+        if text and text in first_with:  # a long citation once: later rows point back to it
+            text = f"as for {first_with[text]}"
+        elif text:
+            first_with[text] = i["name"]
+        sources.append({"name": i["name"], "display": i["display"], "basis": i["basis"] + (f" ({dated})" if dated else ""),
+                        "source": " ".join(filter(None, [text, f"({i['file']}:{i['line']})" if i["line"] else ""]))})
+    omitted = [f"{i['name']} ({i['source'].removeprefix('omitted: ')})" for i in inputs if i["basis"] == "default"]
+    if omitted:
+        sources.append({"name": "omitted keys", "display": "", "basis": "default",
+                        "source": "at their declared defaults: " + "; ".join(omitted)})
     bases = {i["name"]: i["source"] if i["basis"] == "default" else i["basis"] for i in inputs}
     hops = {"GPU->host": bases.get("d2h_node_GBps", "n/a"), "storage NIC": bases.get("storage_nic_GBps", "n/a"),
             "tier": bases.get("tier_write_GBps", "n/a"), "tier per node": bases.get("tier_node_write_GBps", "n/a")}
@@ -264,6 +356,7 @@ def context(data: BriefData, report: Report, meta: dict[str, str], paper: str) -
         "mtbf": f("cluster_mtbf_s", rec["cluster_mtbf_s"]),
         "interval": f("interval_s", rec["interval_s"]), "target": f("target_overhead_pct", rec["target_overhead_pct"]),
         "size_svg": size_chart(rec), "waste_svg": waste_chart(data), "chain_svg": chain_svg(env, rec),
+        "purchase_svg": purchase_chart(data), "purchase_what": data.purchase.what,
         "tiers": _tier_rows(data), "skus": skus if len(skus) > 1 else [], "recommendation": recommendation,
         "requirements": requirements, "sources": sources, "bandwidth_note": bandwidth_note,
         "measured": measured_rows, "calibration": calibration.rows(report.calibration),

@@ -40,12 +40,12 @@ from ..expr import Var, excel_number, render
 from ..inputs import INPUTS, MODELS, PLAN, RECIPES, SCENARIO, SKUS, SOURCES, TIERS, of
 from ..load import Inputs, provenance
 from ..report import Report
-from ..units import BYTES_EXCEL, COLUMN_UNITS, INF_CELL
+from ..units import BYTES_EXCEL, COLUMN_UNITS, INF_AT, INF_CELL
 
 # Scenarios columns written as text, not looked up: the plan's axes by name, and the basis of each hop
 LITERAL = {i.name for i in INPUTS.values() if i.entity == SCENARIO and i.unit == "label"} | set(SOURCES)
 FIRST = 3  # first data row of the Scenarios table (row 1: note, row 2: header)
-SHEETS = ("Summary", "Assumptions", "Scenarios", "Cadence", "Sources")
+SHEETS = ("Summary", "Assumptions", "Scenarios", "Choice", "Purchase", "Cadence", "Sources")
 ENTITY_KINDS = ((MODELS, "model"), (RECIPES, "recipe"), (SKUS, "sku"), (TIERS, "tier"))
 CADENCE_GRID_MIN = (1, 2, 3, 5, 7, 10, 15, 20, 25, 30, 40, 50, 60, 75, 90, 120, 150, 180, 240, 300, 360,
                     480, 600, 720)
@@ -121,6 +121,7 @@ class Book:
     scenario_row: dict[int, int] = field(default_factory=dict)  # frame index -> sheet row
     notes: list[str] = field(default_factory=list)
     scenario_columns: list = field(default_factory=list)  # (letter, what each row holds) of streamed rows
+    choice_rows: list = field(default_factory=list)  # per summary line: (first, last) row of its Choice block
 
     @property
     def inputs(self) -> Inputs:
@@ -147,10 +148,12 @@ def _index(v) -> int | None:
 # ---- Assumptions ----------------------------------------------------------------------------------
 
 def _prov_cells(sh: Sheet, prov) -> list:
+    """basis, source, from, date, region."""
     if prov is None:
-        return [sh.text("input"), sh.text(""), sh.text("")]
+        return [sh.text("input"), sh.text(""), sh.text(""), sh.text(""), sh.text("")]
     where = f"{prov.file}:{prov.line}" if prov.line else prov.file
-    return [sh.text(prov.basis), sh.text(prov.source or ""), sh.text(where)]
+    return [sh.text(prov.basis), sh.text(prov.source or ""), sh.text(where), sh.text(prov.date or ""),
+            sh.text(prov.region or "")]
 
 
 def _value_cell(sh: Sheet, name: str, v):
@@ -158,16 +161,19 @@ def _value_cell(sh: Sheet, name: str, v):
         return sh.cell("=NA()", font=BLUE)  # unknown: #N/A, never 0
     if isinstance(v, str):
         return sh.text(v, font=BLUE)
+    if display.unit_of(name) == "bool":
+        return sh.cell(bool(v), font=BLUE)
     return sh.cell(cell_value(v), fmt=display.plain_format(name), font=BLUE)
 
 
 def write_assumptions(sh: Sheet, book: Book) -> None:
-    sh.layout({1: 24, 2: 26, 3: 18, 4: 9, 5: 16, 6: 90, 7: 30, 8: 12, 9: 14, 10: 20}, "A4")
+    sh.layout({1: 24, 2: 26, 3: 18, 4: 9, 5: 16, 6: 90, 7: 30, 8: 10, 9: 14, 10: 12, 11: 14, 12: 20}, "A4")
     sh.append([sh.text("Assumptions", font=TITLE)])
     sh.append([sh.text("Blue cells are inputs: change one and every dependent figure recomputes. "
                        "Values are in the units beside them; the source says where each comes from.")])
     sh.append([])
-    header = ["key", "figure", "value", "unit", "basis", "source", "from", "spec", "measured / spec", "check"]
+    header = ["key", "figure", "value", "unit", "basis", "source", "from", "date", "region", "spec",
+              "measured / spec", "check"]
     inputs, plan = book.inputs, book.inputs.plan
     sh.append([sh.text("Plan", font=BOLD)])
     sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in header])
@@ -179,12 +185,14 @@ def write_assumptions(sh: Sheet, book: Book) -> None:
     for i, q in enumerate(plan.gpus):
         row = sh.append([sh.text("plan.gpus"), sh.text(f"gpus[{i}]"),
                          sh.cell(q.value, fmt=display.plain_format("gpus"), font=BLUE),
-                         sh.text("GPUs"), sh.text("input"), sh.text("the plan's cluster sizes"), sh.text("plan.yaml")])
+                         sh.text("GPUs"), sh.text("input"), sh.text("the plan's cluster sizes"), sh.text("plan.yaml"),
+                         sh.text(""), sh.text("")])
         book.gpus_cell[q.value] = f"Assumptions!$C${row}"
     for i, q in enumerate(plan.intervals):
         row = sh.append([sh.text("plan.intervals"), sh.text(f"interval_s[{i}]"),
                          sh.cell(q.value, fmt=display.plain_format("interval_s"), font=BLUE), sh.text("s"),
-                         sh.text("input"), sh.text(f"the plan's cadences ({q.text})"), sh.text("plan.yaml")])
+                         sh.text("input"), sh.text(f"the plan's cadences ({q.text})"), sh.text("plan.yaml"),
+                         sh.text(""), sh.text("")])
         book.interval_cell[q.value] = f"Assumptions!$C${row}"
     for kind, column in ENTITY_KINDS:
         for name in book.frame[column].cat.categories:
@@ -199,7 +207,8 @@ def write_assumptions(sh: Sheet, book: Book) -> None:
                     sh.cell(m.spec / inp.scale if m.spec else "n/a", fmt=display.plain_format(inp.name)),
                     sh.cell(m.ratio, fmt="0%") if m.ratio else sh.text("n/a"),
                     sh.text(m.flag or "ok", fill=OVER_FILL if m.flag else None)]
-                row = sh.append([sh.text(f"{kind}.{name}"), sh.text(inp.name), _value_cell(sh, inp.name, inp.value(entity)),
+                row = sh.append([sh.text(f"{kind}.{name}"), sh.text(inp.name),
+                                 _value_cell(sh, inp.name, inp.value(entity, name)),
                                  sh.text(display.unit(inp.name).short),
                                  *_prov_cells(sh, provenance(inputs, inp, {kind: name})), *extra])
                 if k == 0:
@@ -299,24 +308,91 @@ def _ref(book: Book, idx: int | None, column: str, absolute: bool = True) -> str
     return f"Scenarios!${book.letters[column]}${r}" if absolute else f"Scenarios!{book.letters[column]}{r}"
 
 
+CHOICE_COLUMNS = ("tier", "strategy", "choice_usd", "tier_bought_GBps", "storage_usd_month", "lost_gpu_usd_month",
+                  "total_usd", "overhead_pct")
+
+
+def write_choice(sh: Sheet, book: Book) -> None:
+    """Per summary line, its options, each a live reference to its Scenarios row: the Summary picks the
+    least `choice_usd` among them by formula, so an edited price or $/GPU-hour changes the choice."""
+    sh.layout({1: 22, 2: 10, 3: 16, 4: 12, 5: 16, 6: 16, 7: 18, 8: 12}, "A3")
+    sh.append([sh.text("Choice: the options of each summary line, as the recommendation ranks them", font=TITLE)])
+    sh.append([sh.text("choice_usd is an option's cost over the run (storage + GPU time lost) when it meets the "
+                       "target, is feasible, durable and priced; unbounded otherwise. The Summary names the least; "
+                       "rows are in the order ties are broken (smaller system, then lower overhead).")])
+    for line, rows in zip(book.summary.to_dict("records"), book.report.candidates):
+        sh.append([])
+        title = sh.row + 1
+        first, last = title + 2, title + 1 + len(rows)
+        rank = f"$C${first}:$C${last}"
+        sh.append([sh.text(f"{line['model']} / {line['sku']}", font=BOLD), sh.text("chosen:"),
+                   sh.cell(f"=IF(MIN({rank})>={excel_number(INF_AT)},0,MATCH(MIN({rank}),{rank},0))", fmt="0")])
+        sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in CHOICE_COLUMNS])
+        for idx in rows:
+            row = book.frame.loc[idx]
+            sh.append([sh.text(str(row["tier"])), sh.text(str(row["strategy"]))] + [
+                _live(sh, _ref(book, idx, c), display.excel_format(c)) for c in CHOICE_COLUMNS[2:]])
+        book.choice_rows.append((title, first, last))
+
+
+def _chosen(block: tuple[int, int, int], column: str) -> str:
+    """`column` of the option a Choice block ranks first (its position: the block's 'chosen' cell,
+    0 when none may be chosen)."""
+    title, first, last = block
+    letter = "ABCDEFGH"[CHOICE_COLUMNS.index(column)]
+    return f"INDEX(Choice!${letter}${first}:${letter}${last},Choice!$C${title})"
+
+
+def write_purchase(sh: Sheet, book: Book) -> None:
+    """Per summary line, the purchase curve of its recommended option: monthly cost against the
+    bandwidth bought over the steps a buyer chooses between, every figure a live reference."""
+    sh.layout({1: 22, 2: 10, 3: 14, 4: 16, 5: 16, 6: 16, 7: 12}, "A3")
+    sh.append([sh.text("Purchase: what each step of bandwidth costs, and what it saves", font=TITLE)])
+    sh.append([sh.text("Per summary line, the steps a buyer chooses between (the recommended tier's family, or the "
+                       "priced durable tiers of the SKU): storage rises with the bandwidth bought, lost GPU time "
+                       "falls; the optimum is the step the recommendation ranks first.")])
+    head = ("tier", "strategy", "bought", "storage $/month", "lost GPU $/month", "total $/month", "optimum")
+    for line, curve in zip(book.summary.to_dict("records"), book.report.purchases):
+        points = curve.points[curve.points["strategy"] == line["option_strategy"]]
+        if points.empty:
+            continue
+        sh.append([])
+        sh.append([sh.text(f"{line['model']} / {line['sku']}: {curve.what}, {line['option_strategy']}", font=BOLD)])
+        sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in head])
+        first, last = sh.row + 1, sh.row + len(points)
+        ranks = ",".join(_ref(book, int(i), "choice_usd") for i in points.index)
+        for idx, row in points.iterrows():
+            idx = int(idx)
+            mark = (f'=IF(AND({_ref(book, idx, "choice_usd")}<{excel_number(INF_AT)},'
+                    f'{_ref(book, idx, "choice_usd")}=MIN({ranks})),"◀ optimum","")')
+            sh.append([sh.text(str(row["tier"])), sh.text(str(row["strategy"])),
+                       _live(sh, _ref(book, idx, "tier_bought_GBps"), display.excel_format("tier_bought_GBps")),
+                       _live(sh, _ref(book, idx, "storage_usd_month"), USD),
+                       _live(sh, _ref(book, idx, "lost_gpu_usd_month"), USD),
+                       _live(sh, _ref(book, idx, "total_usd_month"), USD), sh.cell(mark)])
+        del first, last
+
+
 def write_summary(sh: Sheet, book: Book) -> None:
-    sh.layout({1: 20, 2: 18, 3: 18, 4: 13, 5: 16, 6: 11, 7: 8, 8: 16, 9: 11, 10: 8, 11: 15, 12: 15, 13: 24,
-               14: 15}, "A7")
+    sh.layout({1: 20, 2: 18, 3: 18, 4: 13, 5: 16, 6: 11, 7: 8, 8: 16, 9: 11, 10: 8, 11: 26, 12: 12, 13: 15,
+               14: 15, 15: 16, 16: 30}, "A7")
     point = book.report.point
     sh.append([sh.text("ckptreport — checkpoint plan", font=TITLE)])
     sh.append([sh.text(f"ckptreport {book.meta['ckptreport_version']}, built {book.meta['build_time']}, "
                        f"input hash {book.meta['input_hash'][:16]}")])
     sh.append([sh.text("Target overhead"), sh.cell("=target_overhead_pct", fmt=PCT),
                sh.text("(edit on Assumptions; every figure follows)")])
-    sh.append([sh.text(f"At {point.gpus:,.0f} GPUs, every {display.of('interval_s', point.interval_s)}. Each tier "
-                       "and the recommended option were chosen when the workbook was built (the option meeting "
-                       "the target at the lowest cost over the run); their figures are live.")])
+    sh.append([sh.text(f"At {point.gpus:,.0f} GPUs, every {display.of('interval_s', point.interval_s)}. The "
+                       "recommended option is chosen by formula (Choice sheet): of the options meeting the target, "
+                       "feasible, durable and priced, the least cost over the run. Edit a price and it follows. The "
+                       "per-strategy tiers and the runner-up were chosen when the workbook was built.")])
     sh.append([])
     head = ["model", "recipe", "sku", "checkpoint", "sync: tier", "overhead", "meets", "async: tier", "overhead",
-            "meets", "run $ (async)", "sync stalls $", "recommended", "total $ (run + storage)"]
+            "meets", "recommended", "bought", "storage $/month", "lost GPU $/month", "total $ over the run",
+            "runner-up at build (extra over the run)"]
     sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in head])
     first = sh.row + 1
-    for line, pick in zip(book.summary.to_dict("records"), book.picks()):
+    for line, pick, block in zip(book.summary.to_dict("records"), book.picks(), book.choice_rows):
         cells = [sh.text(line["model"]), sh.text(line["recipe"]), sh.text(line["sku"])]
         any_idx = pick["sync"] if pick["sync"] is not None else pick["async"]
         cells.append(_live(sh, _ref(book, any_idx, "ckpt_bytes"), BYTES_EXCEL))
@@ -326,11 +402,16 @@ def write_summary(sh: Sheet, book: Book) -> None:
                 f"none (closest: {tier})"
             cells += [sh.text(label), _live(sh, _ref(book, pick[strategy], "overhead_pct"), PCT),
                       _live(sh, _ref(book, pick[strategy], "meets_target"), None)]
-        cells.append(_live(sh, _ref(book, pick["async"], "run_usd"), USD))
-        cells.append(_live(sh, _ref(book, pick["sync"], "overhead_usd"), USD))
-        option = f"{line['option_strategy']} to {line['option_tier']}"
-        cells.append(sh.text(option if line["option_meets"] else f"none (closest: {option})"))
-        cells.append(_live(sh, _ref(book, _index(line["option_index"]), "total_usd"), USD))
+        none = f"Choice!$C${block[0]}=0"
+        cells.append(sh.cell(f'=IF({none},"none recommendable",{_chosen(block, "strategy")}&" to "&'
+                             f'{_chosen(block, "tier")})'))
+        cells.append(sh.cell(f"=IF({none},NA(),{_chosen(block, 'tier_bought_GBps')})",
+                             fmt=display.excel_format("tier_bought_GBps")))
+        for column in ("storage_usd_month", "lost_gpu_usd_month", "total_usd"):
+            cells.append(sh.cell(f"=IF({none},NA(),{_chosen(block, column)})", fmt=USD))
+        runner = line.get("runner_up_tier")
+        cells.append(sh.text(f"{runner} (+{display.value(line['runner_up_extra_usd'], 'usd')})"
+                             if isinstance(runner, str) else "none"))
         sh.append(cells)
     last = sh.row
     for col in ("F", "I") if last >= first else ():
@@ -530,6 +611,8 @@ def write(path, report: Report, meta: dict[str, str], when: dt.datetime | None =
     sheets = {title: Sheet(wb, title) for title in SHEETS}  # created in the order they are shown
     write_assumptions(sheets["Assumptions"], book)  # first: it fixes the cells the others refer to
     write_scenarios(sheets["Scenarios"], book)
+    write_choice(sheets["Choice"], book)
+    write_purchase(sheets["Purchase"], book)
     write_summary(sheets["Summary"], book)
     write_cadence(sheets["Cadence"], book)
     write_sources(sheets["Sources"], book)
