@@ -77,3 +77,11 @@ def test_readme_error_example_is_real_output(models_copy, monkeypatch):
     assert len(got) == len(excerpt.splitlines())
     for want, line in zip(excerpt.splitlines(), got):
         assert line.startswith(want.removesuffix("...")), (want, line)
+
+
+def test_readme_summary_excerpt_is_real_output(default_build):
+    """Every line of the README's summary excerpt is a line `ckptreport build` prints on the defaults."""
+    excerpt = next(b for b in _blocks("text") if b.startswith("model              sku"))
+    out = [line.rstrip() for line in default_build.cli.stdout.splitlines()]
+    for line in excerpt.splitlines():
+        assert line.rstrip() in out, line

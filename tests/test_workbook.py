@@ -130,12 +130,15 @@ def _set(ws, key: str, figure: str, value) -> None:
 
 
 def test_changed_assumptions_recompute_like_the_engine(built, small_models, tmp_path):
-    """Change a tier's write bandwidth, $/GPU-hour and an interval in the saved workbook; after
-    LibreOffice recalculates, every Scenarios cell equals the engine run on YAML with the same edits."""
-    _, xlsx = built
+    """Change a tier's write bandwidth, its purchase price per GB/s, $/GPU-hour and an interval in the
+    saved workbook; after LibreOffice recalculates, every Scenarios cell equals the engine run on YAML
+    with the same edits, and the Summary's recommended option (chosen by formula) is the one the
+    engine now recommends: the dearer superpod-good gives way."""
+    result, xlsx = built
     wb = openpyxl.load_workbook(xlsx)
     ws = wb["Assumptions"]
     _set(ws, "tiers.pfs-100", "tier_write_GBps", 250)
+    _set(ws, "tiers.superpod-good", "capex_usd_per_GBps", 2_500_000)
     _set(ws, "skus.dgx-h100", "usd_per_gpu_hour", 2.5)
     _set(ws, "plan.intervals", "interval_s[1]", 2700)
     edited = tmp_path / "edited" / "ckptreport.xlsx"
@@ -149,15 +152,28 @@ def test_changed_assumptions_recompute_like_the_engine(built, small_models, tmp_
         path.write_text(text.replace(old, new, 1))
 
     sub("storage.yaml", "write: {value: 100 GB/s", "write: {value: 250 GB/s")
+    sub("storage.yaml", 'capex_usd_per_GBps: {value: "$25,000"', 'capex_usd_per_GBps: {value: "$2,500,000"')
     sub("hardware.yaml", "usd_per_gpu_hour: {value: $4.916", "usd_per_gpu_hour: {value: $2.5")
     sub("plan.yaml", "intervals: [10 min, 30 min]", "intervals: [10 min, 45 min]")
     sub("plan.yaml", "interval: 30 min", "interval: 45 min")
-    expected = build(small_models, tmp_path / "expected", workbook=False, briefs=False).frame
+    expected_build = build(small_models, tmp_path / "expected", workbook=False, briefs=False)
+    expected = expected_build.frame
     frame = expected.astype({c: object for c in expected.select_dtypes("category").columns})
-    cells = scenario_cells(recalculated(edited, tmp_path))
+    recalc = recalculated(edited, tmp_path)
+    cells = scenario_cells(recalc)
     assert_cells_equal_engine(cells, frame)
     changed = cells[(cells.tier == "pfs-100") & (cells.sku == "dgx-h100")]
     assert (changed["interval_s"].isin([600, 2700])).all() and (changed["usd_per_gpu_hour"] == 2.5).all()
+    rows = list(openpyxl.load_workbook(recalc, data_only=True, read_only=True)["Summary"].iter_rows(values_only=True))
+    start = next(i for i, r in enumerate(rows) if r and r[0] == "model")
+    col = rows[start].index("recommended")
+    shown = {(r[0], r[2]): r[col] for r in rows[start + 1:start + 1 + len(result.report.summary)]}
+    before = {(r["model"], r["sku"]): f"{r['option_strategy']} to {r['option_tier']}"
+              for r in result.report.summary.to_dict("records")}
+    now = {(r["model"], r["sku"]): f"{r['option_strategy']} to {r['option_tier']}"
+           for r in expected_build.report.summary.to_dict("records")}
+    assert shown == now and now != before
+    assert all("superpod-good" not in v for v in now.values())
 
 
 HOSTILE = ['=HYPERLINK("http://x","y")', "+1+1", "-2+3", "@SUM(1)"]

@@ -110,6 +110,12 @@ def headline(v: dict) -> str:
         f"{f('overhead_pct', v['overhead_pct'])} overhead (target {f('target_overhead_pct', v['target_overhead_pct'])}: {met}).",
         f"With failures every {f('cluster_mtbf_s', v['cluster_mtbf_s'])}, the best interval is "
         f"{f('optimal_interval_s', v['optimal_interval_s'])}.",
+        (f"Storage costs {f('storage_usd_month', v['storage_usd_month'])} a month for "
+         f"{f('tier_bought_GBps', v['tier_bought_GBps'])} and {f('provisioned_bytes', v['provisioned_bytes'])}; "
+         f"GPU time lost costs {f('lost_gpu_usd_month', v['lost_gpu_usd_month'])} a month; over the run "
+         f"{f('total_usd', v['total_usd'])}." if v["storage_usd_month"] == v["storage_usd_month"] else
+         f"The tier has no price: storage cost is left out; GPU time lost costs "
+         f"{f('lost_gpu_usd_month', v['lost_gpu_usd_month'])} a month."),
     ]
     return " ".join(parts)
 
@@ -124,7 +130,9 @@ def as_text(e: dict) -> str:
     for i in e["inputs"]:
         where = f"{i['file']}:{i['line']}" if i["line"] else (i["file"] or "this scenario")
         src = f" — {i['source']}" if i["source"] else ""
-        lines.append(f"  {i['name']:<{width}}  {i['display']:>14}  {i['basis']}, {where}{src}")
+        dated = ", ".join(filter(None, [i.get("date"), i.get("region")]))
+        basis = i["basis"] + (f" ({dated})" if dated else "")
+        lines.append(f"  {i['name']:<{width}}  {i['display']:>14}  {basis}, {where}{src}")
     section = None
     for st in e["steps"]:
         if st["section"] != section:

@@ -342,7 +342,8 @@ def tier_overview(inputs: Inputs, frame: pd.DataFrame, point: Point, kept: pd.In
     out = []
     for tier in frame["tier"].cat.categories:
         here = rows[rows["tier"] == tier]
-        out.append((str(tier), {str(s): int(i) for i, s in zip(here.index, here["strategy"])}))
+        if not here.empty:  # a tier of another site: not an option for this SKU
+            out.append((str(tier), {str(s): int(i) for i, s in zip(here.index, here["strategy"])}))
     return out
 
 
