@@ -69,18 +69,38 @@ def bare_numpy(v: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     o["bytes_per_node"] = o["bytes_per_gpu_max"] * o["gpus_on_node"]
     o["d2h_GBps"] = np.minimum(o["gpus_on_node"] * v["d2h_gpu_GBps"], v["d2h_node_GBps"])
     o["d2h_s"] = o["bytes_per_node"] / (o["d2h_GBps"] * GB)
+    o["nvme_s"] = np.where(tiered, o["bytes_per_node"] / (v["nvme_write_GBps"] * GB), 0)
+    o["fixed_s"] = np.where(sync, v["sync_fixed_s"], np.where(asyn, v["async_fixed_s"], v["tiered_fixed_s"]))
+    allowed = v["target_overhead_pct"] / 100 * v["interval_s"] - o["fixed_s"]
+    budget = np.where(sync, allowed - o["d2h_s"], np.where(o["d2h_s"] <= allowed, v["interval_s"] - o["nvme_s"], 0))
+    o["write_budget_s"] = budget
+    o["required_write_GBps"] = np.where(budget > 0, o["ckpt_bytes"] / budget / GB, np.inf)
+    o["required_node_write_GBps"] = np.where(budget > 0, o["bytes_per_node"] / budget / GB, np.inf)
+    tib = 2.0**40
+    o["capacity_needed_bytes"] = v["retention"] * o["ckpt_bytes"] * (1 + v["headroom_pct"] / 100)
+    sized = ~np.isnan(v["tier_write_per_TiB_GBps"]) & np.isnan(v["tier_capacity_bytes"])
+    o["sized_per_TiB"] = sized
+    for_bw = np.where(o["required_write_GBps"] < np.inf, o["required_write_GBps"] / v["tier_write_per_TiB_GBps"] * tib, 0)
+    o["provisioned_bytes"] = np.where(sized, np.maximum(np.maximum(o["capacity_needed_bytes"],
+                                                                   v["tier_min_capacity_bytes"]), for_bw),
+                                      o["capacity_needed_bytes"])
+    ceiling = np.where((v["puts_per_s_per_prefix"] < np.inf) & (v["part_size_bytes"] < np.inf),
+                       v["puts_per_s_per_prefix"] * v["prefixes"] * v["part_size_bytes"] / GB, np.inf)
+    o["request_ceiling_GBps"] = ceiling
+    o["tier_bought_GBps"] = np.minimum(np.where(sized, v["tier_write_per_TiB_GBps"] * o["provisioned_bytes"] / tib,
+                                                v["tier_write_GBps"]), ceiling)
+    o["capacity_ok"] = o["capacity_needed_bytes"] <= np.where(np.isnan(v["tier_capacity_bytes"]), np.inf,
+                                                               v["tier_capacity_bytes"])
     o["tier_node_GBps"] = np.where(local, np.minimum(v["nvme_write_GBps"], v["tier_node_write_GBps"]),
                                    v["tier_node_write_GBps"])
-    o["tier_share_GBps"] = np.minimum(o["tier_node_GBps"], v["tier_write_GBps"] / o["nodes_writing"])
+    o["tier_share_GBps"] = np.minimum(o["tier_node_GBps"], o["tier_bought_GBps"] / o["nodes_writing"])
     o["nic_s"] = np.where(local, 0, o["bytes_per_node"] / (v["storage_nic_GBps"] * GB))
     o["writers_GBps"] = o["gpus_on_node"] * v["writer_GBps"]
     o["writer_s"] = o["bytes_per_node"] / (o["writers_GBps"] * GB)
-    o["tier_s"] = np.maximum(o["ckpt_bytes"] / (v["tier_write_GBps"] * GB), o["bytes_per_node"] / (o["tier_node_GBps"] * GB))
+    o["tier_s"] = np.maximum(o["ckpt_bytes"] / (o["tier_bought_GBps"] * GB), o["bytes_per_node"] / (o["tier_node_GBps"] * GB))
     o["write_s"] = np.maximum(np.maximum(o["nic_s"], o["writer_s"]), o["tier_s"])
-    o["nvme_s"] = np.where(tiered, o["bytes_per_node"] / (v["nvme_write_GBps"] * GB), 0)
     hops = np.stack([o["d2h_s"], o["nvme_s"], o["nic_s"], o["writer_s"], o["tier_s"]])
     o["bottleneck"] = np.array(["d2h", "nvme", "nic", "writer", "tier"])[np.argmax(hops, axis=0)]
-    o["fixed_s"] = np.where(sync, v["sync_fixed_s"], np.where(asyn, v["async_fixed_s"], v["tiered_fixed_s"]))
     o["checkpoint_cost_s"] = o["fixed_s"] + np.where(sync, o["d2h_s"] + o["write_s"], o["d2h_s"])
     o["background_s"] = np.where(sync, 0, np.where(asyn, o["write_s"], o["nvme_s"] + o["write_s"]))
     o["backpressure_s"] = np.maximum(o["background_s"] - v["interval_s"], 0)
@@ -102,21 +122,26 @@ def bare_numpy(v: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     o["waste_pct"] = o["overhead_pct"] + o["rework_pct"]
     opt = o["optimal_interval_s"]
     o["optimal_waste_pct"] = 100 * (d / opt + (opt / 2 + v["restart_s"]) / m)
-    o["meets_target"] = (o["overhead_pct"] <= v["target_overhead_pct"]) & o["host_memory_ok"] & o["nvme_ok"]
+    o["meets_target"] = ((o["overhead_pct"] <= v["target_overhead_pct"]) & o["host_memory_ok"] & o["nvme_ok"]
+                         & o["capacity_ok"])
     o["compute_s"] = 6 * v["active_params"] * v["tokens"] / (v["gpus"] * v["peak_TFLOPS"] * 1e12 * v["mfu_pct"] / 100)
     o["run_days"] = o["compute_s"] * (1 + o["waste_pct"] / 100) / 86400
     gpu_h = v["gpus"] * o["compute_s"] / 3600 * v["usd_per_gpu_hour"]
     o["overhead_usd"] = gpu_h * o["overhead_pct"] / 100
     o["waste_usd"] = gpu_h * o["waste_pct"] / 100
     o["run_usd"] = v["gpus"] * o["run_days"] * 24 * v["usd_per_gpu_hour"]
-    o["storage_usd_month"] = v["retention"] * o["ckpt_bytes"] / 1e12 * v["usd_per_tb_month"]
-    o["storage_run_usd"] = o["storage_usd_month"] * o["run_days"] / (365.25 / 12)
-    o["total_usd"] = o["run_usd"] + o["storage_run_usd"]
-    allowed = v["target_overhead_pct"] / 100 * v["interval_s"] - o["fixed_s"]
-    budget = np.where(sync, allowed - o["d2h_s"], np.where(o["d2h_s"] <= allowed, v["interval_s"] - o["nvme_s"], 0))
-    o["write_budget_s"] = budget
-    o["required_write_GBps"] = np.where(budget > 0, o["ckpt_bytes"] / budget / GB, np.inf)
-    o["required_node_write_GBps"] = np.where(budget > 0, o["bytes_per_node"] / budget / GB, np.inf)
+    month = 365.25 / 12 * 86400
+    share = 100 * month / v["life_s"] + v["support_pct"] / 12
+    tb_price = np.where(~np.isnan(v["usd_per_tb_month"]), v["usd_per_tb_month"], v["capex_usd_per_tb"] * share / 100)
+    bw_price = v["usd_per_GBps_month"] + np.where(v["capex_usd_per_GBps"] > 0, v["capex_usd_per_GBps"] * share / 100, 0)
+    puts = np.where(v["part_size_bytes"] < np.inf, np.ceil(o["ckpt_bytes"] / v["part_size_bytes"]), 0)
+    o["storage_usd_month"] = (o["provisioned_bytes"] / 1e12 * tb_price
+                              + np.where(bw_price > 0, o["tier_bought_GBps"] * bw_price, 0)
+                              + puts * month / v["interval_s"] * v["usd_per_1k_puts"] / 1000)
+    o["lost_gpu_usd_month"] = v["gpus"] * v["usd_per_gpu_hour"] * month / 3600 * o["waste_pct"] / 100
+    o["total_usd_month"] = o["storage_usd_month"] + o["lost_gpu_usd_month"]
+    o["storage_run_usd"] = o["storage_usd_month"] * o["run_days"] * 86400 / month
+    o["total_usd"] = o["storage_run_usd"] + o["waste_usd"]
     return o
 
 

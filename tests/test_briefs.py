@@ -64,6 +64,14 @@ def test_headline_figures_equal_the_engine(built):
                        display.of("required_write_GBps", rec["required_write_GBps"]), str(rec["tier"]),
                        str(rec["sku"])):
             assert figure in text, (spec.name, figure)
+        flat = re.sub(r"\s+", " ", pdftotext(briefs / f"{spec.name}.pdf", layout=False))
+        if data.pick.runner_up is not None:
+            extra = display.value(data.pick.runner_up_extra_usd, "usd")
+            assert f"Runner-up: {data.pick.runner_up['strategy']} checkpoints to {data.pick.runner_up['tier']}" in flat
+            assert f"{extra} more over the run" in flat, (spec.name, extra)
+        for name, value in data.assumed:
+            assert f"{name} {value}" in flat, (spec.name, name)
+        assert "Purchase curve" in flat and "write bandwidth bought (GB/s)" in flat
         row = result.frame[(result.frame.model == spec.model) & (result.frame.sku == rec["sku"])
                            & (result.frame.tier == rec["tier"]) & (result.frame.strategy == rec["strategy"])
                            & (result.frame.gpus == spec.gpus) & (result.frame.interval_s == spec.interval_s)

@@ -174,6 +174,9 @@ def test_changed_assumptions_recompute_like_the_engine(built, small_models, tmp_
            for r in expected_build.report.summary.to_dict("records")}
     assert shown == now and now != before
     assert all("superpod-good" not in v for v in now.values())
+    rests = {(r[0], r[2]): r[rows[start].index("rests on assumed prices")]
+             for r in rows[start + 1:start + 1 + len(result.report.summary)]}
+    assert all(v.startswith("capex_usd_per_tb, capex_usd_per_GBps") for v in rests.values()), rests
 
 
 HOSTILE = ['=HYPERLINK("http://x","y")', "+1+1", "-2+3", "@SUM(1)"]

@@ -114,6 +114,8 @@ def _message(err: dict, model: type[BaseModel]) -> str:
         return f"expected a mapping of keys, got {_describe(err.get('input'))}"
     if kind == "list_type":
         return f"expected a list like [a, b], got {_describe(err.get('input'))}"
+    if kind in ("bool_parsing", "bool_type"):
+        return f"expected yes or no, got {_describe(err.get('input'))}"
     if kind == "literal_error":
         return f"expected {err['ctx']['expected']}, got {_describe(err.get('input'))}"
     if kind in ("string_type", "string_too_long", "string_too_short", "too_short"):

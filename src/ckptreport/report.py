@@ -364,6 +364,7 @@ class Report:
     workbook_note: str = ""  # why some were left out, when they were
     tier_overview: list[tuple[str, dict[str, int]]] = field(default_factory=list)  # tier -> strategy -> row
     candidates: list[list[int]] = field(default_factory=list)  # per summary line: its options' rows, tie order
+    assumed: dict[int, list[str]] = field(default_factory=dict)  # frame row -> the assumed prices it rests on
     purchases: list = field(default_factory=list)  # per summary line: its purchase curve (Purchase)
 
 
@@ -382,5 +383,7 @@ def compute(inputs: Inputs) -> Report:
     briefs = [brief(inputs, frame, spec) for spec in specs(inputs, frame, point)]
     named = {i for rows in candidates for i in rows} | {int(i) for p in purchases for i in p.points.index}
     keep, note = workbook_rows(frame, named, int(inputs.plan.workbook_rows.value))
-    return Report(inputs, frame, dropped, point, table, briefs, calibration.cases(), keep, note,
-                  tier_overview(inputs, frame, point, keep), candidates, purchases)
+    assumed = {i: [name for name, _ in assumed_prices(inputs, frame.loc[i])] for rows in candidates for i in rows}
+    return Report(inputs, frame, dropped, point, table, briefs, calibration.cases(), workbook_index=keep,
+                  workbook_note=note, tier_overview=tier_overview(inputs, frame, point, keep), candidates=candidates,
+                  purchases=purchases, assumed=assumed)

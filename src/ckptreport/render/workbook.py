@@ -315,7 +315,7 @@ CHOICE_COLUMNS = ("tier", "strategy", "choice_usd", "tier_bought_GBps", "storage
 def write_choice(sh: Sheet, book: Book) -> None:
     """Per summary line, its options, each a live reference to its Scenarios row: the Summary picks the
     least `choice_usd` among them by formula, so an edited price or $/GPU-hour changes the choice."""
-    sh.layout({1: 22, 2: 10, 3: 16, 4: 12, 5: 16, 6: 16, 7: 18, 8: 12}, "A3")
+    sh.layout({1: 22, 2: 10, 3: 16, 4: 12, 5: 16, 6: 16, 7: 18, 8: 12, 9: 40}, "A3")
     sh.append([sh.text("Choice: the options of each summary line, as the recommendation ranks them", font=TITLE)])
     sh.append([sh.text("choice_usd is an option's cost over the run (storage + GPU time lost) when it meets the "
                        "target, is feasible, durable and priced; unbounded otherwise. The Summary names the least; "
@@ -327,11 +327,12 @@ def write_choice(sh: Sheet, book: Book) -> None:
         rank = f"$C${first}:$C${last}"
         sh.append([sh.text(f"{line['model']} / {line['sku']}", font=BOLD), sh.text("chosen:"),
                    sh.cell(f"=IF(MIN({rank})>={excel_number(INF_AT)},0,MATCH(MIN({rank}),{rank},0))", fmt="0")])
-        sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in CHOICE_COLUMNS])
+        sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in (*CHOICE_COLUMNS, "assumed prices")])
         for idx in rows:
             row = book.frame.loc[idx]
             sh.append([sh.text(str(row["tier"])), sh.text(str(row["strategy"]))] + [
-                _live(sh, _ref(book, idx, c), display.excel_format(c)) for c in CHOICE_COLUMNS[2:]])
+                _live(sh, _ref(book, idx, c), display.excel_format(c)) for c in CHOICE_COLUMNS[2:]]
+                + [sh.text(", ".join(book.report.assumed.get(idx, [])) or "none")])
         book.choice_rows.append((title, first, last))
 
 
@@ -339,7 +340,7 @@ def _chosen(block: tuple[int, int, int], column: str) -> str:
     """`column` of the option a Choice block ranks first (its position: the block's 'chosen' cell,
     0 when none may be chosen)."""
     title, first, last = block
-    letter = "ABCDEFGH"[CHOICE_COLUMNS.index(column)]
+    letter = "ABCDEFGHI"[(*CHOICE_COLUMNS, "assumed prices").index(column)]
     return f"INDEX(Choice!${letter}${first}:${letter}${last},Choice!$C${title})"
 
 
@@ -375,7 +376,7 @@ def write_purchase(sh: Sheet, book: Book) -> None:
 
 def write_summary(sh: Sheet, book: Book) -> None:
     sh.layout({1: 20, 2: 18, 3: 18, 4: 13, 5: 16, 6: 11, 7: 8, 8: 16, 9: 11, 10: 8, 11: 26, 12: 12, 13: 15,
-               14: 15, 15: 16, 16: 30}, "A7")
+               14: 15, 15: 16, 16: 36, 17: 30}, "A7")
     point = book.report.point
     sh.append([sh.text("ckptreport — checkpoint plan", font=TITLE)])
     sh.append([sh.text(f"ckptreport {book.meta['ckptreport_version']}, built {book.meta['build_time']}, "
@@ -389,7 +390,7 @@ def write_summary(sh: Sheet, book: Book) -> None:
     sh.append([])
     head = ["model", "recipe", "sku", "checkpoint", "sync: tier", "overhead", "meets", "async: tier", "overhead",
             "meets", "recommended", "bought", "storage $/month", "lost GPU $/month", "total $ over the run",
-            "runner-up at build (extra over the run)"]
+            "rests on assumed prices", "runner-up at build (extra over the run)"]
     sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in head])
     first = sh.row + 1
     for line, pick, block in zip(book.summary.to_dict("records"), book.picks(), book.choice_rows):
@@ -409,6 +410,7 @@ def write_summary(sh: Sheet, book: Book) -> None:
                              fmt=display.excel_format("tier_bought_GBps")))
         for column in ("storage_usd_month", "lost_gpu_usd_month", "total_usd"):
             cells.append(sh.cell(f"=IF({none},NA(),{_chosen(block, column)})", fmt=USD))
+        cells.append(sh.cell(f'=IF({none},"",{_chosen(block, "assumed prices")})'))
         runner = line.get("runner_up_tier")
         cells.append(sh.text(f"{runner} (+{display.value(line['runner_up_extra_usd'], 'usd')})"
                              if isinstance(runner, str) else "none"))
