@@ -10,7 +10,6 @@ import json
 import math
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -155,23 +154,22 @@ def manifest(report: Report, meta: dict[str, str], files: dict[str, str]) -> dic
 
 def write(result: Result, progress: Progress = lambda _: None, workbook: bool = True, briefs: bool = True,
           paper: str | None = None) -> None:
+    """Write every output into a staging directory beside ``out``, then switch it in at once
+    (``publish``): a failed or killed build leaves the previous outputs as they were."""
+    from .publish import Publisher
     from .render import brief as render_brief
     from .render import workbook as render_workbook
 
-    report, out = result.report, result.out_dir
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".ckptreport-", dir=out))
-    except OSError as e:
-        raise InputError(Problem(str(out), 0, 0, "", f"cannot write the output directory: {e.strerror}")) from None
-    try:
-        when = build_time()
+    report = result.report
+    when = build_time()
+    publisher = Publisher(result.out_dir, progress)
+    with publisher as staging:
         meta = {"ckptreport_version": __version__, "input_hash": report.inputs.input_hash,
                 "build_time": when.isoformat().replace("+00:00", "Z")}
         t = time.perf_counter()
         table = _table(report.frame, meta)
         pq.write_table(table, staging / "scenarios.parquet", compression="zstd")
-        pacsv.write_csv(table, staging / "scenarios.csv")  # shortest round-trip floats, 10x pandas' speed
+        pacsv.write_csv(_table(csv_safe(report.frame), meta), staging / "scenarios.csv")  # 10x pandas' speed
         if workbook:
             rows = min(len(report.frame), int(report.inputs.plan.workbook_rows.value))
             progress(f"writing the workbook ({rows:,} scenario rows of formulas)")
@@ -185,17 +183,34 @@ def write(result: Result, progress: Progress = lambda _: None, workbook: bool = 
         files = {str(p.relative_to(staging).as_posix()): _sha256(p) for p in sorted(staging.rglob("*")) if p.is_file()}
         doc = manifest(report, meta, files)
         (staging / "manifest.json").write_text(json.dumps(doc, indent=2, allow_nan=False) + "\n")
-        result.seconds["write"] = time.perf_counter() - t
-        for path in sorted(staging.iterdir()):
-            target = out / path.name
-            if path.is_dir() and target.exists():  # a directory cannot be renamed over a full one
-                old = staging / f"old-{path.name}"
-                os.replace(target, old)
-            os.replace(path, target)
-            result.written.append(target)
-        progress(f"wrote {', '.join(str(p) for p in result.written)}")
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        kept = publisher.commit()
+    out = publisher.out
+    result.written = [out / name for name in sorted({f.split("/")[0] for f in files} | {"manifest.json"})]
+    result.seconds["write"] = time.perf_counter() - t
+    progress(f"wrote {', '.join(str(p) for p in result.written)}"
+             + (f"; kept {len(kept)} file(s) of yours in {out}" if kept else ""))
+
+
+def csv_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame for the CSV: text that a spreadsheet would read as a formula (starting with = + - @,
+    a tab or a carriage return) gets a leading apostrophe, as OWASP advises; numbers are untouched.
+    The Parquet keeps the names as they are."""
+    out = frame.copy(deep=False)
+    for name in frame.columns:
+        column = frame[name]
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            texts = column.cat.categories
+        elif column.dtype == object:
+            texts = column.unique()
+        else:
+            continue
+        if any(isinstance(v, str) and v[:1] in FORMULA_STARTS for v in texts):
+            out[name] = column.astype(object).map(lambda v: "'" + v if isinstance(v, str) and v[:1] in FORMULA_STARTS
+                                                  else v)
+    return out
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def build(models: str | Path | None, out: str | Path, progress: Progress = lambda _: None,

@@ -22,10 +22,13 @@ class UserError(click.ClickException):
 
 
 def _run(fn, *args, **kwargs):
+    """Call ``fn``; a user error prints as its problems and exits 2, a bug exits 3 (never a traceback)."""
     from .errors import InputError
 
     try:
         return fn(*args, **kwargs)
+    except (click.exceptions.ClickException, click.exceptions.Abort, click.exceptions.Exit):
+        raise  # click prints its own usage errors (exit 2)
     except InputError as e:
         click.echo(e.render(), err=True)
         click.echo("ckptreport: nothing was written.", err=True)
@@ -33,19 +36,36 @@ def _run(fn, *args, **kwargs):
     except KeyboardInterrupt:
         click.echo("ckptreport: interrupted; nothing was written.", err=True)
         sys.exit(130)
+    except MemoryError:
+        click.echo("ckptreport: out of memory: the plan is too large for this machine; narrow it (fewer models, "
+                   "SKUs, tiers, GPU counts or intervals) or lower max_rows.", err=True)
+        sys.exit(2)
+    except RecursionError:
+        click.echo("ckptreport: an input is nested too deeply to read.", err=True)
+        sys.exit(2)
     except Exception:  # a bug, not the user's input
         if os.environ.get("CKPTREPORT_DEBUG"):
             traceback.print_exc()
-        click.echo(f"ckptreport {__version__}: internal error: {sys.exc_info()[1]!r}\n"
+        from .errors import printable
+
+        click.echo(f"ckptreport {__version__}: internal error: {printable(repr(sys.exc_info()[1]))}\n"
                    "This is a bug. Set CKPTREPORT_DEBUG=1 to see the traceback, and report it.", err=True)
         sys.exit(3)
+
+
+class Commands(click.Group):
+    """Every command runs inside ``_run``: whatever it does, the user sees a clean message and an exit
+    code (2 bad input, 3 a bug), never a traceback."""
+
+    def invoke(self, ctx):
+        return _run(super().invoke, ctx)
 
 
 def _progress(quiet: bool):
     return (lambda _: None) if quiet else (lambda msg: click.echo(f"ckptreport: {msg}", err=True))
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="ckptreport")
 def main():
     """Plan training checkpoints: size, write time, stall, best cadence, cost, storage to buy.
@@ -124,7 +144,7 @@ def _summary_text(report) -> str:
     strategies = list(plan.strategies)
     cols = ["model", "sku", "checkpoint", *strategies, "recommended", "bought", "storage/month", "lost GPU/month",
             "runner-up (extra over the run)"]
-    rows, assumed, unpriced = [], {}, {}
+    rows, assumed, unpriced, warned = [], {}, {}, False
     for r in table.to_dict("records"):
         cells = [r["model"], r["sku"], display.value(r["ckpt_bytes"], "bytes")]
         for s in strategies:
@@ -133,7 +153,9 @@ def _summary_text(report) -> str:
             elif r[f"{s}_meets"]:
                 cells.append(f"{r[f'{s}_tier']} ({display.value(r[f'{s}_overhead_pct'], 'pct')})")
             else:
-                cells.append(f"- ({r[f'{s}_tier']} {display.value(r[f'{s}_overhead_pct'], 'pct')})")
+                warn = "!" if r[f"{s}_overhead_pct"] > 100 else ""
+                cells.append(f"- ({r[f'{s}_tier']} {display.value(r[f'{s}_overhead_pct'], 'pct')}{warn})")
+                warned = warned or bool(warn)
         option = f"{r['option_strategy']} to {r['option_tier']}"
         if r["option_status"] == "recommended":
             mark = " *" if r["assumed_prices"] else ""
@@ -158,6 +180,8 @@ def _summary_text(report) -> str:
                                                      for name, tiers in assumed.items())]
     if unpriced:
         lines += ["", "needs a price (meets the target, not ranked until priced): " + ", ".join(unpriced)]
+    if warned:
+        lines += ["", "! training would stall longer than it trains: the checkpoint takes longer than the interval"]
     return "\n".join(lines)
 
 
@@ -179,7 +203,7 @@ def validate(models):
 
     models_dir = resolve_models(models)
     inputs = _run(load, models_dir)
-    idx, _, dropped = cross_product(inputs)
+    idx, _, dropped = _run(cross_product, inputs)
     click.echo(f"{models_dir}: valid — {len(inputs.models)} models, {len(inputs.recipes)} recipes, "
                f"{len(inputs.skus)} SKUs, {len(inputs.tiers)} tiers; the plan has "
                f"{len(idx['model']):,} scenarios.")
@@ -187,16 +211,21 @@ def validate(models):
 
 def _interval(ctx, param, value):
     try:
-        return units.parse(value, "duration")
+        seconds = units.parse(value, "duration")
     except units.UnitError as e:
         raise click.BadParameter(str(e)) from None
+    low, high = units.PLAUSIBLE["duration"]
+    if not low <= seconds <= high:
+        raise click.BadParameter(f"expected an interval from {units.fmt(low, 'duration')} to "
+                                 f"{units.fmt(high, 'duration')}, got {value!r}")
+    return seconds
 
 
 @main.command()
 @click.argument("model")
 @click.argument("sku")
 @click.argument("tier")
-@click.option("--gpus", type=click.IntRange(min=1), required=True, help="GPUs in the job.")
+@click.option("--gpus", type=click.IntRange(1, 100_000_000), required=True, help="GPUs in the job.")
 @click.option("--interval", callback=_interval, required=True, help="Checkpoint cadence, e.g. 30min, '1 h'.")
 @click.option("--strategy", type=click.Choice(STRATEGIES), default="sync", show_default=True)
 @click.option("--recipe", help="Recipe to use [default: the model's own].")
@@ -287,7 +316,7 @@ def probe(sku, paths, tier, size, writers, direct, repeat, output):
                writers, direct, repeat, bar, lambda m: click.echo(f"ckptreport: measuring {m}", err=True))
     for reason in doc.get("skipped", []):
         click.echo(f"ckptreport: skipped {reason}", err=True)
-    path = measured.write(doc, Path(target))
+    path = _run(measured.write, doc, Path(target))
     for name, m in doc["metrics"].items():
         click.echo(f"{name:<20} {m['value']:>14}  {m['method']}")
     click.echo(f"wrote {path}")
@@ -322,7 +351,7 @@ def _import_command(tool: str, needs_tier: bool):
         if tool == "nvbandwidth" and tier:
             raise UserError("nvbandwidth measures GPU -> host copies: --tier does not apply")
         doc = _run(fn, Path(file), sku, host=host, **kwargs)
-        path = measured.write(doc, Path(output))
+        path = _run(measured.write, doc, Path(output))
         for name, m in doc["metrics"].items():
             click.echo(f"{name:<20} {m['value']:>14}  {m['method']}")
         click.echo(f"wrote {path}")

@@ -364,6 +364,12 @@ def overhead_pct(stall_s, interval_s):
     return 100 * stall_s / interval_s
 
 
+@column("bool")
+def stalls_more_than_trains(overhead_pct):
+    """A warning: each checkpoint stalls training longer than the interval between them (overhead above 100%)."""
+    return overhead_pct > 100
+
+
 @column("bytes")
 def host_memory_needed_bytes(strategy, bytes_per_node, buffers):
     """Host memory an async or tiered checkpoint stages per node (sync streams through)."""

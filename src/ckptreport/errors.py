@@ -18,7 +18,7 @@ class Problem:
         if self.line:
             where += f":{self.line}:{self.column}"
         key = f" {self.path}:" if self.path else ""
-        return f"{where}:{key} {self.message}"
+        return printable(f"{where}:{key} {self.message}")
 
 
 class InputError(Exception):
@@ -39,3 +39,10 @@ class InputError(Exception):
         if len(lines) > 1:
             lines.append(f"{len(lines)} problems found.")
         return "\n".join(lines)
+
+
+def printable(text: str, limit: int = 2000) -> str:
+    """Text safe to print to a terminal: control characters, escape sequences and lone surrogates
+    shown as escapes (\\x1b, \\u200e), never acted on; very long text shortened."""
+    out = "".join(ch if ch.isprintable() or ch == "\n" else ascii(ch)[1:-1] for ch in text)
+    return out if len(out) <= limit else out[: limit - 3] + "..."

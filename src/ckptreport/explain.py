@@ -117,6 +117,9 @@ def headline(v: dict) -> str:
          f"The tier has no price: storage cost is left out; GPU time lost costs "
          f"{f('lost_gpu_usd_month', v['lost_gpu_usd_month'])} a month."),
     ]
+    if v["stalls_more_than_trains"]:
+        parts.append("Warning: each checkpoint stalls training longer than the interval between checkpoints "
+                     "(overhead above 100%): lengthen the interval or buy bandwidth.")
     return " ".join(parts)
 
 

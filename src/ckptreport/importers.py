@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import statistics
 from pathlib import Path
 
 from . import measured
 from .errors import InputError, Problem
+from .safeio import read_regular
 from .units import COLUMN_UNITS
 
 GBps = COLUMN_UNITS["GBps"].scale  # nvbandwidth reports GB/s (1e9 B/s)
@@ -26,19 +28,15 @@ MAX_BYTES = 64 * 2**20  # tool outputs are small; a larger file is not one
 
 def _json(path: Path) -> dict:
     shown = str(path)
+    raw = read_regular(path, shown, MAX_BYTES)
     try:
-        size = path.stat().st_size
-    except OSError as e:
-        raise InputError(Problem(shown, 0, 0, "", f"cannot read: {e.strerror}")) from None
-    if size > MAX_BYTES:
-        raise InputError(Problem(shown, 0, 0, "", f"file is {size:,} bytes; a tool's JSON output is at most "
-                                 f"{MAX_BYTES:,} bytes"))
-    try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
+        data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as e:
         raise InputError(Problem(shown, 0, 0, "", f"not UTF-8 text (byte {e.start})")) from None
     except json.JSONDecodeError as e:
         raise InputError(Problem(shown, e.lineno, e.colno, "", f"not JSON: {e.msg}")) from None
+    except RecursionError:
+        raise InputError(Problem(shown, 0, 0, "", "JSON nested too deeply to be a tool's output")) from None
     if not isinstance(data, dict):
         raise InputError(Problem(shown, 1, 1, "", "expected a JSON object"))
     return data
@@ -50,8 +48,23 @@ def _bad(path: Path, key: str, message: str) -> InputError:
 
 def _positive(path: Path, key: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise _bad(path, key, f"expected a positive number, got {value!r}")
+        raise _bad(path, key, f"expected a positive number, got {_shown(value)}")
     return float(value)
+
+
+def _count(path: Path, key: str, value) -> int:
+    """A positive whole number, as a JSON number or as ASCII digits."""
+    if isinstance(value, str) and re.fullmatch(r"[0-9]{1,12}", value.strip()):
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or value != int(value) or not 0 < value < 1e12:
+        raise _bad(path, key, f"expected a whole number of at least 1, got {_shown(value)}")
+    return int(value)
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def fio(path: Path, sku: str, tier: str | None = None, host: str | None = None) -> dict:
@@ -67,8 +80,11 @@ def fio(path: Path, sku: str, tier: str | None = None, host: str | None = None) 
             raise _bad(path, f"jobs[{i}].error", f"fio reported error {job['error']!r}")
         samples.append(_positive(path, f"jobs[{i}].write.bw_bytes", job["write"].get("bw_bytes")))
         options = job.get("job options") or {}
-        writers += int(options.get("numjobs", 1)) if str(options.get("numjobs", "1")).isdigit() else 1
-        directory = directory or options.get("directory") or options.get("filename")
+        if not isinstance(options, dict):
+            raise _bad(path, f"jobs[{i}].job options", "expected a JSON object of fio's options")
+        writers += _count(path, f"jobs[{i}].job options.numjobs", options.get("numjobs", 1))
+        found = options.get("directory") or options.get("filename")
+        directory = directory or (str(found) if found is not None else None)
     opts = (jobs[0].get("job options") or {})
     method = (f"{data.get('fio version', 'fio')} sequential write: rw={opts.get('rw', '?')}, bs={opts.get('bs', '?')}, "
               f"{writers} job(s), end_fsync={opts.get('end_fsync', '0')}, direct={opts.get('direct', '0')}; "
@@ -91,8 +107,10 @@ def ior(path: Path, sku: str, tier: str, host: str | None = None) -> dict:
         raise _bad(path, "summary", "no write phase (operation: write) in the summary")
     w = writes[0]
     mean = _positive(path, "summary[write].bwMeanMIB", w.get("bwMeanMIB")) * 2**20
-    tasks = int(_positive(path, "summary[write].numTasks", w.get("numTasks")))
-    per_node = int(_positive(path, "summary[write].tasksPerNode", w.get("tasksPerNode", tasks)))
+    tasks = _count(path, "summary[write].numTasks", w.get("numTasks"))
+    per_node = _count(path, "summary[write].tasksPerNode", w.get("tasksPerNode", tasks))
+    if per_node > tasks:
+        raise _bad(path, "summary[write].tasksPerNode", f"{per_node} tasks per node, more than the {tasks} tasks")
     nodes = max(1, tasks // per_node)
     samples = [_positive(path, "summary[write].bwMinMIB", w.get("bwMinMIB", w["bwMeanMIB"])) * 2**20,
                _positive(path, "summary[write].bwMaxMIB", w.get("bwMaxMIB", w["bwMeanMIB"])) * 2**20]
@@ -109,7 +127,10 @@ def ior(path: Path, sku: str, tier: str, host: str | None = None) -> dict:
 
 def _matrix(path: Path, case: dict) -> list[float]:
     values = []
-    for r, row in enumerate(case.get("bandwidth_matrix") or []):
+    matrix = case.get("bandwidth_matrix")
+    if not isinstance(matrix, list) or not matrix:
+        raise _bad(path, f"{case.get('name')}.bandwidth_matrix", "expected a non-empty list of rows")
+    for r, row in enumerate(matrix):
         if not isinstance(row, list):
             raise _bad(path, f"{case.get('name')}.bandwidth_matrix[{r}]", "expected a row of values")
         for c, v in enumerate(row):
@@ -128,12 +149,13 @@ def nvbandwidth(path: Path, sku: str, host: str | None = None) -> dict:
     root = data.get("nvbandwidth")
     if not isinstance(root, dict) or not isinstance(root.get("testcases"), list):
         raise _bad(path, "nvbandwidth.testcases", "missing: is this `nvbandwidth -j` output?")
-    cases = {c.get("name"): c for c in root["testcases"] if isinstance(c, dict)}
-    metrics, skipped = {}, []
-    version = f"nvbandwidth {root.get('version', '')} (driver {root.get('Driver Version', '?')})"
+    cases = {c["name"]: c for c in root["testcases"] if isinstance(c, dict) and isinstance(c.get("name"), str)}
+    metrics, skipped, gpus = {}, [], 0
+    version = f"nvbandwidth {_shown(root.get('version', ''))} (driver {_shown(root.get('Driver Version', '?'))})"
     one = cases.get("device_to_host_memcpy_ce")
     if one and one.get("status") == "Passed":
         gbps = _matrix(path, one)
+        gpus = len(gbps)
         if gbps:
             metrics["d2h_per_gpu"] = {"value": statistics.median(gbps) * GBps, "samples": [g * GBps for g in gbps],
                                       "method": f"{version} device_to_host_memcpy_ce: copy engine, each GPU alone "
@@ -151,6 +173,5 @@ def nvbandwidth(path: Path, sku: str, host: str | None = None) -> dict:
         skipped.append("all_to_host_memcpy_ce: not in the file or not Passed")
     if not metrics:
         raise _bad(path, "nvbandwidth.testcases", "no passed device_to_host_memcpy_ce or all_to_host_memcpy_ce test")
-    count = len((one or every).get("bandwidth_matrix", [[]])[0]) if (one or every) else 0
-    return measured.document(host or path.stem, version, sku, metrics, gpus={"model": "unknown", "count": count},
+    return measured.document(host or path.stem, version, sku, metrics, gpus={"model": "unknown", "count": gpus},
                              skipped=skipped)

@@ -17,10 +17,12 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from . import schema
-from .errors import InputError, Problem
+from .errors import InputError, Problem, printable
 from .inputs import PLAN, SCENARIO, Input, of
+from .quantity import name_problem
 from .schema import FILES, SECTIONS, Plan, Q
-from .yamlfile import Marks, dotted, load as load_yaml
+from .safeio import read_regular
+from .yamlfile import Marks, dotted, parse as parse_yaml
 
 
 @dataclass(frozen=True)
@@ -155,7 +157,11 @@ def _validate(model: type[BaseModel], data: Any, prefix: tuple, file: str, marks
 # ---- loading ------------------------------------------------------------------------------------
 
 def _read_files(root: Path, problems: list[Problem]) -> dict[str, tuple[Any, Marks, str, bytes]]:
-    if not root.is_dir():
+    try:
+        is_dir = root.is_dir()
+    except OSError:  # a loop of links, a name too long
+        is_dir = False
+    if not is_dir:
         raise InputError(Problem(str(root), 0, 0, "", "is not a directory; a models directory holds "
                                  + ", ".join(FILES)))
     found: dict[str, tuple[Any, Marks, str, bytes]] = {}
@@ -167,16 +173,17 @@ def _read_files(root: Path, problems: list[Problem]) -> dict[str, tuple[Any, Mar
     for name in FILES:
         path = root / name
         shown = shown_path(root, name)
-        if not path.exists():
+        if not path.exists() and not path.is_symlink():
             problems.append(Problem(shown, 0, 0, "", "file is missing (ckptreport init DIR writes a "
                                     "complete starting set)"))
             continue
         try:
-            data, marks = load_yaml(path, shown)
+            raw = read_regular(path, shown)
+            data, marks = parse_yaml(raw, shown)
         except InputError as e:
             problems.extend(e.problems)
             continue
-        found[name] = (data, marks, shown, path.read_bytes())
+        found[name] = (data, marks, shown, raw)
     return found
 
 
@@ -251,6 +258,11 @@ def load(root: Path | str) -> Inputs:
                 continue
             declared[top].update(body)
             for name, entry in body.items():
+                why = name_problem(name)
+                if why:
+                    line, col = marks[(top, name)]
+                    problems.append(Problem(shown, line, col, f"{top}.{printable(name)[:40]}", why))
+                    continue
                 obj = _validate(SECTIONS[top], entry, (top, name), shown, marks, problems)
                 if obj is not None:
                     sections[top][name] = obj

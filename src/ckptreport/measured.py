@@ -28,7 +28,8 @@ from .errors import InputError, Problem
 from .inputs import TIERS, Input, attribute, measured_targets
 from .load import Inputs, Prov, _place, _validate, did_you_mean
 from .quantity import Name, Q, Quantity, Strict, Text
-from .yamlfile import load as load_yaml
+from .safeio import read_regular
+from .yamlfile import parse as parse_yaml
 
 FORMAT = "1"
 # metric -> the input it replaces (declared in inputs.py); None: recorded, informative only
@@ -103,14 +104,18 @@ class Measurement:
 def _files(paths: list[str | Path]) -> list[Path]:
     out: list[Path] = []
     for p in map(Path, paths):
-        if p.is_dir():
+        try:
+            is_dir = p.is_dir()
+        except OSError:
+            is_dir = False
+        if is_dir:
             out += sorted(q for q in p.iterdir() if q.suffix in (".yaml", ".yml"))
         else:
             out.append(p)
     return out
 
 
-def read(paths: list[str | Path]) -> list[tuple[Path, MeasuredFile, dict]]:
+def read(paths: list[str | Path]) -> list[tuple[Path, MeasuredFile, dict, bytes]]:
     """Parse and validate measured files; one InputError lists every problem."""
     problems: list[Problem] = []
     out = []
@@ -119,11 +124,12 @@ def read(paths: list[str | Path]) -> list[tuple[Path, MeasuredFile, dict]]:
         raise InputError(f"--measured {' '.join(map(str, paths))}: no measured files (*.yaml) found")
     for path in files:
         shown = str(path)
-        if not path.exists():
+        if not path.exists() and not path.is_symlink():
             problems.append(Problem(shown, 0, 0, "", "no such file"))
             continue
         try:
-            data, marks = load_yaml(path, shown)
+            raw = read_regular(path, shown)
+            data, marks = parse_yaml(raw, shown)
         except InputError as e:
             problems += e.problems
             continue
@@ -132,7 +138,7 @@ def read(paths: list[str | Path]) -> list[tuple[Path, MeasuredFile, dict]]:
             continue
         parsed = _validate(MeasuredFile, data, (), shown, marks, problems)
         if parsed is not None:
-            out.append((path, parsed, marks))
+            out.append((path, parsed, marks, raw))
     if problems:
         raise InputError(problems)
     return out
@@ -143,7 +149,7 @@ def apply(inputs: Inputs, paths: list[str | Path]) -> Inputs:
     parsed = read(paths)
     problems: list[Problem] = []
     samples: dict[tuple[str, str, str], list[tuple[float, str, str]]] = {}
-    for path, mf, marks in parsed:
+    for path, mf, marks, _raw in parsed:
         shown = str(path)
         if mf.sku not in inputs.skus:
             line, col = _place(marks, ("sku",))
@@ -165,6 +171,12 @@ def apply(inputs: Inputs, paths: list[str | Path]) -> Inputs:
                                             f"{what}; known: {', '.join(sorted(inputs.tiers))}"))
                     continue
                 name = m.tier
+            if section == TIERS and field == "write" and inputs.tiers[name].kind == "local_nvme":
+                line, col = _place(marks, ("metrics", metric))
+                problems.append(Problem(shown, line, col, f"metrics.{metric}",
+                                        f"tier '{name}' is node-local NVMe: it has no aggregate write to measure "
+                                        "(measure tier_write_per_node, or the SKU's local_nvme_write)"))
+                continue
             parent = field.rpartition(".")[0]
             if parent and getattr(inputs.entity(section, name), attribute(parent)) is None:
                 line, col = _place(marks, ("metrics", metric))
@@ -201,10 +213,10 @@ def _replace(inputs: Inputs, measurements: dict, parsed) -> Inputs:
         sections[section][name] = _with(sections[section][name], field.split("."), q)
         prov[key] = Prov(sorted(set(m.files))[0], 0, m.basis, source)
     digest = hashlib.sha256(inputs.input_hash.encode())
-    for path, _, _ in sorted(parsed, key=lambda p: (p[0].name, str(p[0]))):  # named, not placed: cwd-free
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    files = {**inputs.files, **{f"measured/{p.name}": hashlib.sha256(p.read_bytes()).hexdigest()
-                                for p, _, _ in sorted(parsed, key=lambda p: p[0].name)}}
+    for path, _, _, raw in sorted(parsed, key=lambda p: (p[0].name, str(p[0]))):  # named, not placed: cwd-free
+        digest.update(path.name.encode() + b"\0" + raw)
+    files = {**inputs.files, **{f"measured/{p.name}": hashlib.sha256(raw).hexdigest()
+                                for p, _, _, raw in sorted(parsed, key=lambda p: p[0].name)}}
     return dataclasses.replace(inputs, skus=sections["skus"], tiers=sections["tiers"], prov=prov,
                                input_hash=digest.hexdigest(), measured=measurements, files=files)
 
@@ -245,17 +257,37 @@ def document(host: str, tool: str, sku: str, metrics: dict[str, dict], gpus: dic
     return doc
 
 
+def dump(doc: dict, shown: str) -> str:
+    """The measured file's text, read back with the reader ``build --measured`` uses: a file the
+    reader would refuse is never written (InputError says why)."""
+    text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
+    data, marks = parse_yaml(text.encode("utf-8"), shown)
+    problems: list[Problem] = []
+    _validate(MeasuredFile, data, (), shown, marks, problems)
+    if problems:
+        raise InputError([Problem(shown, 0, 0, p.path, f"the measured file would be invalid: {p.message}")
+                          for p in problems])
+    return text
+
+
 def write(doc: dict, path: Path) -> Path:
     """Write atomically: a temp file in the same directory, renamed into place."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".measured-", suffix=".yaml", dir=path.parent)
+    text = dump(doc, str(path))
+    tmp = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".measured-", suffix=".yaml", dir=path.parent)
         with os.fdopen(fd, "w") as f:
-            yaml.safe_dump(doc, f, sort_keys=False, allow_unicode=True, width=100)
+            f.write(text)
         os.replace(tmp, path)
+    except OSError as e:
+        if tmp:
+            Path(tmp).unlink(missing_ok=True)
+        raise InputError(Problem(str(path), 0, 0, "", f"cannot write: {(e.strerror or str(e)).lower()}")) from None
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        if tmp:
+            Path(tmp).unlink(missing_ok=True)
         raise
     return path
 

@@ -7,11 +7,12 @@ validated quantity holds: its value in base units, the text the user wrote, and 
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from . import units
@@ -70,6 +71,12 @@ def _quantity_validator(kind: str, minimum: float, inclusive: bool, integer: boo
             raise PydanticCustomError(
                 "unit_range", "expected a {kind} {word} {floor}, got {got}",
                 {"kind": units.KINDS[kind].name, "word": word, "floor": floor, "got": repr(raw)})
+        low, high = units.PLAUSIBLE.get(kind, (0.0, math.inf))
+        if value != 0 and not low <= value <= high:
+            raise PydanticCustomError(
+                "unit_range", "expected a {kind} from {low} to {high}, got {got}",
+                {"kind": units.KINDS[kind].name, "low": units.fmt(low, kind), "high": units.fmt(high, kind),
+                 "got": repr(raw)})
         if maximum is not None and value > maximum:
             raise PydanticCustomError(
                 "unit_range", "expected a {kind} of at most {ceiling}, got {got}",
@@ -104,8 +111,37 @@ def _dtype(raw: Any) -> float:
 
 
 Dtype = Annotated[float, BeforeValidator(_dtype), Kind("dtype", "dtype")]
-Name = Annotated[str, Field(min_length=1, max_length=200)]
-Text = Annotated[str, Field(max_length=4000)]
+NAME_MAX = 100  # a name becomes a file name, a sheet cell, a chart label: it must stay short
+
+
+def name_problem(name: object) -> str | None:
+    """Why ``name`` cannot name a model, SKU, tier, recipe or host (None when it can)."""
+    if not isinstance(name, str) or not name:
+        return "a name is needed (printable text)"
+    if len(name) > NAME_MAX:
+        return f"a name is at most {NAME_MAX} characters, got {len(name):,}"
+    if not name.isprintable():
+        return f"a name is printable text, without control characters or escape sequences, got {ascii(name)}"
+    if name != name.strip():
+        return f"a name does not begin or end with spaces, got {name!r}"
+    return None
+
+
+def _name(value: str) -> str:
+    why = name_problem(value)
+    if why:
+        raise PydanticCustomError("name", why)
+    return value
+
+
+def _text(value: str) -> str:
+    if not all(ch.isprintable() or ch in "\n\t" for ch in value):
+        raise PydanticCustomError("text", "text is printable, without control characters or escape sequences")
+    return value
+
+
+Name = Annotated[str, Field(min_length=1), AfterValidator(_name)]
+Text = Annotated[str, Field(max_length=4000), AfterValidator(_text)]
 
 
 class Strict(BaseModel):

@@ -156,8 +156,9 @@ _AXES = {
                                                     description=", ".join(STRATEGIES) + "; omitted: all")),
 }
 _OUTPUTS = {
-    "max_rows": (Quantity("count", integer=True), Field(
-        "5M", validate_default=True, description="refuse a cross product larger than this (default 5M rows)")),
+    "max_rows": (Quantity("count", integer=True, maximum=20_000_000), Field(
+        "5M", validate_default=True, description="refuse a cross product larger than this (default 5M rows, at "
+        "most 20M)")),
     "workbook_rows": (Quantity("count", integer=True, maximum=1_000_000), Field(
         "100K", validate_default=True, description="most scenario rows in the workbook (Excel holds 1,048,576); "
         "above it, the best rows of each group")),

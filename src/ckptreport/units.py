@@ -90,6 +90,18 @@ KINDS: dict[str, Kind] = {
     "dtype": Kind("dtype", "one of bf16, fp16, fp32, fp8, int8", None, None),
 }
 
+# The range a figure of each kind can plausibly take (a value of 0 aside, where a key allows it).
+# Outside it is a typo or a hostile input, and would give infinite times or overflowing counts.
+PLAUSIBLE: dict[str, tuple[float, float]] = {
+    "bytes": (1.0, 1e21),  # a byte to a zettabyte
+    "bandwidth": (1.0, 1e16),  # a byte per second to 10 PB/s
+    "duration": (1e-3, 1000 * 365.25 * 86400),  # a millisecond to a thousand years
+    "flops": (1e9, 1e19),  # a GFLOP/s to 10 EFLOP/s per GPU
+    "count": (1.0, 1e15),  # within int64 after every product the engine forms
+    "percent": (0.0, 100.0),  # 0% to 10,000%
+    "usd": (0.0, 1e12),
+}
+
 DTYPE_BYTES: dict[str, float] = {
     "fp64": 8, "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "fp4": 0.5,
     "int4": 0.5,

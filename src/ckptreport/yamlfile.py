@@ -13,11 +13,11 @@ from typing import Any
 import yaml
 
 from .errors import InputError, Problem
+from .safeio import read_regular
 
 Path_ = tuple[str | int, ...]
 Marks = dict[Path_, tuple[int, int]]
 
-_MAX_BYTES = 8 * 2**20  # inputs are hand-written: anything larger is a mistake
 
 
 def _problem(file: str, mark, path: Path_, message: str) -> Problem:
@@ -78,21 +78,24 @@ class _NoAliasComposer(yaml.SafeLoader):
 
 
 def load(path: Path, display: str | None = None) -> tuple[Any, Marks]:
-    """Return (data, marks). Raises InputError naming the file and line on any problem."""
+    """Return (data, marks) of a YAML file. Raises InputError naming the file and line on any problem."""
     name = display or str(path)
+    return parse(read_regular(path, name), name)
+
+
+def parse(raw: bytes, name: str) -> tuple[Any, Marks]:
+    """Return (data, marks) of YAML text. Raises InputError naming the file and line on any problem."""
     try:
-        size = path.stat().st_size
-        if size > _MAX_BYTES:
-            raise InputError(Problem(name, 0, 0, "", f"file is {size:,} bytes; an input file is "
-                                     f"at most {_MAX_BYTES:,} bytes"))
-        raw = path.read_bytes()
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise InputError(Problem(name, 0, 0, "", f"not UTF-8 text (byte {e.start})")) from None
-    except OSError as e:
-        raise InputError(Problem(name, 0, 0, "", f"cannot read: {e.strerror}")) from None
     try:
         node = yaml.compose(text, Loader=_NoAliasComposer)
+        if node is None:
+            raise InputError(Problem(name, 1, 1, "", "file is empty"))
+        marks: Marks = {}
+        problems: list[Problem] = []
+        data = _convert(node, (), name, marks, problems)
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         what = e.problem or e.context or "syntax error"
@@ -100,11 +103,8 @@ def load(path: Path, display: str | None = None) -> tuple[Any, Marks]:
         raise InputError(_problem(name, mark, (), f"{prefix}{what}")) from None
     except yaml.YAMLError as e:
         raise InputError(Problem(name, 0, 0, "", f"YAML error: {e}")) from None
-    if node is None:
-        raise InputError(Problem(name, 1, 1, "", "file is empty"))
-    marks: Marks = {}
-    problems: list[Problem] = []
-    data = _convert(node, (), name, marks, problems)
+    except RecursionError:
+        raise InputError(Problem(name, 0, 0, "", "nested too deeply to be a models file")) from None
     if problems:
         raise InputError(problems)
     return data, marks

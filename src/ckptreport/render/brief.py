@@ -148,6 +148,14 @@ def _storage(row: pd.Series) -> str:
     return display.of("storage_usd_month", row["storage_usd_month"])
 
 
+def _overhead(row: pd.Series | None) -> str:
+    """An overhead as the tier table shows it; above 100% it is marked: the stall outlasts the interval."""
+    if row is None:
+        return "n/a"
+    shown = display.value(row["overhead_pct"], "pct")
+    return shown + " (stall > interval)" if row["stalls_more_than_trains"] else shown
+
+
 def _total(row: pd.Series) -> str:
     if not row["tier_durable"]:
         return "not durable"
@@ -164,8 +172,7 @@ def _tier_rows(data: BriefData) -> list[dict]:
         any_row = sync if sync is not None else asyn
         out.append({
             "tier": line.tier, "write": display.of("write_s", any_row["write_s"]),
-            "sync": pct(sync["overhead_pct"]) if sync is not None else "n/a",
-            "async": pct(asyn["overhead_pct"]) if asyn is not None else "n/a",
+            "sync": _overhead(sync), "async": _overhead(asyn),
             "total": _total(asyn if asyn is not None else sync),
             "sync_ok": bool(sync is not None and sync["meets_target"]),
             "async_ok": bool(asyn is not None and asyn["meets_target"]),
