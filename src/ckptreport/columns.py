@@ -191,10 +191,10 @@ def fixed_s(strategy, sync_fixed_s, async_fixed_s, tiered_fixed_s):
 def write_budget_s(strategy, target_overhead_pct, interval_s, fixed_s, d2h_s, nvme_s):
     """Time the persist may take and still meet the target: sync, what the target leaves after the
     fixed cost and the GPU->host copy; async and tiered, the interval (less the NVMe landing), if the
-    snapshot meets the target."""
+    snapshot meets the target. Zero when nothing is left (never negative)."""
     allowed_s = target_overhead_pct / 100 * interval_s - fixed_s
-    return where(strategy == "sync", allowed_s - d2h_s,
-                 where(d2h_s <= allowed_s, interval_s - nvme_s, 0))
+    return maximum(where(strategy == "sync", allowed_s - d2h_s,
+                         where(d2h_s <= allowed_s, interval_s - nvme_s, 0)), 0)
 
 
 @column("GBps", infinite="unreachable")

@@ -193,7 +193,7 @@ def shown_path(root: Path, name: str) -> str:
     path = root / name
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
+    except (ValueError, OSError, RuntimeError):  # not below it; a symlink loop (reported on reading)
         return str(path)
 
 

@@ -7,8 +7,9 @@ sees the old set or the new set, never a mix. Where that call is missing the swi
 with a gap of microseconds, and the README says so.
 
 Files in ``OUT`` that the previous build did not write (its ``manifest.json`` lists what it wrote)
-are the user's: they are linked into the new set, never deleted; a new output that would replace one
-of them is refused. A lock on ``OUT``'s parent directory makes a second build into the same place
+are the user's: they are linked into the new set, never deleted (one written in the moment between
+linking and switching is moved across after the switch); a new output that would replace one of them
+is refused. A lock on ``OUT``'s parent directory makes a second build into the same place
 wait. Staging directories left by a killed build are removed by the next build, under the lock.
 """
 
@@ -45,6 +46,15 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(a))
 
 
+def _manifest_files(directory: Path) -> set[str] | None:
+    """The files a build wrote into ``directory`` (its manifest's list, and the manifest), or None."""
+    try:
+        manifest = json.loads((directory / "manifest.json").read_text())
+        return set(manifest["files"]) | {"manifest.json"}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def _fail(out: Path, message: str) -> InputError:
     return InputError(Problem(str(out), 0, 0, "", message))
 
@@ -64,7 +74,12 @@ class Publisher:
         out = self.out
         try:
             if out.is_symlink():  # publish where the link points; the link stays
-                out = self.out = out.resolve()
+                try:
+                    out = self.out = out.resolve(strict=True)
+                except RuntimeError:  # Python < 3.13 says a loop this way
+                    raise _fail(out, "is a symbolic link that loops or points nowhere") from None
+                except FileNotFoundError:
+                    raise _fail(out, "is a symbolic link that points nowhere") from None
             if out.exists() and not out.is_dir():
                 raise _fail(out, "is not a directory; --out names the directory the outputs go to")
             out.parent.mkdir(parents=True, exist_ok=True)
@@ -101,11 +116,7 @@ class Publisher:
 
     def previous_outputs(self) -> set[str] | None:
         """What the previous build wrote (its manifest's files), None when OUT holds no manifest."""
-        try:
-            manifest = json.loads((self.out / "manifest.json").read_text())
-            return set(manifest["files"]) | {"manifest.json"}
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
+        return _manifest_files(self.out)
 
     def carry_over(self) -> list[str]:
         """Link every file of OUT the previous build did not write into the staging set; refuse when a
@@ -151,4 +162,27 @@ class Publisher:
                 self.staging = None
         except OSError as e:
             raise _fail(self.out, f"cannot replace the output directory: {(e.strerror or str(e)).lower()}") from None
+        if self.staging is not None:
+            carried += self._rescue(set(carried))
         return carried
+
+    def _rescue(self, carried: set[str]) -> list[str]:
+        """Move into OUT what the user wrote into the old set after it was carried over (the moment
+        between carrying and switching), so removing the old set deletes only the build's files."""
+        old = self.staging
+        ours = _manifest_files(old) or set()
+        rescued = []
+        for path in sorted(old.rglob("*")):
+            rel = path.relative_to(old).as_posix()
+            if rel in ours or rel in carried or path.is_dir() and not path.is_symlink():
+                continue
+            target = self.out / rel
+            if target.exists() or target.is_symlink():
+                continue
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(path, target)
+                rescued.append(rel)
+            except OSError:
+                pass  # left in the old set, which is then removed with ignore_errors; nothing else to try
+        return rescued

@@ -114,6 +114,7 @@ _PERCENT_RE = re.compile(rf"^({_NUMBER})\s*%$")
 _USD_RE = re.compile(rf"^(?:\$\s*({_NUMBER})|({_NUMBER})\s*(?:USD|usd|\$))$")
 _MULT_RE = re.compile(rf"^({_NUMBER})\s*[x×*]\s*(.+)$")
 _PLAIN_NUMBER_RE = re.compile(rf"^{_NUMBER}$")
+_LEADING_NUMBER_RE = re.compile(r"^[-+]?\.?\d")
 
 
 def _expected(kind: str, text: object, why: str = "") -> UnitError:
@@ -133,6 +134,8 @@ def _parse_pint(text: str, kind: str) -> float:
     k = KINDS[kind]
     if _PLAIN_NUMBER_RE.match(text):
         raise _expected(kind, text, "a unit is required")
+    if not _LEADING_NUMBER_RE.match(text):  # pint reads a bare 'GB/s' as 1 GB/s
+        raise _expected(kind, text, "a number is required before the unit")
     if kind == "bandwidth":
         text = re.sub(r"(?<=[A-Za-z])ps\b", "/s", text)  # 'GBps' -> 'GB/s', 'Gbps' -> 'Gb/s'
     try:

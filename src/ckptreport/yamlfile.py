@@ -7,6 +7,7 @@ tags are errors rather than surprises. ``Marks`` maps a key path to its line and
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,6 @@ from .safeio import read_regular
 
 Path_ = tuple[str | int, ...]
 Marks = dict[Path_, tuple[int, int]]
-
 
 
 def _problem(file: str, mark, path: Path_, message: str) -> Problem:
@@ -32,6 +32,9 @@ def dotted(path: Path_) -> str:
     return out
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _convert(node: yaml.Node, path: Path_, file: str, marks: Marks, problems: list[Problem]) -> Any:
     marks[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
     if isinstance(node, yaml.ScalarNode):
@@ -41,7 +44,13 @@ def _convert(node: yaml.Node, path: Path_, file: str, marks: Marks, problems: li
             problems.append(_problem(file, node.start_mark, path, f"tag {node.tag} is not allowed"))
         if node.tag == "tag:yaml.org,2002:null" and node.value in ("", "~", "null", "Null", "NULL"):
             return None
+        if _SURROGATE.search(node.value):
+            problems.append(_problem(file, node.start_mark, path,
+                                     "not printable text (a lone surrogate escape such as \\ud800)"))
+            return ""
         return node.value
+    if node.tag not in ("tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"):
+        problems.append(_problem(file, node.start_mark, path, f"tag {node.tag} is not allowed"))
     if isinstance(node, yaml.SequenceNode):
         return [_convert(n, (*path, i), file, marks, problems) for i, n in enumerate(node.value)]
     if isinstance(node, yaml.MappingNode):

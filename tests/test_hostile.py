@@ -1,0 +1,656 @@
+"""Hostile input, tried as a hostile user would. Every case ends in one of two outcomes: ``ok`` (and
+then nothing silently wrong: no negative times or counts, no formula in the CSV, no unprintable
+name) or ``clean error`` (an InputError naming the place, exit 2 through the CLI). Anything else,
+an internal error, a traceback, a hang, a partial output, fails the test.
+
+Generated cases (hypothesis, seeded by the test names): mutations of the models files, of a measured
+file, of fio / IOR / nvbandwidth JSON, and CLI arguments; hand cases: files that never end, FIFOs,
+links, deep nesting, output-directory traps, killed and concurrent builds. Most go through the
+loader and importers in-process; a sample of each kind through the real CLI and a full build.
+
+Set CKPTREPORT_HOSTILE_LOG=FILE to append one JSON line per case (kind, outcome) for counting.
+"""
+
+from __future__ import annotations
+
+import copy
+import csv
+import json
+import math
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ckptreport import importers, measured
+from ckptreport.build import csv_safe
+from ckptreport.cli import main
+from ckptreport.errors import InputError
+from ckptreport.load import load
+from ckptreport.report import compute
+from conftest import REPO, output_files
+
+FIXTURES = REPO / "tests" / "fixtures" / "measured"
+TINY_PLAN = {"models": ["llama3-8b"], "skus": ["dgx-h100", "aws-p5"], "tiers": ["superpod-good", "local-nvme",
+                                                                                  "s3-standard"],
+             "gpus": ["64"], "intervals": ["30 min"], "target_overhead": "1%", "mfu": "40%", "restart": "10 min",
+             "retention": "2", "buffers": "1"}
+CASES = settings(max_examples=int(os.environ.get("CKPTREPORT_HOSTILE_EXAMPLES", "300")), deadline=None,
+                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+
+def _log(kind: str, outcome: str) -> None:
+    path = os.environ.get("CKPTREPORT_HOSTILE_LOG")
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps({"kind": kind, "outcome": outcome}) + "\n")
+
+
+def outcome(kind: str, fn) -> str:
+    """'ok' or 'clean error'; anything else is returned as what went wrong (the test fails on it)."""
+    try:
+        fn()
+        result = "ok"
+    except InputError as e:
+        assert e.problems and all(str(p) for p in e.problems)
+        assert all(ch.isprintable() or ch == "\n" for ch in e.render()), e.render()
+        result = "clean error"
+    except AssertionError as e:
+        result = f"silently wrong: {e}"
+    except Exception as e:  # noqa: BLE001  (what the user would see as an internal error)
+        result = f"internal error: {e!r}"
+    _log(kind, result.split(":")[0])
+    return result
+
+
+def sane(report) -> None:
+    """What 'ok' must mean: the numbers a planner reads are not nonsense, and no text in the CSV
+    could run as a formula."""
+    f = report.frame
+    for name in f.columns:
+        column = f[name]
+        if column.dtype.kind in "fi" and (name.endswith(("_s", "_bytes", "_pct", "_GBps")) or name in ("nodes", "gpus")):
+            values = column.to_numpy(float)
+            assert not (values[~np.isnan(values)] < 0).any(), f"{name} is negative"
+        if column.dtype.kind == "i":
+            assert (column >= 0).all(), f"{name} overflowed"
+    assert (f["ckpt_bytes"] > 0).all() and np.isfinite(f["ckpt_bytes"]).all()
+    assert (f["gpus"] >= 1).all() and (f["nodes"] >= 1).all()
+    for name in f.select_dtypes("category").columns:
+        for value in f[name].cat.categories:
+            assert str(value).isprintable(), f"{name}: {value!r}"
+    safe = csv_safe(f)
+    for name in safe.columns:
+        if safe[name].dtype == object or isinstance(safe[name].dtype, pd.CategoricalDtype):
+            texts = safe[name].astype(str).unique()
+            assert not any(t and t[0] in "=+-@\t\r" for t in texts), f"{name} holds a formula for a spreadsheet"
+
+
+# ---- hostile values -----------------------------------------------------------------------------
+
+NUMBERS = ["0", "-1", "1e300", "1e-300", "1e309", "-0", "NaN", "nan", "inf", "-inf", "1_000", "1,0", "0x10", "١٢",
+           "²", "9" * 400, "0.0000001", "18446744073709551616", "1e15", "1e16", "3.5", "-3.5"]
+UNITS = ["", " ", "B", "GB", "GiB", "TB", "B/s", "GB/s", "Gb/s", "PB/s", "s", "min", "h", "y", "%", "$", "USD",
+         "TFLOPS", "FLOPS", "x", "x 400 Gb/s", "GB/s/GB", "bf16", "K", "T", "B"]
+WEIRD = ["", " ", "~", "null", "yes", "no", "true", "=HYPERLINK(\"http://x\",\"y\")", "=cmd|' /C calc'!A0", "+1+1",
+         "-2+3", "@SUM(1)", "\tTAB", "\rCR", "a\x00b", "\x1b[31mred", "\u202egnp.exe", "\ud800", "x" * 300,
+         "y" * 40_000, "../../etc/passwd", "<img src=\"file:///etc/passwd\">", "A & B <C>", "🙂", "a\nb", "'", "\"",
+         "{value: 1}", "[1, 2]", "*alias", "&anchor x", "!!python/object:os.system", "<<: *x"]
+scalars = st.one_of(st.sampled_from(WEIRD), st.sampled_from(NUMBERS),
+                    st.builds(lambda n, u: f"{n} {u}".strip(), st.sampled_from(NUMBERS), st.sampled_from(UNITS)),
+                    st.builds(lambda n, u: f"{n}{u}", st.floats(allow_nan=True, allow_infinity=True).map(repr),
+                              st.sampled_from(UNITS)),
+                    st.text(max_size=12))
+structures = st.one_of(st.none(), st.just([]), st.just({}), st.lists(scalars, max_size=3),
+                       st.dictionaries(st.sampled_from(["value", "basis", "source", "date", "region", "x"]), scalars,
+                                       max_size=3))
+values = st.one_of(scalars, scalars, structures)
+
+
+def _paths(data, prefix=()):
+    """Every path into a nested structure: to leaves and to mapping keys."""
+    out = [prefix]
+    if isinstance(data, dict):
+        for k, v in data.items():
+            out += _paths(v, (*prefix, k))
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            out += _paths(v, (*prefix, i))
+    return out
+
+
+def _set(data, path, value):
+    obj = data
+    for p in path[:-1]:
+        obj = obj[p]
+    obj[path[-1]] = copy.deepcopy(value)  # st.just hands out one object: never share it
+
+
+@st.composite
+def mutated(draw, base):
+    """A copy of ``base`` with one to three hostile edits: a value replaced, a key renamed or removed,
+    an unknown key added."""
+    data = copy.deepcopy(base)
+    for _ in range(draw(st.integers(1, 3))):
+        paths = [p for p in _paths(data) if p]
+        if not paths:
+            break
+        path = draw(st.sampled_from(paths))
+        action = draw(st.sampled_from(["value", "value", "value", "rename", "delete", "add"]))
+        parent = data
+        for p in path[:-1]:
+            parent = parent[p]
+        if action == "value":
+            _set(data, path, draw(values))
+        elif action == "rename" and isinstance(parent, dict):
+            parent[draw(st.sampled_from(WEIRD + ["llama3-8b", "dgx-h100"]))] = parent.pop(path[-1])
+        elif action == "delete" and isinstance(parent, dict):
+            parent.pop(path[-1])
+        elif action == "add" and isinstance(parent, dict):
+            parent[draw(st.sampled_from(WEIRD + ["bandwith", "write", "sites"]))] = copy.deepcopy(draw(values))
+    return data
+
+
+def _dump(data) -> str:
+    try:
+        return yaml.safe_dump(data, allow_unicode=True, sort_keys=False)
+    except (UnicodeEncodeError, yaml.YAMLError):
+        return yaml.safe_dump(data, allow_unicode=False, sort_keys=False)
+
+
+def _write(path: Path, text: str) -> None:
+    path.write_bytes(text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text)
+
+
+# ---- the models files ---------------------------------------------------------------------------
+
+def _tiny_models() -> dict[str, dict]:
+    """The shipped entities the tiny plan uses, as plain data, one dict per file."""
+    def keep(name, section, names):
+        data = yaml.safe_load((REPO / "models" / name).read_text())
+        return {section: {k: v for k, v in data[section].items() if k in names}}
+
+    models = keep("models.yaml", "models", TINY_PLAN["models"])
+    models["recipes"] = keep("models.yaml", "recipes", ["adamw-bf16"])["recipes"]
+    return {"models.yaml": {"recipes": models["recipes"], "models": models["models"]},
+            "hardware.yaml": keep("hardware.yaml", "skus", TINY_PLAN["skus"]),
+            "storage.yaml": keep("storage.yaml", "tiers", TINY_PLAN["tiers"]),
+            "plan.yaml": dict(TINY_PLAN)}
+
+
+TINY = _tiny_models()
+
+
+def _models_dir(tmp: Path, files: dict[str, dict]) -> Path:
+    d = tmp / "models"
+    d.mkdir(exist_ok=True)
+    for name, data in files.items():
+        _write(d / name, _dump(data))
+    return d
+
+
+def test_the_tiny_models_are_valid(tmp_path):
+    """The base every mutation starts from is itself valid, and builds."""
+    assert outcome("models: base", lambda: sane(compute(load(_models_dir(tmp_path, TINY))))) == "ok"
+
+
+@CASES
+@given(data=st.data())
+def test_mutated_models_files(tmp_path_factory, data):
+    name = data.draw(st.sampled_from(sorted(TINY)))
+    files = {**TINY, name: data.draw(mutated(TINY[name]))}
+    d = _models_dir(tmp_path_factory.mktemp("m"), files)
+    got = outcome(f"models: {name}", lambda: sane(compute(load(d))))
+    assert got in ("ok", "clean error"), got
+
+
+@pytest.mark.parametrize("raw, why", [
+    (b"\xff\xfe plan", "not UTF-8"),
+    ("[" * 20_000 + "]" * 20_000, "nested too deeply"),
+    ("a: &x 1\nb: *x\n", "aliases"),
+    ("a: !!python/object/apply:os.system ['true']\n", "tag"),
+    ("<<: {a: 1}\n", "merge keys"),
+    ("gpus: [64]\ngpus: [128]\n", "duplicate key"),
+    ("- a\n- b\n", "expected a mapping"),
+    ("\t- tabs\n", "YAML syntax error"),
+    ("models: [\"\\ud800\"]\n", "printable"),
+    ("x: " + "y" * (9 * 2**20), "larger than"),
+])
+def test_raw_plan_files(tmp_path, raw, why):
+    d = _models_dir(tmp_path, TINY)
+    _write(d / "plan.yaml", raw)
+    with pytest.raises(InputError, match=why):
+        load(d)
+    _log("models: raw bytes", "clean error")
+
+
+# ---- files that are not files -------------------------------------------------------------------
+
+def _trap(path: Path, kind: str) -> None:
+    path.unlink(missing_ok=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "dev-urandom":
+        path.symlink_to("/dev/urandom")
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "link-loop":
+        path.symlink_to(path)
+    elif kind == "dangling":
+        path.symlink_to(path.parent / "nowhere")
+
+
+TRAPS = ["fifo", "dev-zero", "dev-urandom", "directory", "link-loop", "dangling"]
+
+
+@pytest.mark.parametrize("kind", TRAPS)
+@pytest.mark.parametrize("file", ["models.yaml", "plan.yaml", "measured", "fio.json"])
+def test_files_that_never_end_or_are_not_files(tmp_path, kind, file):
+    """In-process: each is refused at once, with the file named; no read of a device, no wait on a FIFO."""
+    d = _models_dir(tmp_path, TINY)
+    if file.endswith(".yaml"):
+        _trap(d / file, kind)
+        run = lambda: load(d)  # noqa: E731
+    elif file == "measured":
+        m = tmp_path / "m.yaml"
+        _trap(m, kind)
+        run = lambda: measured.apply(load(d), [m])  # noqa: E731
+    else:
+        j = tmp_path / "fio.json"
+        _trap(j, kind)
+        run = lambda: importers.fio(j, "dgx-h100")  # noqa: E731
+    t = time.monotonic()
+    got = outcome(f"file trap: {kind}", run)
+    assert got == "clean error" and time.monotonic() - t < 10, got
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_the_cli_refuses_a_fifo_and_a_device_without_hanging(tmp_path, kind):
+    """Through the real CLI, in a process of its own: exit 2 within a minute, the file named."""
+    d = _models_dir(tmp_path, TINY)
+    _trap(d / "storage.yaml", kind)
+    done = subprocess.run([sys.executable, "-m", "ckptreport.cli", "validate", "--models", str(d)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "storage.yaml" in done.stderr and "Traceback" not in done.stderr, done.stderr
+    _log("cli: file trap", "clean error")
+
+
+# ---- measured files -----------------------------------------------------------------------------
+
+MEASURED_BASE = yaml.safe_load(measured.dump(importers.nvbandwidth(FIXTURES / "nvbandwidth-h800.json", "dgx-h100"),
+                                             "base.yaml"))
+
+
+@CASES
+@given(data=st.data())
+def test_mutated_measured_files(tmp_path_factory, data):
+    tmp = tmp_path_factory.mktemp("meas")
+    d = _models_dir(tmp, TINY)
+    path = tmp / "node.yaml"
+    _write(path, _dump(data.draw(mutated(MEASURED_BASE))))
+    got = outcome("measured file", lambda: sane(compute(measured.apply(load(d), [path]))))
+    assert got in ("ok", "clean error"), got
+
+
+# ---- tool JSON ------------------------------------------------------------------------------------
+
+TOOLS = {"fio": (json.loads((FIXTURES / "fio-seqwrite-4jobs.json").read_text()), {}),
+         "ior": (json.loads((FIXTURES / "ior-write-4nodes.json").read_text()), {"tier": "superpod-good"}),
+         "nvbandwidth": (json.loads((FIXTURES / "nvbandwidth-h800.json").read_text()), {})}
+json_values = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=True),
+                        st.sampled_from(NUMBERS + WEIRD), st.just([]), st.just({}), st.lists(st.integers(), max_size=3),
+                        st.just([[]]), st.just([["N/A"]]), st.just({"a": [1, {"b": None}]}))
+
+
+@st.composite
+def mutated_json(draw, base):
+    data = copy.deepcopy(base)
+    for _ in range(draw(st.integers(1, 3))):
+        paths = [p for p in _paths(data) if p]
+        if not paths:  # everything was removed already
+            break
+        path = draw(st.sampled_from(paths))
+        parent = data
+        for p in path[:-1]:
+            parent = parent[p]
+        if isinstance(parent, dict) and draw(st.booleans()) and draw(st.booleans()):
+            parent.pop(path[-1])
+        else:
+            _set(data, path, draw(json_values))
+    return data
+
+
+@CASES
+@given(data=st.data())
+def test_mutated_tool_output(tmp_path_factory, data):
+    """An importer returns a measured document or a clean error; what it returns is written, read back
+    by build --measured's reader, and applied, without anything but a clean error."""
+    tool = data.draw(st.sampled_from(sorted(TOOLS)))
+    base, kwargs = TOOLS[tool]
+    tmp = tmp_path_factory.mktemp("tool")
+    src = tmp / f"{tool}.json"
+    src.write_text(json.dumps(data.draw(mutated_json(base)), allow_nan=True))
+    out = tmp / "measured" / "x.yaml"
+    d = _models_dir(tmp, TINY)
+
+    def run():
+        doc = getattr(importers, tool)(src, "dgx-h100", **kwargs)
+        measured.write(doc, out)
+        measured.read([out])  # never a file the reader refuses
+        sane(compute(measured.apply(load(d), [out])))
+
+    got = outcome(f"tool JSON: {tool}", run)
+    assert got in ("ok", "clean error"), got
+    if got == "clean error":
+        assert not out.exists() or measured.read([out])
+
+
+@pytest.mark.parametrize("tool, text", [
+    ("fio", "[" * 100_000 + "]" * 100_000),
+    ("ior", '{"summary": [{"operation": "write", "bwMeanMIB": 100, "numTasks": 0.5, "tasksPerNode": 0.5}]}'),
+    ("ior", '{"summary": [{"operation": "write", "bwMeanMIB": 100, "numTasks": "١٢", "tasksPerNode": 1}]}'),
+    ("fio", '{"jobs": [{"write": {"bw_bytes": 5}, "job options": {"numjobs": "²"}}]}'),
+    ("nvbandwidth", '{"nvbandwidth": {"testcases": [{"name": "device_to_host_memcpy_ce", "status": "Passed", '
+                    '"bandwidth_matrix": 7}]}}'),
+    ("nvbandwidth", '{"nvbandwidth": {"testcases": [{"name": ["x"], "status": "Passed"}]}}'),
+])
+def test_tool_output_the_last_review_found(tmp_path, tool, text):
+    src = tmp_path / "t.json"
+    src.write_text(text)
+    kwargs = {"tier": "superpod-good"} if tool == "ior" else {}
+    got = outcome(f"tool JSON: {tool}", lambda: getattr(importers, tool)(src, "dgx-h100", **kwargs))
+    assert got == "clean error", got
+
+
+def test_import_refuses_a_write_for_a_local_nvme_tier_at_build(tmp_path):
+    d = _models_dir(tmp_path, TINY)
+    out = tmp_path / "ior.yaml"
+    measured.write(importers.ior(FIXTURES / "ior-write-4nodes.json", "dgx-h100", tier="local-nvme"), out)
+    with pytest.raises(InputError, match="node-local NVMe: it has no aggregate write"):
+        measured.apply(load(d), [out])
+    _log("measured file", "clean error")
+
+
+# ---- the command line ---------------------------------------------------------------------------
+
+args = st.lists(st.one_of(st.sampled_from(["explain", "validate", "build", "import", "init", "probe", "calibrate",
+                                           "--gpus", "--interval", "--strategy", "--recipe", "--models", "--json",
+                                           "--out", "--paper", "--workbook-rows", "--measured", "-o", "--sku",
+                                           "--tier", "fio", "ior", "nvbandwidth", "llama3-8b", "dgx-h100",
+                                           "superpod-good", "64", "30min", "/dev/null/x", "/dev/zero", "-1h",
+                                           "1e309 s", "NaN min", "0", "-5", "99999999999999"]),
+                            st.sampled_from(WEIRD[:20] + NUMBERS)), min_size=1, max_size=6)
+
+
+@settings(max_examples=int(os.environ.get("CKPTREPORT_HOSTILE_EXAMPLES", "300")) // 2, deadline=None)
+@given(argv=args)
+def test_hostile_command_lines(argv):
+    """Whatever the arguments: exit 0 or 2 (1 only for calibrate's verdict), a message, never a traceback.
+    Builds are kept out of here (they write); the output traps below build for real."""
+    if argv[0] in ("build", "init", "probe") or "build" in argv[:1]:
+        argv = ["validate", *argv[1:]]
+    result = CliRunner().invoke(main, argv, catch_exceptions=True)
+    ok = result.exit_code in (0, 2) or (argv[0] == "calibrate" and result.exit_code == 1)
+    clean = "Traceback" not in result.output and "internal error" not in result.output and (
+        result.exception is None or isinstance(result.exception, SystemExit))
+    _log("command line", "ok" if result.exit_code == 0 else "clean error" if ok and clean else "bug")
+    assert ok and clean, (argv, result.exit_code, result.output[-2000:], result.exception)
+
+
+@pytest.mark.parametrize("argv, expect", [
+    (["explain", "llama3-8b", "dgx-h100", "superpod-good", "--gpus", "64", "--interval=-1h"], "from 0.001 s"),
+    (["explain", "llama3-8b", "dgx-h100", "superpod-good", "--gpus", "0", "--interval", "1h"], "--gpus"),
+    (["explain", "llama3-8b", "dgx-h100", "superpod-good", "--gpus", "64", "--interval", "1e309 s"], "too large"),
+    (["import", "fio", str(FIXTURES / "fio-seqwrite-4jobs.json"), "--sku", "dgx-h100", "-o", "/dev/null/x.yaml"],
+     "cannot write"),
+    (["explain", "llama3-8b\x1b[31m", "dgx-h100", "superpod-good", "--gpus", "64", "--interval", "1h"], "\\x1b"),
+])
+def test_command_lines_the_last_review_found(argv, expect):
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 2 and expect in result.output and "Traceback" not in result.output, result.output
+    assert "\x1b" not in result.output
+    _log("command line", "clean error")
+
+
+# ---- the output directory -----------------------------------------------------------------------
+
+def _tiny_build(tmp: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    d = tmp / "models"
+    if not d.exists():
+        _models_dir(tmp, TINY)
+    return subprocess.run([sys.executable, "-m", "ckptreport.cli", "build", "--models", str(d), "--out", str(out),
+                           "-q", *extra], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "SOURCE_DATE_EPOCH": "1700000000"})
+
+
+def test_output_directory_traps(tmp_path):
+    """Each trap is a clean error that writes nothing, or a build that keeps what it did not write."""
+    d = _models_dir(tmp_path, TINY)
+    run = lambda out: CliRunner().invoke(main, ["build", "--models", str(d), "--out", str(out), "-q",  # noqa: E731
+                                                "--no-briefs", "--workbook-rows", "20"])
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    assert run(a_file).exit_code == 2
+    trapped = tmp_path / "trapped"
+    (trapped / "ckptreport.xlsx").mkdir(parents=True)
+    r = run(trapped)
+    assert r.exit_code == 2 and "a new output has its name" in r.output
+    assert sorted(p.name for p in trapped.iterdir()) == ["ckptreport.xlsx"]
+    briefs_file = tmp_path / "briefs-file"
+    briefs_file.mkdir()
+    (briefs_file / "briefs").write_text("mine")
+    r = CliRunner().invoke(main, ["build", "--models", str(d), "--out", str(briefs_file), "-q", "--workbook-rows", "20"])
+    assert r.exit_code == 2 and (briefs_file / "briefs").read_text() == "mine"
+    long = tmp_path / ("x" * 300)
+    assert run(long).exit_code == 2
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    r = run(loop)
+    assert r.exit_code == 2 and "loops" in r.output, r.output
+    kept = tmp_path / "kept"
+    (kept / "briefs").mkdir(parents=True)
+    (kept / "briefs" / "mine.pdf").write_text("mine")
+    (kept / "notes.txt").write_text("notes")
+    assert run(kept).exit_code == 0 and run(kept).exit_code == 0
+    assert (kept / "briefs" / "mine.pdf").read_text() == "mine" and (kept / "notes.txt").read_text() == "notes"
+    linked = tmp_path / "linked"
+    linked.symlink_to(kept)
+    assert run(linked).exit_code == 0 and linked.is_symlink()
+    leftovers = [p.name for p in tmp_path.iterdir() if ".ckptreport-" in p.name]
+    assert leftovers == []
+    for _ in range(7):
+        _log("output directory", "ok")
+
+
+def _consistent(out: Path) -> str:
+    """'old' or 'new' by the manifest's input hash, after checking every file it lists is the one it
+    hashed and nothing of ours is missing or extra."""
+    manifest = json.loads((out / "manifest.json").read_text())
+    files = output_files(out)
+    ours = {name: data for name, data in files.items() if name != "manifest.json" and name != "notes.txt"}
+    assert sorted(ours) == sorted(manifest["files"]), (sorted(ours), sorted(manifest["files"]))
+    import hashlib
+
+    for name, digest in manifest["files"].items():
+        assert hashlib.sha256(files[name]).hexdigest() == digest, name
+    assert files["notes.txt"] == b"keep me"
+    return manifest["input_hash"]
+
+
+def test_a_build_killed_at_any_moment_leaves_the_old_set_or_the_new(tmp_path):
+    """A build of changed inputs is killed at several moments; each time out/ is wholly the old set
+    or wholly the new one (every file the manifest lists, with its hash; the user's file kept), and
+    the next build clears what the killed ones left beside out/."""
+    out = tmp_path / "out"
+    assert _tiny_build(tmp_path, out).returncode == 0
+    (out / "notes.txt").write_text("keep me")
+    old = _consistent(out)
+    plan = tmp_path / "models" / "plan.yaml"
+    plan.write_text(plan.read_text().replace("retention: '2'", "retention: '3'"))
+    seen = set()
+    for delay in (0.5, 1.5, 2.5, 3.5, 5.0, 7.0):
+        process = subprocess.Popen([sys.executable, "-m", "ckptreport.cli", "build", "--models",
+                                    str(tmp_path / "models"), "--out", str(out), "-q"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   env={**os.environ, "SOURCE_DATE_EPOCH": "1700000000"})
+        time.sleep(delay)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        seen.add(_consistent(out))
+        _log("killed build", "ok")
+    assert seen <= {old, _hash_of(tmp_path)}
+    assert _tiny_build(tmp_path, out).returncode == 0
+    assert _consistent(out) == _hash_of(tmp_path)
+    assert [p.name for p in tmp_path.iterdir() if ".ckptreport-" in p.name] == []
+
+
+def _hash_of(tmp: Path) -> str:
+    return load(tmp / "models").input_hash
+
+
+def test_two_builds_into_one_directory_take_turns(tmp_path):
+    """Two builds started together into one out/: both succeed, one waits for the other, and out/
+    holds one consistent set."""
+    _models_dir(tmp_path, TINY)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me")
+    cmd = [sys.executable, "-m", "ckptreport.cli", "build", "--models", str(tmp_path / "models"), "--out", str(out)]
+    env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
+    first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    second = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    results = [p.communicate(timeout=300) for p in (first, second)]
+    assert first.returncode == 0 and second.returncode == 0, results
+    assert any("waiting for another build" in err for _, err in results), [err[-500:] for _, err in results]
+    assert _consistent(out) == _hash_of(tmp_path)
+    _log("concurrent builds", "ok")
+
+
+# ---- a full build of hostile names through the real command -------------------------------------
+
+NAMES = {"models": ("llama3-8b", "=cmd|' /C calc'!A0"), "skus": ("dgx-h100", "+1+1"),
+         "tiers": ("superpod-good", '@SUM(1) <img src="file:///etc/passwd"> & ../x')}
+
+
+def test_a_full_build_keeps_hostile_names_as_text_everywhere(tmp_path):
+    """A model, SKU and tier named as formulas and markup, built by the real command with the workbook
+    and the briefs: exit 0; no CSV cell starts a formula; no workbook formula holds a name; each brief's
+    text shows the names literally; the brief files stay inside out/briefs."""
+    files = copy.deepcopy(TINY)
+    for section, (old, new) in NAMES.items():
+        file = next(f for f, data in files.items() if section in data)
+        files[file][section] = {new if k == old else k: v for k, v in files[file][section].items()}
+        files["plan.yaml"][section] = [new if n == old else n for n in files["plan.yaml"][section]]
+    _models_dir(tmp_path, files)
+    out = tmp_path / "out"
+    done = _tiny_build(tmp_path, out)
+    assert done.returncode == 0, done.stderr[-3000:]
+    with open(out / "scenarios.csv", newline="") as f:
+        cells = [c for row in csv.reader(f) for c in row]
+    starts = [c for c in cells if c and c[0] in "=+-@\t\r" and not _is_number(c)]
+    assert starts == [], starts[:5]
+    for _, new in NAMES.values():
+        assert "'" + new in cells
+    with zipfile.ZipFile(out / "ckptreport.xlsx") as z:
+        sheets = " ".join(z.read(n).decode() for n in z.namelist() if n.startswith("xl/worksheets/"))
+    formulas = " ".join(re.findall(r"<f(?:\s[^>]*[^/])?>([^<]*)</f>", sheets))
+    assert formulas.count("INDEX(") > 10  # the pattern finds the formulas there are
+    assert "cmd|" not in formulas and "SUM(1)" not in formulas and "+1+1" not in formulas
+    pdfs = sorted((out / "briefs").glob("*.pdf"))
+    assert pdfs and all(p.parent == out / "briefs" for p in pdfs)
+    text = subprocess.run(["pdftotext", str(pdfs[0]), "-"], capture_output=True, text=True, check=True).stdout
+    assert "=cmd|' /C calc'!A0" in text and "+1+1" in text
+    _log("cli: full build of hostile names", "ok")
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+# ---- the switch itself, in-process ----------------------------------------------------------------
+
+def _publish(out: Path, files: dict[str, str], monkeypatch=None, during=None) -> list[str]:
+    """One publication of ``files`` (and a manifest listing them) into ``out``; ``during`` runs after
+    the user's files were carried over and before the switch."""
+    from ckptreport import publish
+
+    publisher = publish.Publisher(out)
+    with publisher as staging:
+        for name, text in files.items():
+            (staging / name).parent.mkdir(parents=True, exist_ok=True)
+            (staging / name).write_text(text)
+        (staging / "manifest.json").write_text(json.dumps({"files": {n: "" for n in files}}))
+        if during:
+            carry = publisher.carry_over
+
+            def carry_then_write() -> list[str]:
+                carried = carry()
+                during()
+                return carried
+            monkeypatch.setattr(publisher, "carry_over", carry_then_write)
+        return publisher.commit()
+
+
+@pytest.mark.parametrize("exchange", [True, False], ids=["renameat2", "two-renames"])
+def test_the_switch_keeps_the_users_files_and_leaves_nothing_beside(tmp_path, monkeypatch, exchange):
+    """With the atomic exchange and with its two-rename fallback: the new set replaces the old one
+    (an output the new build no longer writes goes), the user's files stay, including one written in
+    the moment between carrying over and switching; a killed build's staging is cleared; nothing is
+    left beside out/."""
+    from ckptreport import publish
+
+    if not exchange:
+        monkeypatch.setattr(publish, "_exchange", lambda a, b: False)
+    out = tmp_path / "out"
+    _publish(out, {"a.txt": "old", "briefs/x.pdf": "old", "gone.txt": "old"})
+    (out / "mine.txt").write_text("mine")
+    (out / "briefs" / "mine.pdf").write_text("mine")
+    stale = tmp_path / ".out.ckptreport-deadbeef"
+    stale.mkdir()
+    (stale / "half.xlsx").write_text("half")
+    not_ours = tmp_path / ".out.ckptreport-notours"
+    not_ours.mkdir()
+    carried = _publish(out, {"a.txt": "new", "briefs/x.pdf": "new"}, monkeypatch,
+                       during=lambda: (out / "late.txt").write_text("late"))
+    assert sorted(carried) == ["briefs/mine.pdf", "late.txt", "mine.txt"]
+    files = {p.relative_to(out).as_posix(): p.read_text() for p in out.rglob("*") if p.is_file()}
+    assert files.pop("manifest.json")
+    assert files == {"a.txt": "new", "briefs/x.pdf": "new", "briefs/mine.pdf": "mine", "mine.txt": "mine",
+                     "late.txt": "late"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".out.ckptreport-notours", "out"]
+    _log("output directory", "ok")
+
+
+def test_a_second_build_waits_for_the_lock_and_says_so(tmp_path):
+    from ckptreport import publish
+
+    out = tmp_path / "out"
+    said = []
+    with publish.Publisher(out):
+        done = subprocess.run([sys.executable, "-c", "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); "
+                               "fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)", str(tmp_path)],
+                              capture_output=True, text=True)
+        assert done.returncode != 0 and "BlockingIOError" in done.stderr  # held while a build writes
+    with publish.Publisher(out, said.append):
+        pass
+    assert said == []  # free again once the first is done
+    _log("output directory", "ok")
