@@ -28,6 +28,7 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+import openpyxl
 import pandas as pd
 import pytest
 import yaml
@@ -41,7 +42,7 @@ from ckptreport.cli import main
 from ckptreport.errors import InputError
 from ckptreport.load import load
 from ckptreport.report import compute
-from conftest import REPO, output_files
+from conftest import REPO, libreoffice, output_files
 
 FIXTURES = REPO / "tests" / "fixtures" / "measured"
 TINY_PLAN = {"models": ["llama3-8b"], "skus": ["dgx-h100", "aws-p5"], "tiers": ["superpod-good", "local-nvme",
@@ -493,26 +494,32 @@ def _consistent(out: Path) -> str:
 
 
 def test_a_build_killed_at_any_moment_leaves_the_old_set_or_the_new(tmp_path):
-    """A build of changed inputs is killed at several moments; each time out/ is wholly the old set
-    or wholly the new one (every file the manifest lists, with its hash; the user's file kept), and
-    the next build clears what the killed ones left beside out/."""
+    """A build of changed inputs is killed at moments spread over a whole build (fractions of the
+    time the first build took, so the kills land while it computes, writes and switches on any
+    machine); each time out/ is wholly the old set or wholly the new one (every file the manifest
+    lists, with its hash; the user's file kept), and the next build clears what the killed ones left
+    beside out/."""
     out = tmp_path / "out"
+    t = time.monotonic()
     assert _tiny_build(tmp_path, out).returncode == 0
+    took = time.monotonic() - t
     (out / "notes.txt").write_text("keep me")
     old = _consistent(out)
     plan = tmp_path / "models" / "plan.yaml"
     plan.write_text(plan.read_text().replace("retention: '2'", "retention: '3'"))
-    seen = set()
-    for delay in (0.5, 1.5, 2.5, 3.5, 5.0, 7.0):
+    seen, mid_build = set(), 0
+    for fraction in (0.15, 0.35, 0.55, 0.7, 0.8, 0.9, 0.95, 1.0):
         process = subprocess.Popen([sys.executable, "-m", "ckptreport.cli", "build", "--models",
                                     str(tmp_path / "models"), "--out", str(out), "-q"],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                    env={**os.environ, "SOURCE_DATE_EPOCH": "1700000000"})
-        time.sleep(delay)
+        time.sleep(fraction * took)
+        mid_build += process.poll() is None
         process.send_signal(signal.SIGKILL)
         process.wait()
         seen.add(_consistent(out))
         _log("killed build", "ok")
+    assert mid_build >= 5, f"only {mid_build} of 8 kills landed before the build ended"
     assert seen <= {old, _hash_of(tmp_path)}
     assert _tiny_build(tmp_path, out).returncode == 0
     assert _consistent(out) == _hash_of(tmp_path)
@@ -576,6 +583,14 @@ def test_a_full_build_keeps_hostile_names_as_text_everywhere(tmp_path):
     text = subprocess.run(["pdftotext", str(pdfs[0]), "-"], capture_output=True, text=True, check=True).stdout
     assert "=cmd|' /C calc'!A0" in text and "+1+1" in text
     _log("cli: full build of hostile names", "ok")
+    # Opened in a real spreadsheet application: our CSV gives no formula; the same names written raw do.
+    raw = tmp_path / "raw.csv"
+    raw.write_text("model,x\n" + "".join('"' + new.replace('"', '""') + '",1\n' for _, new in NAMES.values()))
+    opened = {name: openpyxl.load_workbook(libreoffice(src, tmp_path / "lo", "xlsx", tmp_path / "lo-profile"))
+              for name, src in (("ours", out / "scenarios.csv"), ("raw", raw))}
+    formulas = {name: [c.value for ws in wb for row in ws.iter_rows() for c in row if c.data_type == "f"]
+                for name, wb in opened.items()}
+    assert formulas["ours"] == [] and formulas["raw"], formulas
 
 
 def _is_number(text: str) -> bool:
