@@ -145,15 +145,6 @@ def _hostile_models(models: Path) -> None:
 def test_hostile_names_appear_literally_and_nothing_is_fetched(models_copy, tmp_path, monkeypatch):
     """Names that look like markup are text: they print literally, no file is read, nothing attached."""
     _hostile_models(models_copy)
-    fetchers = []
-    original = brief.write_pdf
-
-    def spy(html, path, fetcher=None):
-        f = original(html, path, fetcher)
-        fetchers.append(f)
-        return f
-
-    monkeypatch.setattr(brief, "write_pdf", spy)
     result = build(models_copy, tmp_path / "out", workbook=False)
     pdfs = sorted((tmp_path / "out" / "briefs").glob("*.pdf"))
     hostile_pdf = next(p for p in pdfs if "passwd" in p.name)
@@ -161,7 +152,8 @@ def test_hostile_names_appear_literally_and_nothing_is_fetched(models_copy, tmp_
     squeezed = re.sub(r"\s", "", text)  # a long name may wrap across lines
     for name in HOSTILE.values():
         assert re.sub(r"\s", "", name) in squeezed, name
-    assert all(f.refused == [] for f in fetchers)  # nothing was even asked for
+    assert sorted(result.refused) == sorted(b.spec.name for b in result.report.briefs)  # each reported back
+    assert all(urls == [] for urls in result.refused.values())  # nothing was even asked for
     raw = hostile_pdf.read_bytes()
     assert b"/EmbeddedFile" not in raw and b"/FileAttachment" not in raw
     assert "root:x:0:0" not in text
@@ -220,3 +212,30 @@ def test_letter_on_request_and_plan_briefs(small_models, tmp_path):
     text = pdftotext(pdf)
     assert "Storage for the 405B run" in text and "The best option on each candidate SKU" in text
     assert "dgx-a100" in text and "4,096 GPUs" in text
+
+
+def test_briefs_are_the_same_bytes_in_workers_or_here(small_build, tmp_path):
+    """Laid out by worker processes (the build's default on several cores) or in this process, each
+    PDF is byte for byte the same; a worker's failure reaches the build as an error."""
+    report = small_build.result.report
+    here = brief.write_all(tmp_path / "here", report, brief.GOLDEN_META, workers=0)
+    there = brief.write_all(tmp_path / "there", report, brief.GOLDEN_META, workers=2)
+    assert [p.name for p in here] == [p.name for p in there] and here
+    for a, b in zip(here, there):
+        assert a.read_bytes() == b.read_bytes(), a.name
+    blocked = tmp_path / "blocked"
+    (blocked / here[0].name).mkdir(parents=True)  # a directory where a worker writes a PDF
+    with pytest.raises(OSError):
+        brief.write_all(blocked, report, brief.GOLDEN_META, workers=2)
+
+
+def test_without_weasyprint_the_build_says_what_to_install(small_build, tmp_path, monkeypatch):
+    """No WeasyPrint (or no Pango under it): a clean error that names what to install and the way
+    around it, not a traceback."""
+    import sys
+
+    from ckptreport.errors import InputError
+
+    monkeypatch.setitem(sys.modules, "weasyprint", None)  # import weasyprint now raises ImportError
+    with pytest.raises(InputError, match="apt-get install libpango.*--no-briefs"):
+        brief.write_all(tmp_path / "b", small_build.result.report, brief.GOLDEN_META, workers=0)

@@ -24,6 +24,7 @@ import pytest
 
 from ckptreport.build import build
 from ckptreport.engine import compute
+from ckptreport.units import INF_AT
 from conftest import SOFFICE, libreoffice, recalculated
 
 # Skipped only outside CI (make test installs LibreOffice where it can); in CI a missing soffice fails.
@@ -80,32 +81,57 @@ def test_every_formula_cell_equals_the_engine(built, recalc):
     assert compared == len(frame) * len(frame.columns) > 50_000
 
 
+def test_cached_values_are_what_a_spreadsheet_computes(built, recalc):
+    """Every Scenarios cell carries its value (pandas, previews and Power Query read it without
+    calculating): each equals what LibreOffice computes, hidden lookup helpers included."""
+    _, xlsx = built
+    ours, theirs = scenario_cells(xlsx), scenario_cells(recalc)
+    assert list(ours.columns) == list(theirs.columns) and len(ours) == len(theirs) > 0
+    compared = 0
+    for name in ours.columns:
+        for i, (o, t) in enumerate(zip(ours[name].tolist(), theirs[name].tolist())):
+            where = f"{name} row {i}: cached {o!r}, LibreOffice {t!r}"
+            if isinstance(t, (int, float)) and not isinstance(t, bool) and abs(t) >= INF_AT:
+                assert isinstance(o, (int, float)) and abs(o) >= INF_AT and o * t > 0, where  # both 'unbounded'
+            elif isinstance(t, (int, float)) and not isinstance(t, bool):
+                assert isinstance(o, (int, float)) and math.isclose(o, t, rel_tol=1e-9, abs_tol=1e-12), where
+            else:
+                assert o == t, where
+            compared += 1
+    assert compared == ours.size
+
+
 def test_cadence_and_summary_cells_equal_the_engine(built, recalc):
-    """Cadence rows recompute waste at other intervals from the same definitions; Summary shows
-    the scenario figures it names."""
+    """Every Cadence block (the first written by openpyxl, the others streamed) recomputes waste at
+    other intervals from the same definitions; Summary shows the scenario figures it names."""
     result, _ = built
     wb = openpyxl.load_workbook(recalc, data_only=True)
     cad = wb["Cadence"]
-    header = next(r for r in cad.iter_rows(values_only=True) if r and r[0] == "interval_s")
-    title = next(r[0] for r in cad.iter_rows(values_only=True) if r and isinstance(r[0], str) and " / " in r[0])
-    model, sku, tier, strategy, gpus = [p.strip() for p in title.split("/")]
+    rows = list(cad.iter_rows(values_only=True))
+    header = next(r for r in rows if r and r[0] == "interval_s")
     f = result.frame
-    row = f[(f.model == model) & (f.sku == sku) & (f.tier == tier) & (f.strategy == strategy)
-            & (f.gpus == int(gpus.split()[0].replace(",", ""))) & (f.interval_s == 1800)
-            & (f.recipe == "adamw-bf16")].iloc[0]
-    block = []
-    for r in cad.iter_rows(values_only=True):
-        if r and isinstance(r[0], (int, float)):
-            block.append(dict(zip(header, r)))
-        elif block:
-            break
-    assert len(block) == 24
-    for cells in block:
-        env = {k: np.array([v]) for k, v in row.items() if k in _inputs()}
-        env["interval_s"] = np.array([float(cells["interval_s"])])
-        want = compute(env)
-        for name in ("stall_s", "overhead_pct", "rework_pct", "waste_pct"):
-            assert math.isclose(cells[name], want[name][0], rel_tol=1e-9), (name, cells["interval_s"])
+    blocks = 0
+    for i, r in enumerate(rows):
+        if not (r and isinstance(r[0], str) and r[0].count(" / ") == 4):
+            continue
+        model, sku, tier, strategy, gpus = [p.strip() for p in r[0].split("/")]
+        row = f[(f.model == model) & (f.sku == sku) & (f.tier == tier) & (f.strategy == strategy)
+                & (f.gpus == int(gpus.split()[0].replace(",", ""))) & (f.interval_s == 1800)
+                & (f.recipe == "adamw-bf16")].iloc[0]
+        block = [dict(zip(header, g)) for g in rows[i + 3:i + 3 + 24]]
+        assert [b["interval_s"] for b in block] == [60.0 * m for m in (1, 2, 3, 5, 7, 10, 15, 20, 25, 30, 40, 50, 60,
+                                                                      75, 90, 120, 150, 180, 240, 300, 360, 480,
+                                                                      600, 720)]
+        for cells in block:
+            env = {k: np.array([v]) for k, v in row.items() if k in _inputs()}
+            env["interval_s"] = np.array([float(cells["interval_s"])])
+            want = compute(env)
+            for name in ("stall_s", "overhead_pct", "rework_pct", "waste_pct"):
+                assert math.isclose(cells[name], want[name][0], rel_tol=1e-9), (r[0], name, cells["interval_s"])
+        marked = [b["interval_s"] for b in block if b["optimum"]]
+        assert len(marked) <= 1
+        blocks += 1
+    assert blocks >= 4
     summary = wb["Summary"]
     lines = {r[0]: r for r in summary.iter_rows(values_only=True) if r and r[0] == "llama3-405b" and r[2] == "dgx-h100"}
     line = lines["llama3-405b"]
@@ -164,7 +190,9 @@ def test_changed_assumptions_recompute_like_the_engine(built, small_models, tmp_
     assert_cells_equal_engine(cells, frame)
     changed = cells[(cells.tier == "pfs-100") & (cells.sku == "dgx-h100")]
     assert (changed["interval_s"].isin([600, 2700])).all() and (changed["usd_per_gpu_hour"] == 2.5).all()
-    rows = list(openpyxl.load_workbook(recalc, data_only=True, read_only=True)["Summary"].iter_rows(values_only=True))
+    book = openpyxl.load_workbook(recalc, data_only=True, read_only=True)
+    rows = list(book["Summary"].iter_rows(values_only=True))
+    book.close()
     start = next(i for i, r in enumerate(rows) if r and r[0] == "model")
     col = rows[start].index("recommended")
     shown = {(r[0], r[2]): r[col] for r in rows[start + 1:start + 1 + len(result.report.summary)]}

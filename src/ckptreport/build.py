@@ -66,6 +66,7 @@ class Result:
     written: list[Path] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    refused: dict[str, list[str]] = field(default_factory=dict)  # per brief: URLs its renderer refused
 
     @property
     def inputs(self):
@@ -170,16 +171,22 @@ def write(result: Result, progress: Progress = lambda _: None, workbook: bool = 
         table = _table(report.frame, meta)
         pq.write_table(table, staging / "scenarios.parquet", compression="zstd")
         pacsv.write_csv(_table(csv_safe(report.frame), meta), staging / "scenarios.csv")  # 10x pandas' speed
-        if workbook:
-            rows = min(len(report.frame), int(report.inputs.plan.workbook_rows.value))
-            progress(f"writing the workbook ({rows:,} scenario rows of formulas)")
-            t_wb = time.perf_counter()
-            result.notes += render_workbook.write(staging / "ckptreport.xlsx", report, meta, when)
-            result.seconds["workbook"] = time.perf_counter() - t_wb
-        if briefs:
-            t_b = time.perf_counter()
-            render_brief.write_all(staging / "briefs", report, meta, paper, progress)
-            result.seconds["briefs"] = time.perf_counter() - t_b
+        t_b = time.perf_counter()
+        pending = render_brief.start(staging / "briefs", report, meta, paper, progress) if briefs else None
+        try:  # the workbook is written here while worker processes lay the briefs out
+            if workbook:
+                rows = min(len(report.frame), int(report.inputs.plan.workbook_rows.value))
+                progress(f"writing the workbook ({rows:,} scenario rows of formulas)")
+                t_wb = time.perf_counter()
+                result.notes += render_workbook.write(staging / "ckptreport.xlsx", report, meta, when)
+                result.seconds["workbook"] = time.perf_counter() - t_wb
+            if pending is not None:
+                pending.wait()
+                result.refused = pending.refused
+                result.seconds["briefs"] = time.perf_counter() - t_b
+        finally:
+            if pending is not None:
+                pending.close()
         files = {str(p.relative_to(staging).as_posix()): _sha256(p) for p in sorted(staging.rglob("*")) if p.is_file()}
         doc = manifest(report, meta, files)
         (staging / "manifest.json").write_text(json.dumps(doc, indent=2, allow_nan=False) + "\n")

@@ -43,6 +43,12 @@ def _run(fn, *args, **kwargs):
     except RecursionError:
         click.echo("ckptreport: an input is nested too deeply to read.", err=True)
         sys.exit(2)
+    except OSError as e:  # the machine's, not a bug: a full disk, a permission, a file in the way
+        from .errors import printable
+
+        where = f"{e.filename}: " if e.filename else ""
+        click.echo(f"ckptreport: {printable(where + (e.strerror or str(e)).lower())}; nothing was written.", err=True)
+        sys.exit(2)
     except Exception:  # a bug, not the user's input
         if os.environ.get("CKPTREPORT_DEBUG"):
             traceback.print_exc()

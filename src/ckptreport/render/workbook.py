@@ -120,8 +120,9 @@ class Book:
     letters: dict[str, str] = field(default_factory=dict)  # Scenarios column -> letter
     scenario_row: dict[int, int] = field(default_factory=dict)  # frame index -> sheet row
     notes: list[str] = field(default_factory=list)
-    scenario_columns: list = field(default_factory=list)  # (letter, what each row holds) of streamed rows
+    scenario_columns: list = field(default_factory=list)  # (column, what its rows hold) of streamed rows
     choice_rows: list = field(default_factory=list)  # per summary line: (first, last) row of its Choice block
+    streams: dict = field(default_factory=dict)  # sheet title -> sheetxml.Stream of rows written into the package
 
     @property
     def inputs(self) -> Inputs:
@@ -258,19 +259,24 @@ def write_scenarios(sh: Sheet, book: Book) -> None:
     columns = []
     for n in all_cols:
         if n in LITERAL:
-            columns.append((n, "text", frame[n].astype(str).to_numpy()))
+            columns.append((n, {"text": frame[n].astype(str).to_numpy()}))
         elif n in refs:
-            columns.append((n, "formulas", np.array([refs[n][float(v)] for v in frame[n]])))
+            columns.append((n, {"formulas": np.array([refs[n][float(v)] for v in frame[n]]),
+                                "values": _cached(frame[n])}))
         else:
-            columns.append((n, "parts", tuple(formulas[n].removeprefix("=").split("{r}"))))
+            columns.append((n, {"parts": tuple(formulas[n].removeprefix("=").split("{r}")),
+                                "values": _cached(frame[n]) if n in frame.columns else None}))
+    for kind, h in helpers.items():  # the helper's MATCH finds the entity's first Assumptions row
+        rows = frame[column_of[kind]].map(lambda name, kind=kind: book.entity_row[(kind, str(name))])
+        dict(columns)[h]["values"] = rows.to_numpy(np.int64)
     book.scenario_columns = columns
     book.scenario_row = {idx: FIRST + i for i, idx in enumerate(frame.index)}
     first = []
-    for n, kind, what in columns:  # the first row, through openpyxl: it registers each column's style
-        if kind == "text":
-            first.append(sh.text(what[0]) if len(what) else None)
+    for n, what in columns:  # the first row, through openpyxl: it registers each column's style
+        if "text" in what:
+            first.append(sh.text(what["text"][0]) if len(frame) else None)
         else:
-            formula = "=" + (what[0] if kind == "formulas" else str(FIRST).join(what))
+            formula = "=" + (what["formulas"][0] if "formulas" in what else str(FIRST).join(what["parts"]))
             first.append(sh.cell(formula, fmt=None if n in helpers.values() else display.excel_format(n)))
     sh.append(first)
     last = FIRST + len(frame) - 1
@@ -289,12 +295,22 @@ def write_scenarios(sh: Sheet, book: Book) -> None:
                                      FormulaRule(formula=[f"NOT({meets}{FIRST})"], fill=OVER_FILL))
 
 
+def _cached(column: pd.Series) -> np.ndarray:
+    """A Scenarios column's values as its cells hold them: infinity as INF_CELL, text as text."""
+    if isinstance(column.dtype, pd.CategoricalDtype) or column.dtype == object:
+        return column.astype(object).to_numpy()
+    values = column.to_numpy()
+    if values.dtype.kind == "f" and np.isinf(values).any():
+        values = np.where(np.isinf(values), np.copysign(INF_CELL, values), values)
+    return values
+
+
 def _scenario_rows(book: Book, styles: dict[str, int]):
     """The Scenarios rows as SpreadsheetML, each column with the style openpyxl gave its first cell."""
     columns = []
-    for n, kind, what in book.scenario_columns:
+    for n, what in book.scenario_columns:
         letter = book.letters[n]
-        columns.append(sheetxml.Column(letter, styles.get(letter, 0), **{kind: what}))
+        columns.append(sheetxml.Column(letter, styles.get(letter, 0), **what))
     n = len(book.scenario_row)
     return sheetxml.rows_xml(columns, FIRST, n)
 
@@ -320,6 +336,8 @@ def write_choice(sh: Sheet, book: Book) -> None:
     sh.append([sh.text("choice_usd is an option's cost over the run (storage + GPU time lost) when it meets the "
                        "target, is feasible, durable and priced; unbounded otherwise. The Summary names the least; "
                        "rows are in the order ties are broken (smaller system, then lower overhead).")])
+    tiers, strategies = book.frame["tier"], book.frame["strategy"]
+    formats = {c: display.excel_format(c) for c in CHOICE_COLUMNS}
     for line, rows in zip(book.summary.to_dict("records"), book.report.candidates):
         sh.append([])
         title = sh.row + 1
@@ -329,9 +347,8 @@ def write_choice(sh: Sheet, book: Book) -> None:
                    sh.cell(f"=IF(MIN({rank})>={excel_number(INF_AT)},0,MATCH(MIN({rank}),{rank},0))", fmt="0")])
         sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in (*CHOICE_COLUMNS, "assumed prices")])
         for idx in rows:
-            row = book.frame.loc[idx]
-            sh.append([sh.text(str(row["tier"])), sh.text(str(row["strategy"]))] + [
-                _live(sh, _ref(book, idx, c), display.excel_format(c)) for c in CHOICE_COLUMNS[2:]]
+            sh.append([sh.text(str(tiers[idx])), sh.text(str(strategies[idx]))] + [
+                _live(sh, _ref(book, idx, c), formats[c]) for c in CHOICE_COLUMNS[2:]]
                 + [sh.text(", ".join(book.report.assumed.get(idx, [])) or "none")])
         book.choice_rows.append((title, first, last))
 
@@ -503,7 +520,14 @@ def _interval_dependents() -> list[str]:
     return out
 
 
+MIN_FMT = '0.0" min"'
+SEC_FMT = '#,##0" s"'
+
+
 def write_cadence(sh: Sheet, book: Book) -> None:
+    """Per summary pick (sync and async), a block: the interval-dependent columns recomputed over a
+    grid of intervals. The first block goes through openpyxl (it registers each cell's style); the
+    others, the same shape, are streamed into the package with the first block's styles."""
     dependents = _interval_dependents()
     cols = ["interval_s", "interval (min)", *dependents, "optimum"]
     sh.layout({i + 1: 15 for i in range(len(cols))}, "A3")
@@ -511,40 +535,82 @@ def write_cadence(sh: Sheet, book: Book) -> None:
     sh.append([sh.text("Each block recomputes the interval-dependent columns (same definitions as Scenarios) "
                        "for one scenario over a grid of intervals. Blue intervals are editable.")])
     letter = {n: get_column_letter(i + 1) for i, n in enumerate(cols)}
+    letters = [letter[n] for n in cols]
+    trees = {n: COLUMNS[n].fn(*(Var(p) for p in COLUMNS[n].params)) for n in dependents}
+    formats = {n: display.excel_format(n) for n in dependents}
     charts: dict[str, list] = {}
+    blocks = []
+    start = sh.row + 1  # each block: a blank row, its title, the optimum, the header, the grid
     for pick in book.picks():
         for strategy in ("sync", "async"):
             idx = pick[strategy]
             if idx is None or idx not in book.scenario_row:
                 continue
-            row = book.frame.loc[idx]
-            sh.append([])
-            sh.append([sh.text(f"{row['model']} / {row['sku']} / {row['tier']} / {strategy} / "
-                               f"{int(row['gpus']):,} GPUs", font=BOLD)])
-            opt_row = sh.append([sh.text("optimal interval"),
-                                 sh.cell(f"={_ref(book, idx, 'optimal_interval_s')}/60", fmt='0.0" min"'),
-                                 sh.text("waste there"),
-                                 sh.cell(f"={_ref(book, idx, 'optimal_waste_pct')}", fmt=PCT)])
-            sh.append([sh.text(c, font=BOLD, fill=HEADER_FILL) for c in cols])
-            first = sh.row + 1
-            for k, minutes in enumerate(CADENCE_GRID_MIN):
-                r = first + k
-                nxt = f"A{r + 1}" if k + 1 < len(CADENCE_GRID_MIN) else excel_number(INF_CELL)
-
-                def leaf(n, r=r):
-                    return f"{letter[n]}{r}" if n in letter else _ref(book, idx, n)
-
-                cells = [sh.cell(minutes * 60.0, fmt='#,##0" s"', font=BLUE),
-                         sh.cell(f"=A{r}/60", fmt='0.0" min"')]
-                for n in dependents:
-                    tree = COLUMNS[n].fn(*(Var(p) for p in COLUMNS[n].params))
-                    cells.append(sh.cell("=" + render(tree, leaf), fmt=display.excel_format(n)))
-                cells.append(sh.cell(f'=IF(AND(A{r}<=$B${opt_row}*60,{nxt}>$B${opt_row}*60),"◀ optimum",'
-                                     f'"")'))
-                sh.append(cells)
-            charts.setdefault(f"{row['model']}|{row['sku']}", []).append(
-                (strategy, first, sh.row, opt_row))
+            rows = _cadence_block(book, idx, strategy, start, cols, letter, trees)
+            blocks.append(rows)
+            model, sku = book.frame.at[idx, "model"], book.frame.at[idx, "sku"]
+            charts.setdefault(f"{model}|{sku}", []).append((strategy, start + 4, start + len(rows) - 1, start + 2))
+            start += len(rows)
+    if blocks:
+        styles = {"title": {"font": BOLD}, "header": {"font": BOLD, "fill": HEADER_FILL}, "interval": {
+            "fmt": SEC_FMT, "font": BLUE}, "min": {"fmt": MIN_FMT}, "pct": {"fmt": PCT}, **{
+            n: {"fmt": f} for n, f in formats.items()}}
+        for row in blocks[0]:  # through openpyxl: the styles
+            sh.append([_spec_cell(sh, v, styles.get(k, {})) for k, v in row])
+        first_block = sh.row - len(blocks[0]) + 1
+        book.streams["Cadence"] = sheetxml.Stream(sh.row + 1, lambda styles_of: _cadence_rows(
+            blocks[1:], first_block, sh.row + 1, letters, styles_of))
     _charts_cadence(sh, charts, letter)
+
+
+def _spec_cell(sh: Sheet, value, style: dict):
+    """An openpyxl cell for a streamed cell's content: a Formula, text (always text), a number."""
+    if isinstance(value, sheetxml.Formula):
+        return sh.cell("=" + value, **style)
+    if isinstance(value, str):
+        return sh.text(value, **style)
+    return sh.cell(value, **style)
+
+
+def _cadence_block(book: Book, idx: int, strategy: str, start: int, cols: list[str], letter: dict[str, str],
+                   trees: dict) -> list[list[tuple[str, object]]]:
+    """One block's rows from ``start``, each cell as (style key, content): text, a number, a Formula."""
+    F = sheetxml.Formula
+    row = book.frame.loc[idx, ["model", "sku", "tier", "gpus"]]
+    opt_row, first = start + 2, start + 4
+    rows: list[list[tuple[str, object]]] = [
+        [],
+        [("title", f"{row['model']} / {row['sku']} / {row['tier']} / {strategy} / {int(row['gpus']):,} GPUs")],
+        [("", "optimal interval"), ("min", F(f"{_ref(book, idx, 'optimal_interval_s')}/60")), ("", "waste there"),
+         ("pct", F(f"{_ref(book, idx, 'optimal_waste_pct')}"))],
+        [("header", c) for c in cols],
+    ]
+
+    def leaf(n):  # this block's template: its own columns by row, the scenario's by reference
+        return f"{letter[n]}\0" if n in letter else _ref(book, idx, n)
+
+    templates = {n: render(tree, leaf) for n, tree in trees.items()}  # rendered once per block
+    for k, minutes in enumerate(CADENCE_GRID_MIN):
+        r = first + k
+        nxt = f"A{r + 1}" if k + 1 < len(CADENCE_GRID_MIN) else excel_number(INF_CELL)
+        rows.append([("interval", minutes * 60.0), ("min", F(f"A{r}/60")),
+                     *((n, F(t.replace("\0", str(r)))) for n, t in templates.items()),
+                     ("", F(f'IF(AND(A{r}<=$B${opt_row}*60,{nxt}>$B${opt_row}*60),"◀ optimum","")'))])
+    return rows
+
+
+def _cadence_rows(blocks: list, first_block: int, start: int, letters: list[str], styles_of):
+    """The later blocks as sheet XML, each row styled as the first block's row in its place."""
+    styles = [styles_of(first_block + k) for k in range(len(blocks[0]))] if blocks else []
+    number = start
+    for rows in blocks:
+        out = []
+        for k, row in enumerate(rows):
+            if row:
+                out.append(sheetxml.row_xml(number, ((letter, styles[k].get(letter, 0), v)
+                                                     for letter, (_, v) in zip(letters, row))))
+            number += 1
+        yield "".join(out).encode()
 
 
 def _charts_cadence(sh: Sheet, charts: dict, letter: dict[str, str]) -> None:
@@ -620,6 +686,6 @@ def write(path, report: Report, meta: dict[str, str], when: dt.datetime | None =
     write_sources(sheets["Sources"], book)
     wb.calculation.fullCalcOnLoad = True
     wb.save(path)
-    sheetxml.rewrite(Path(path), when or dt.datetime(1980, 1, 1, tzinfo=dt.UTC), "Scenarios", FIRST,
-                     lambda styles: _scenario_rows(book, styles))
+    book.streams["Scenarios"] = sheetxml.Stream(FIRST, lambda styles_of: _scenario_rows(book, styles_of(FIRST)))
+    sheetxml.rewrite(Path(path), when or dt.datetime(1980, 1, 1, tzinfo=dt.UTC), book.streams)
     return book.notes

@@ -1,0 +1,114 @@
+"""Laying out a brief's HTML as PDF (WeasyPrint), in this process or in worker processes.
+
+This module imports only WeasyPrint (when it lays out) so that a worker process starts quickly: the
+build renders each brief's HTML (charts, words) itself and hands the HTML here. ``Pool`` lays out
+several at once on the machine's cores; the PDF's bytes do not depend on where it was laid out.
+The renderer fetches nothing: every URL is refused, and the refusals are returned.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import multiprocessing
+import os
+import signal
+from concurrent.futures import Future, ProcessPoolExecutor
+from pathlib import Path
+
+
+def RefusingFetcher():
+    """WeasyPrint's URL fetcher for briefs: nothing is fetched (no file:, no http:, nothing else);
+    every attempt is refused and recorded in ``.refused``."""
+    from weasyprint.urls import URLFetcher
+
+    class Refusing(URLFetcher):
+        def __init__(self):
+            super().__init__(allowed_protocols=[], fail_on_errors=False)
+            self.refused: list[str] = []
+
+        def fetch(self, url, headers=None):
+            self.refused.append(url)
+            raise ValueError(f"ckptreport briefs fetch nothing (refused {url[:80]!r})")
+
+        def __call__(self, url):
+            return self.fetch(url)
+
+    return Refusing()
+
+
+def write_pdf(html: str, path: Path, fetcher=None):
+    """Lay ``html`` out as a PDF at ``path``; returns the fetcher (its ``.refused`` URLs)."""
+    import weasyprint
+
+    fetcher = fetcher or RefusingFetcher()
+    log = logging.getLogger("weasyprint")
+    level = log.level
+    log.setLevel(logging.ERROR)  # matplotlib's SVG carries CSS WeasyPrint ignores; refusals are recorded
+    try:
+        weasyprint.HTML(string=html, base_url=None, url_fetcher=fetcher).write_pdf(
+            str(path), uncompressed_pdf=False, pdf_identifier=b"ckptreport", attachments=[])
+    finally:
+        log.setLevel(level)
+    return fetcher
+
+
+class NoRenderer(Exception):
+    """WeasyPrint or the system libraries it needs (Pango) cannot be loaded."""
+
+
+def _lay_out(html: str, path: str) -> list[str]:
+    """A worker's job: one PDF; returns the URLs refused."""
+    try:
+        import weasyprint  # noqa: F401  (needs the Pango library from the system)
+    except (OSError, ImportError) as e:
+        raise NoRenderer(str(e)) from None
+    return write_pdf(html, Path(path)).refused
+
+
+def _worker_start() -> None:
+    """In each worker: die with the build (a killed build leaves no worker writing), ignore Ctrl-C
+    (the build handles it), and import WeasyPrint before the first job arrives."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (Linux)
+    except (AttributeError, OSError):
+        pass
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        import weasyprint  # noqa: F401  (before the first job; a failure is reported by the job)
+    except (OSError, ImportError):
+        pass
+
+
+def cores() -> int:
+    """The cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+class Pool:
+    """Lays PDFs out on ``workers`` processes (spawned: they share nothing with the build's threads),
+    or in this process when ``workers`` is 0. ``submit`` returns a future of the refused URLs."""
+
+    def __init__(self, workers: int):
+        self.executor = None
+        if workers > 0:
+            self.executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                                initializer=_worker_start)
+
+    def submit(self, html: str, path: Path) -> Future:
+        if self.executor is not None:
+            return self.executor.submit(_lay_out, html, str(path))
+        done: Future = Future()
+        try:
+            done.set_result(_lay_out(html, str(path)))
+        except BaseException as e:  # noqa: BLE001  (handed to whoever waits, as a worker's would be)
+            done.set_exception(e)
+        return done
+
+    def close(self, cancel: bool = False) -> None:
+        if self.executor is not None:
+            self.executor.shutdown(wait=True, cancel_futures=cancel)
+            self.executor = None
