@@ -4,7 +4,11 @@ and no third-party private attribute is used (a library's internals may change i
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from conftest import REPO
 
@@ -91,3 +95,21 @@ def test_no_private_attribute_of_another_library():
                     and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):
                 offenders.append(f"{path.relative_to(REPO)}:{node.lineno}: .{node.attr}")
     assert offenders == []
+
+
+@pytest.mark.parametrize("argv", [
+    ["--help"],
+    ["validate"],
+    ["explain", "llama3-405b", "dgx-h100", "superpod-good", "--gpus", "1024", "--interval", "30min"],
+    ["explain", "llama3-405b", "dgx-h100", "superpod-good", "--gpus", "1024", "--interval", "30min", "--json"],
+])
+def test_quick_commands_import_only_what_they_use(argv):
+    """--help, validate and explain start at once: no pandas, pint, pyarrow, openpyxl, matplotlib or
+    WeasyPrint is imported (each costs a tenth of a second or more)."""
+    heavy = ("pandas", "pint", "pyarrow", "openpyxl", "matplotlib", "weasyprint")
+    code = ("import sys\nfrom ckptreport.cli import main\n"
+            f"try:\n    main({argv!r})\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            f"print(sorted(m for m in {heavy!r} if m in sys.modules), file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr

@@ -19,7 +19,7 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
-from ckptreport import schema
+from ckptreport import schema, yamlfile
 from ckptreport.build import shipped_models
 from ckptreport.cli import main
 from conftest import SMALL_PLAN
@@ -112,8 +112,10 @@ def test_yaml_syntax_error(models_dir, out_dir):
     line, _ = where(text, "gpus: [1024, 4096, 16384\n")
     next_line = text.splitlines()[line]  # the line after the edit (0-based index = line)
     col = next_line.index(":") + 1
+    said = ("did not find expected ',' or ']'" if yamlfile._LOADER is not yaml.SafeLoader  # libyaml's words
+            else "expected ',' or ']', but got ':'")
     assert_rejected(build(models_dir, out_dir), out_dir, [
-        f"{shown('plan.yaml')}:{line + 1}:{col}: YAML syntax error: expected ',' or ']', but got ':'"])
+        f"{shown('plan.yaml')}:{line + 1}:{col}: YAML syntax error: {said}"])
 
 
 def test_unknown_key_suggests_the_close_one(models_dir, out_dir):

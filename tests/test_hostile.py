@@ -227,7 +227,7 @@ def test_mutated_models_files(tmp_path_factory, data):
     ("gpus: [64]\ngpus: [128]\n", "duplicate key"),
     ("- a\n- b\n", "expected a mapping"),
     ("\t- tabs\n", "YAML syntax error"),
-    ("models: [\"\\ud800\"]\n", "printable"),
+    ("models: [\"\\ud800\"]\n", "printable|invalid Unicode character escape"),
     ("x: " + "y" * (9 * 2**20), "larger than"),
 ])
 def test_raw_plan_files(tmp_path, raw, why):

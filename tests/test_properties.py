@@ -319,3 +319,31 @@ def test_fmt_parses_back_within_three_significant_digits(kind, v):
 def test_decimal_and_binary_prefixes(text, kind, value):
     """GB is 1e9 bytes, GiB 2**30, Gb a gigabit (1/8 GB), and 'N x' multiplies a bandwidth."""
     assert units.parse(text, kind) == value
+
+
+FAST = sorted(units._FAST.items())
+
+
+@pytest.mark.parametrize("unit, kind_factor", FAST, ids=[u for u, _ in FAST])
+@settings(max_examples=25, deadline=None)
+@given(number=st.one_of(st.floats(min_value=1e-6, max_value=1e12).map(repr), st.integers(0, 10**9).map(str),
+                        st.sampled_from(["1.5", ".5", "3e2", "1E-3", "405.85", "0.1", "+7"])))
+def test_common_units_read_without_pint_as_pint_reads_them(unit, kind_factor, number):
+    """The spellings read without pint (so that commands start at once) give exactly pint's value,
+    with and without a space; the other kinds' units still go to pint and its messages."""
+    kind, _ = kind_factor
+    for text in (f"{number} {unit}", f"{number}{unit}"):
+        assert units.parse(text, kind) == units._parse_with_pint(text, kind), text
+    other = next(k for k in ("bytes", "duration") if k != kind)
+    with pytest.raises(units.UnitError):
+        units.parse(f"{number} {unit}", other)
+
+
+def test_the_common_units_do_not_import_pint():
+    import subprocess
+    import sys
+
+    code = ("import sys, ckptreport.units as u; u.parse('400 Gb/s', 'bandwidth'); u.parse('2 TiB', 'bytes'); "
+            "u.parse('30 min', 'duration'); u.parse('989 TFLOPS', 'flops'); print('pint' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -13,7 +13,6 @@ import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 
 import pandas as pd
@@ -24,27 +23,11 @@ import pyarrow.parquet as pq
 from . import __version__
 from .errors import InputError, Problem
 from .load import load
+from .paths import resolve_models, shipped_models  # noqa: F401  (part of build's interface)
 from .quantity import Q
 from .report import Report, compute as compute_report
 
 Progress = Callable[[str], None]
-
-
-def shipped_models() -> Path:
-    """The default inputs that ship with the package (a source checkout: its models/)."""
-    packaged = Path(str(resources.files("ckptreport") / "defaults" / "models"))
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parents[2] / "models"
-
-
-def resolve_models(models: str | Path | None) -> Path:
-    """--models if given, else ./models if present, else the shipped set."""
-    if models is not None:
-        return Path(models)
-    if Path("models").is_dir():
-        return Path("models")
-    return shipped_models()
 
 
 def build_time() -> dt.datetime:

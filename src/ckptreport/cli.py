@@ -203,8 +203,8 @@ def validate(models):
       ckptreport validate
       ckptreport validate --models my-models
     """
-    from .build import resolve_models
     from .engine import cross_product
+    from .paths import resolve_models
     from .load import load
 
     models_dir = resolve_models(models)
@@ -248,9 +248,9 @@ def explain(model, sku, tier, gpus, interval, strategy, recipe, models, as_json)
       ckptreport explain llama3-405b dgx-h100 pfs-100 --gpus 1024 --interval 30min --strategy async
       ckptreport explain bloom-176b dgx-a100 superpod-best --gpus 384 --interval 3h --json
     """
-    from .build import resolve_models
     from .explain import Scenario, as_text, explanation
     from .load import load
+    from .paths import resolve_models
 
     inputs = _run(load, resolve_models(models))
     e = _run(explanation, inputs, Scenario(model, sku, tier, gpus, interval, strategy, recipe))

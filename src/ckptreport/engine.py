@@ -3,16 +3,20 @@
 It knows nothing of files or formats. ``scenarios(inputs)`` returns one row per model x recipe x SKU
 x tier x strategy x GPU count x interval, with the input columns (``inputs.INPUTS``, each read from
 its entity as its declaration says), the derived columns (``columns.COLUMNS``) and the basis of each
-bandwidth used (``inputs.SOURCES``).
+bandwidth used (``inputs.SOURCES``). ``columns(inputs)`` is the same in numpy alone (text columns as
+codes into their categories), for a command that needs a few rows and should not wait for pandas.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from .columns import COLUMNS
 from .inputs import INPUTS, MODELS, PLAN, RECIPES, SKUS, SOURCES, TIERS, of
@@ -115,8 +119,12 @@ def _sources(inputs: Inputs, dims) -> dict[str, list[str]]:
     return out
 
 
-def scenarios(inputs: Inputs) -> tuple[pd.DataFrame, list[Dropped]]:
-    """The full scenario frame for a validated plan."""
+Labels = tuple  # (codes, categories): a text column without pandas
+
+
+def columns(inputs: Inputs) -> tuple[dict[str, np.ndarray | Labels], list[Dropped]]:
+    """Every column of the scenario frame as numpy: numbers and booleans as arrays of their final
+    dtype, text as (codes, sorted categories)."""
     idx, dims, dropped = cross_product(inputs)
     n = len(idx["model"])
     recipe_codes, recipe_names = _recipe_codes(inputs, dims, idx)
@@ -139,34 +147,47 @@ def scenarios(inputs: Inputs) -> tuple[pd.DataFrame, list[Dropped]]:
             values[k] = np.asarray(values[k], dtype=float).astype(bool)
     env = compute(values)
 
-    cat = pd.Categorical.from_codes
-    frame: dict[str, object] = {
-        "model": cat(idx["model"], dims["model"]),
-        "recipe": cat(recipe_codes, recipe_names),
-        "sku": cat(idx["sku"], dims["sku"]),
-        "tier": cat(idx["tier"], dims["tier"]),
-        "strategy": cat(idx["strategy"], dims["strategy"]),
+    out: dict[str, np.ndarray | Labels] = {
+        "model": (idx["model"], list(dims["model"])),
+        "recipe": (recipe_codes, list(recipe_names)),
+        "sku": (idx["sku"], list(dims["sku"])),
+        "tier": (idx["tier"], list(dims["tier"])),
+        "strategy": (idx["strategy"], list(dims["strategy"])),
         "gpus": env["gpus"].astype(np.int64),
     }
     for name, inp in INPUTS.items():
-        if name in frame:
+        if name in out:
             continue
         value = env[name]
         if inp.unit == "label":
-            value = _categorical(value.astype(str), LABELS.get(name))
+            value = _labels(value.astype(str), LABELS.get(name))
         elif inp.unit == "bool":
             value = value.astype(bool)
-        frame[name] = value
+        out[name] = value
     for name, col in COLUMNS.items():
         value = env[name]
         if col.unit == "label":
-            value = _categorical(value)
+            value = _labels(value)
         elif col.unit == "count":
             value = value.astype(np.int64)
-        frame[name] = value
+        out[name] = value
     pair = idx["sku"] * len(dims["tier"]) + idx["tier"]
     for name, table in _sources(inputs, dims).items():
-        frame[name] = _cat_take(table, pair)
+        out[name] = _take(table, pair)
+    return out, dropped
+
+
+def row_at(cols: dict[str, np.ndarray | Labels], i: int) -> dict[str, object]:
+    """Row ``i`` of ``columns`` as Python values (what the frame's row holds)."""
+    return {name: (c[1][c[0][i]] if isinstance(c, tuple) else c[i].item()) for name, c in cols.items()}
+
+
+def scenarios(inputs: Inputs) -> tuple[pd.DataFrame, list[Dropped]]:
+    """The full scenario frame for a validated plan."""
+    import pandas as pd
+
+    cols, dropped = columns(inputs)
+    frame = {name: pd.Categorical.from_codes(c[0], c[1]) if isinstance(c, tuple) else c for name, c in cols.items()}
     return pd.DataFrame(frame, copy=False), dropped  # no copy: consolidating 80 columns costs more than computing them
 
 
@@ -177,18 +198,17 @@ def curve(row: pd.Series, intervals_s: np.ndarray) -> dict[str, np.ndarray]:
     return compute(env)
 
 
-def _categorical(values: np.ndarray, categories=None) -> pd.Categorical:
-    """A categorical from an array of strings, without hashing a million of them."""
+def _labels(values: np.ndarray, categories=None) -> Labels:
+    """Codes into sorted categories for an array of strings, without hashing a million of them."""
     cats = np.unique(values[:: max(1, len(values) // 4096)]) if categories is None else np.asarray(sorted(categories))
     codes = np.searchsorted(cats, values)
     codes = np.minimum(codes, len(cats) - 1)
-    missing = cats[codes] != values
-    if missing.any():  # a label the sample did not catch: fall back to the exact way
-        return pd.Categorical(values)
-    return pd.Categorical.from_codes(codes, cats)
+    if len(values) and (cats[codes] != values).any():  # a label the sample did not catch: the exact way
+        cats, codes = np.unique(values, return_inverse=True)
+    return codes.astype(np.int64), [str(c) for c in cats]
 
 
-def _cat_take(table: list[str], codes: np.ndarray) -> pd.Categorical:
+def _take(table: list[str], codes: np.ndarray) -> Labels:
     cats = sorted(set(table))
     lookup = np.array([cats.index(v) for v in table])
-    return pd.Categorical.from_codes(lookup[codes], cats)
+    return lookup[codes], cats
