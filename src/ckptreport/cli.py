@@ -43,6 +43,9 @@ def _run(fn, *args, **kwargs):
     except RecursionError:
         click.echo("ckptreport: an input is nested too deeply to read.", err=True)
         sys.exit(2)
+    except UnicodeError:  # a name on the command line the file system cannot spell (a lone surrogate)
+        click.echo("ckptreport: a path on the command line is not valid text; nothing was written.", err=True)
+        sys.exit(2)
     except OSError as e:  # the machine's, not a bug: a full disk, a permission, a file in the way
         from .errors import printable
 
@@ -97,8 +100,10 @@ def main():
 @click.option("--paper", type=click.Choice(PAPERS), help="Paper size of the briefs [default: the plan's, A4].")
 @click.option("--measured", "measured_paths", multiple=True, type=click.Path(),
               help="Measured files or directories (ckptreport probe / import): they replace spec figures.")
+@click.option("--csv/--no-csv", "csv", default=None,
+              help="Write scenarios.csv [default: when the plan has at most 1,000,000 rows; Parquet always].")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the summary.")
-def build(models, out, workbook_rows, no_workbook, no_briefs, paper, measured_paths, quiet):
+def build(models, out, workbook_rows, no_workbook, no_briefs, paper, measured_paths, csv, quiet):
     """Compute every scenario of the plan and write out/.
 
     \b
@@ -116,12 +121,13 @@ def build(models, out, workbook_rows, no_workbook, no_briefs, paper, measured_pa
       ckptreport build --workbook-rows 5000      # a lighter workbook; Parquet keeps every row
       ckptreport build --paper Letter
       ckptreport build --measured measured/      # use what ckptreport probe measured
+      ckptreport build --no-workbook --no-briefs # the table alone: millions of rows in bounded memory
     """
     from .build import build as run_build
 
     progress = _progress(quiet)
     result = _run(run_build, models, out, progress, workbook=not no_workbook, workbook_rows=workbook_rows,
-                  briefs=not no_briefs, paper=paper, measured=list(measured_paths))
+                  briefs=not no_briefs, paper=paper, measured=list(measured_paths), csv=csv)
     for m in result.inputs.measured.values():
         progress(f"{m.section}.{m.name}.{m.field}: {m.basis}, {units.fmt(m.median, 'bandwidth')} "
                  f"(spec {units.fmt(m.spec, 'bandwidth') if m.spec else 'none'})" + (f" — {m.flag}" if m.flag else ""))
@@ -203,16 +209,15 @@ def validate(models):
       ckptreport validate
       ckptreport validate --models my-models
     """
-    from .engine import cross_product
-    from .paths import resolve_models
+    from .engine import plan_rows
     from .load import load
+    from .paths import resolve_models
 
     models_dir = resolve_models(models)
     inputs = _run(load, models_dir)
-    idx, _, dropped = _run(cross_product, inputs)
+    rows, _ = _run(plan_rows, inputs)
     click.echo(f"{models_dir}: valid — {len(inputs.models)} models, {len(inputs.recipes)} recipes, "
-               f"{len(inputs.skus)} SKUs, {len(inputs.tiers)} tiers; the plan has "
-               f"{len(idx['model']):,} scenarios.")
+               f"{len(inputs.skus)} SKUs, {len(inputs.tiers)} tiers; the plan has {rows:,} scenarios.")
 
 
 def _interval(ctx, param, value):

@@ -10,6 +10,7 @@ codes into their categories), for a command that needs a few rows and should not
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -57,32 +58,51 @@ def _label_array(values: np.ndarray) -> np.ndarray:
     return values.astype(str)
 
 
-def cross_product(inputs: Inputs) -> tuple[dict[str, np.ndarray], dict[str, list], list[Dropped]]:
-    """Index arrays for every plan combination, with combinations that cannot exist removed."""
-    dims = dimensions(inputs)
-    shape = tuple(len(v) for v in dims.values())
-    idx = dict(zip(dims, np.unravel_index(np.arange(math.prod(shape), dtype=np.int64), shape)))
+def _rules(inputs: Inputs, dims) -> tuple[np.ndarray, list[tuple[str, np.ndarray]]]:
+    """Which SKU x tier x strategy combinations exist (the others cannot: a tier of another site,
+    tiered without a remote tier to drain to, NVMe the SKU lacks), and each rule's mask of the rest."""
     skus = [inputs.skus[s] for s in dims["sku"]]
     tiers = [inputs.tiers[t] for t in dims["tier"]]
-    has_nvme = np.array([s.local_nvme is not None for s in skus])[idx["sku"]]
-    local = np.array([t.kind == "local_nvme" for t in tiers])[idx["tier"]]
-    strategies = np.array(dims["strategy"])[idx["strategy"]]
-    tiered = strategies == "tiered"
-    reach = np.array([[reachable(s, t) for t in tiers] for s in skus], dtype=bool).reshape(len(skus), len(tiers))
+    shape = (len(skus), len(tiers), len(dims["strategy"]))
+    reach = np.array([[reachable(s, t) for t in tiers] for s in skus], dtype=bool).reshape(shape[:2])
+    has_nvme = np.array([s.local_nvme is not None for s in skus], dtype=bool)[:, None, None]
+    local = np.array([t.kind == "local_nvme" for t in tiers], dtype=bool)[None, :, None]
+    tiered = (np.array(dims["strategy"]) == "tiered")[None, None, :]
     rules = [
-        ("the tier does not serve the SKU's site (tiers.*.sites, skus.*.site)", ~reach[idx["sku"], idx["tier"]]),
-        ("tiered needs a remote tier to drain to (the tier is node-local NVMe)", tiered & local),
-        ("the SKU has no local NVMe (tiered strategy or local_nvme tier)", ~has_nvme & (tiered | local)),
+        ("the tier does not serve the SKU's site (tiers.*.sites, skus.*.site)", np.broadcast_to(~reach[:, :, None], shape)),
+        ("tiered needs a remote tier to drain to (the tier is node-local NVMe)", np.broadcast_to(tiered & local, shape)),
+        ("the SKU has no local NVMe (tiered strategy or local_nvme tier)",
+         np.broadcast_to(~has_nvme & (tiered | local), shape)),
     ]
-    keep = np.ones(len(strategies), dtype=bool)
-    dropped = []
+    keep = np.ones(shape, dtype=bool)
+    out = []
     for reason, mask in rules:
-        n = int((mask & keep).sum())
-        if n:
-            dropped.append(Dropped(reason, n))
+        out.append((reason, mask & keep))
         keep &= ~mask
-    idx = {k: v[keep] for k, v in idx.items()}
-    return idx, dims, dropped
+    return keep, out
+
+
+def plan_rows(inputs: Inputs) -> tuple[int, list[Dropped]]:
+    """How many rows the plan's cross product keeps, and what it leaves out, without building it."""
+    dims = dimensions(inputs)
+    keep, rules = _rules(inputs, dims)
+    per_cell = len(dims["model"]) * len(dims["recipe"]) * len(dims["gpus"]) * len(dims["interval_s"])
+    dropped = [Dropped(reason, int(mask.sum()) * per_cell) for reason, mask in rules if mask.any()]
+    return int(keep.sum()) * per_cell, dropped
+
+
+def cross_product(inputs: Inputs, start: int = 0, stop: int | None = None
+                  ) -> tuple[dict[str, np.ndarray], dict[str, list], list[Dropped]]:
+    """Index arrays for the plan's combinations (positions ``start`` to ``stop`` of the full product,
+    before the ones that cannot exist are removed), and what was left out of the whole plan."""
+    dims = dimensions(inputs)
+    shape = tuple(len(v) for v in dims.values())
+    stop = math.prod(shape) if stop is None else min(stop, math.prod(shape))
+    idx = dict(zip(dims, np.unravel_index(np.arange(start, stop, dtype=np.int64), shape)))
+    keep, _ = _rules(inputs, dims)
+    mask = keep[idx["sku"], idx["tier"], idx["strategy"]]
+    _, dropped = plan_rows(inputs)
+    return {k: v[mask] for k, v in idx.items()}, dims, dropped
 
 
 def reachable(sku, tier) -> bool:
@@ -122,10 +142,12 @@ def _sources(inputs: Inputs, dims) -> dict[str, list[str]]:
 Labels = tuple  # (codes, categories): a text column without pandas
 
 
-def columns(inputs: Inputs) -> tuple[dict[str, np.ndarray | Labels], list[Dropped]]:
-    """Every column of the scenario frame as numpy: numbers and booleans as arrays of their final
-    dtype, text as (codes, sorted categories)."""
-    idx, dims, dropped = cross_product(inputs)
+def columns(inputs: Inputs, start: int = 0, stop: int | None = None
+            ) -> tuple[dict[str, np.ndarray | Labels], list[Dropped]]:
+    """Every column of the scenario frame as numpy (of positions ``start`` to ``stop`` of the full
+    product, see ``cross_product``): numbers and booleans as arrays of their final dtype, text as
+    (codes, sorted categories)."""
+    idx, dims, dropped = cross_product(inputs, start, stop)
     n = len(idx["model"])
     recipe_codes, recipe_names = _recipe_codes(inputs, dims, idx)
     codes = {MODELS: idx["model"], RECIPES: recipe_codes, SKUS: idx["sku"], TIERS: idx["tier"]}
@@ -184,11 +206,33 @@ def row_at(cols: dict[str, np.ndarray | Labels], i: int) -> dict[str, object]:
 
 def scenarios(inputs: Inputs) -> tuple[pd.DataFrame, list[Dropped]]:
     """The full scenario frame for a validated plan."""
+    cols, dropped = columns(inputs)
+    return _frame(cols), dropped
+
+
+def _frame(cols: dict[str, np.ndarray | Labels], first: int = 0) -> pd.DataFrame:
     import pandas as pd
 
-    cols, dropped = columns(inputs)
     frame = {name: pd.Categorical.from_codes(c[0], c[1]) if isinstance(c, tuple) else c for name, c in cols.items()}
-    return pd.DataFrame(frame, copy=False), dropped  # no copy: consolidating 80 columns costs more than computing them
+    index = pd.RangeIndex(first, first + len(cols["gpus"]))
+    return pd.DataFrame(frame, index=index, copy=False)  # no copy: consolidating 140 columns costs more than computing them
+
+
+def chunks(inputs: Inputs, rows: int) -> Iterator[pd.DataFrame]:
+    """The scenario frame in pieces of about ``rows`` rows (the last may be smaller), labelled as the
+    whole frame would be: memory stays flat however large the plan."""
+    dims = dimensions(inputs)
+    total = math.prod(len(v) for v in dims.values())
+    keep, _ = _rules(inputs, dims)
+    share = max(float(keep.mean()), 1e-9)  # the kept fraction: steps through the full product by it
+    step = max(1, int(rows / share))
+    first = 0
+    for start in range(0, total, step):
+        cols, _ = columns(inputs, start, start + step)
+        n = len(cols["gpus"])
+        if n:
+            yield _frame(cols, first)
+            first += n
 
 
 def curve(row: pd.Series, intervals_s: np.ndarray) -> dict[str, np.ndarray]:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from . import calibration
-from .engine import Dropped, curve, scenarios
+from .engine import Dropped, chunks, curve, plan_rows, scenarios
 from .errors import InputError, Problem
 from .explain import explain_row
 from .inputs import INPUTS, MODELS, RECIPES, SKUS, TIERS
@@ -26,6 +26,8 @@ from .load import Inputs, Point, headline_recipe, provenance, shown_path, summar
 from .quantity import Q
 
 CURVE_MIN = np.geomspace(1, 720, 60)  # the waste curve of a brief: 1 min to 12 h
+ROWS_IN_MEMORY = 1_000_000  # a plan up to this many rows is one frame; a larger one streams in chunks
+CHUNK_ROWS = 250_000  # rows per chunk of a streamed plan: about 300 MB of columns at a time
 
 
 # ---- the one rule that picks an option -----------------------------------------------------------
@@ -103,7 +105,7 @@ def recommend(rows: pd.DataFrame) -> Pick | None:
     return Pick(int(order[0]), best, status, runner, tuple(dict.fromkeys(str(t) for t in waiting["tier"])))
 
 
-def assumed_prices(inputs: Inputs, row: pd.Series) -> list[tuple[str, str]]:
+def assumed_prices(inputs: Inputs, row) -> list[tuple[str, str]]:
     """The prices an option rests on whose basis is an assumption: (input, value as shown)."""
     from . import display
 
@@ -312,26 +314,70 @@ def purchase(on_sku: pd.DataFrame, pick: Pick) -> Purchase:
 
 # ---- the workbook's rows ------------------------------------------------------------------------
 
-def workbook_rows(frame: pd.DataFrame, named: set[int], limit: int) -> tuple[pd.Index, str]:
+GROUP = ["model", "recipe", "sku", "tier", "strategy", "gpus"]  # a workbook group: every interval of one system
+
+
+def per_group(limit: int, rows: int, intervals: int) -> int:
+    """Rows per group the workbook keeps when not all fit: every group holds one row per interval."""
+    return max(1, limit // max(rows // max(intervals, 1), 1))
+
+
+def workbook_rows(frame: pd.DataFrame, named: set[int], limit: int, intervals: int, rows: int | None = None,
+                  selected: pd.Index | None = None) -> tuple[pd.Index, str]:
     """The rows the workbook holds: all if they fit; else the lowest-waste intervals of each group,
     always with the rows the summary names (its candidates and purchase curves). Returns them and a
-    note saying what was left out."""
-    if len(frame) <= limit:
+    note saying what was left out. A streamed plan (``rows`` in all) passes the rows ``selected``
+    as it went (``Selection``): the same rows the whole frame would give."""
+    rows = len(frame) if rows is None else rows
+    if rows <= limit:
         return frame.index, ""
-    keys = ["model", "recipe", "sku", "tier", "strategy", "gpus"]
-    groups = frame.groupby(keys, observed=True, sort=False).ngroups
-    per_group = max(1, limit // max(groups, 1))
-    rank = frame.groupby(keys, observed=True, sort=False)["waste_pct"].rank(method="first")
-    keep = rank <= per_group
+    each = per_group(limit, rows, intervals)
+    if selected is None:
+        rank = frame.groupby(GROUP, observed=True, sort=False)["waste_pct"].rank(method="first")
+        keep = (rank <= each).to_numpy()
+    else:
+        keep = frame.index.isin(selected)
     must = frame.index.isin(sorted(named))
     if (keep | must).sum() > limit:  # more groups than rows: the lowest waste overall
         best = frame[keep & ~must].sort_values("waste_pct", kind="stable").head(max(limit - must.sum(), 0))
         keep = frame.index.isin(best.index)
     kept = frame.index[keep | must]
-    note = (f"Scenarios holds {len(kept):,} of {len(frame):,} rows (workbook_rows = {limit:,}): the "
-            f"{per_group} lowest-waste interval(s) of each model x recipe x SKU x tier x strategy x GPU count, "
+    note = (f"Scenarios holds {len(kept):,} of {rows:,} rows (workbook_rows = {limit:,}): the "
+            f"{each} lowest-waste interval(s) of each model x recipe x SKU x tier x strategy x GPU count, "
             "and the summary's rows. Every row is in scenarios.parquet.")
     return kept, note
+
+
+class Selection:
+    """The workbook's rows of a streamed plan, kept as the chunks go by: per group, the
+    ``per_group`` lowest-waste rows so far (ties to the earlier row, as ``rank(method="first")``)."""
+
+    def __init__(self, limit: int, rows: int, intervals: int):
+        self.per_group = per_group(limit, rows, intervals)
+        self.kept: pd.DataFrame | None = None
+
+    def add(self, chunk: pd.DataFrame) -> None:
+        both = chunk if self.kept is None else concat([self.kept, chunk])
+        rank = both.groupby(GROUP, observed=True, sort=False)["waste_pct"].rank(method="first")
+        self.kept = both[(rank <= self.per_group).to_numpy()]
+
+
+def concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Frames of one plan stacked, their text columns kept categorical (each chunk has its own
+    categories: they are united)."""
+    frames = [f for f in frames if f is not None]
+    if len(frames) == 1:
+        return frames[0]
+    out = {}
+    for name in frames[0].columns:
+        if isinstance(frames[0][name].dtype, pd.CategoricalDtype):
+            every = [list(f[name].cat.categories) for f in frames]  # the plan's axes: the same, in plan order
+            cats = every[0] if all(c == every[0] for c in every) else sorted(set().union(*every), key=str)
+            out[name] = pd.Categorical(np.concatenate([f[name].astype(object).to_numpy() for f in frames]),
+                                       categories=cats)
+        else:
+            out[name] = np.concatenate([f[name].to_numpy() for f in frames])
+    return pd.DataFrame(out, index=np.concatenate([f.index.to_numpy() for f in frames]), copy=False)
 
 
 def tier_overview(inputs: Inputs, frame: pd.DataFrame, point: Point, kept: pd.Index) -> list:
@@ -366,24 +412,63 @@ class Report:
     candidates: list[list[int]] = field(default_factory=list)  # per summary line: its options' rows, tie order
     assumed: dict[int, list[str]] = field(default_factory=dict)  # frame row -> the assumed prices it rests on
     purchases: list = field(default_factory=list)  # per summary line: its purchase curve (Purchase)
+    rows: int = 0  # the plan's rows; ``frame`` holds them all up to ROWS_IN_MEMORY, else the ones shown
+
+    def __post_init__(self):
+        self.rows = self.rows or len(self.frame)
 
 
 def _plan_file(inputs: Inputs) -> str:
     return shown_path(Path(inputs.root), "plan.yaml")
 
 
-def compute(inputs: Inputs) -> Report:
-    frame, dropped = scenarios(inputs)
-    if frame.empty:
+def compute(inputs: Inputs, sink=None, progress=lambda _: None, workbook: bool = True) -> Report:
+    """Everything the outputs show. ``sink(frame)``, when given, receives every row of the plan
+    (one frame, or chunk after chunk for a plan above ROWS_IN_MEMORY rows, whose report then keeps
+    only the rows the outputs show: the summary point's, and the workbook's when ``workbook``)."""
+    rows, dropped = plan_rows(inputs)
+    if rows == 0:
         why = "; ".join(f"{d.rows:,} because {d.reason}" for d in dropped)
         raise InputError(Problem(_plan_file(inputs), 0, 0, "",
                                  f"every combination of the plan was left out ({why}); widen the plan"))
     point = summary_point(inputs)
+    limit = int(inputs.plan.workbook_rows.value)
+    selected = None
+    if rows <= ROWS_IN_MEMORY:
+        frame, _ = scenarios(inputs)
+        if sink is not None:
+            sink(frame)
+    else:
+        frame, selected = _stream(inputs, sink, point, Selection(limit, rows, len(inputs.plan.intervals))
+                                  if workbook else None, rows, progress)
     table, candidates, purchases = summary(frame, inputs, point)
     briefs = [brief(inputs, frame, spec) for spec in specs(inputs, frame, point)]
-    named = {i for rows in candidates for i in rows} | {int(i) for p in purchases for i in p.points.index}
-    keep, note = workbook_rows(frame, named, int(inputs.plan.workbook_rows.value))
-    assumed = {i: [name for name, _ in assumed_prices(inputs, frame.loc[i])] for rows in candidates for i in rows}
+    named = {i for rows_ in candidates for i in rows_} | {int(i) for p in purchases for i in p.points.index}
+    keep, note = workbook_rows(frame, named, limit, len(inputs.plan.intervals), rows, selected)
+    labels = sorted({i for rows_ in candidates for i in rows_})
+    priced = frame.loc[labels, ["model", "recipe", "sku", "tier", *(n for n, i in INPUTS.items() if i.price)]]
+    assumed = {int(i): [name for name, _ in assumed_prices(inputs, row)]  # rows as dicts: 50x faster than .loc
+               for i, row in zip(priced.index, priced.to_dict("records"))}
     return Report(inputs, frame, dropped, point, table, briefs, calibration.cases(), workbook_index=keep,
                   workbook_note=note, tier_overview=tier_overview(inputs, frame, point, keep), candidates=candidates,
-                  purchases=purchases, assumed=assumed)
+                  purchases=purchases, assumed=assumed, rows=rows)
+
+
+def _stream(inputs: Inputs, sink, point: Point, selection: Selection | None, rows: int, progress):
+    """A plan too large for one frame, chunk by chunk: each goes to the sink; what the outputs show
+    (the summary point's rows, the workbook's selection) is kept."""
+    import time
+
+    at_point, done, t = [], 0, time.perf_counter()
+    for chunk in chunks(inputs, CHUNK_ROWS):
+        if sink is not None:
+            sink(chunk)
+        at_point.append(chunk[(chunk["gpus"] == point.gpus).to_numpy() & (chunk["interval_s"] == point.interval_s).to_numpy()])
+        if selection is not None:
+            selection.add(chunk)
+        done += len(chunk)
+        rate = done / max(time.perf_counter() - t, 1e-9)
+        progress(f"computed {done:,} of {rows:,} scenarios ({rate / 1e6:.2f} M rows/s)")
+    kept = concat(at_point + ([selection.kept] if selection is not None else []))
+    kept = kept[~kept.index.duplicated()].sort_index()
+    return kept, (selection.kept.index if selection is not None else pd.Index([], dtype=np.int64))

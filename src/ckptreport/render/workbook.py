@@ -654,7 +654,7 @@ def write_sources(sh: Sheet, book: Book) -> None:
     sh.append([sh.text("Sources and provenance", font=TITLE)])
     for k, v in (("tool", f"ckptreport {book.meta['ckptreport_version']}"), ("input hash", book.meta["input_hash"]),
                  ("built", book.meta["build_time"] + " (SOURCE_DATE_EPOCH when set)"),
-                 ("scenarios", f"{len(book.frame):,} rows; all in scenarios.parquet")):
+                 ("scenarios", f"{book.report.rows:,} rows; all in scenarios.parquet")):
         sh.append([sh.text(k, font=BOLD), sh.text(v)])
     for note in book.notes:
         sh.append([sh.text("note", font=BOLD), sh.text(note)])
