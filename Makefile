@@ -41,6 +41,9 @@ bench: $(STAMP)  ## speed and memory benchmarks (figures, not pass/fail)
 	$(BIN)/python benchmarks/bench_engine.py
 	$(BIN)/python benchmarks/bench_workbook.py
 	$(BIN)/python benchmarks/bench_briefs.py
+	$(BIN)/python benchmarks/bench_build.py
+	$(BIN)/python benchmarks/bench_startup.py
+	$(BIN)/python benchmarks/bench_large.py
 
 docs: $(STAMP)  ## regenerate the README's schema and column tables
 	$(BIN)/python -m ckptreport.docs README.md

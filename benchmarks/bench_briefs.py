@@ -1,10 +1,13 @@
-"""Seconds per PDF brief on this machine, for the shipped defaults (one brief per model).
+"""Seconds per PDF brief on this machine, for the shipped defaults (one brief per model), and every
+brief laid out serially against worker processes, in the same run.
 
     python benchmarks/bench_briefs.py
 
 Reports the time to format each brief's context (from the compute stage's data: charts, words),
 render its HTML, and lay it out as PDF with WeasyPrint; the first brief also pays for importing
-matplotlib and WeasyPrint, so it is reported apart. Nothing here asserts a time.
+matplotlib and WeasyPrint, so it is reported apart. Then all the briefs as the build writes them
+(``brief.write_all``): in this process one after another (``workers=0``, the baseline), and by the
+default pool of worker processes (one per core, at most one per brief). Nothing here asserts a time.
 """
 
 from __future__ import annotations
@@ -13,13 +16,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from ckptreport.build import shipped_models
-from ckptreport.load import load
-from ckptreport.render import brief
-from ckptreport.report import compute
-
 
 def main() -> int:
+    # imported here, not at the top: a spawned worker re-imports this file, and should pay only for
+    # what a worker of `ckptreport build` imports (WeasyPrint)
+    from ckptreport.load import load
+    from ckptreport.paths import shipped_models
+    from ckptreport.render import brief, pdf
+    from ckptreport.report import compute
+
     t = time.perf_counter()
     report = compute(load(shipped_models()))
     print(f"compute stage (scenarios, summary, every brief's data): {time.perf_counter() - t:.2f} s")
@@ -41,6 +46,15 @@ def main() -> int:
     warm = times[1:] or times
     print(f"first brief {times[0]:.2f} s (imports); the others: mean {sum(warm) / len(warm):.2f} s, "
           f"max {max(warm):.2f} s per brief")
+    every = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, workers in (("serial, this process", 0), (f"{pdf.cores()} core(s), default pool", None)):
+            t = time.perf_counter()
+            brief.write_all(Path(tmp) / name.replace(" ", "_"), report, meta, workers=workers)
+            every[name] = time.perf_counter() - t
+    serial = every["serial, this process"]
+    for name, s in every.items():
+        print(f"all {len(report.briefs)} briefs, {name:<28} {s:5.2f} s  x{s / serial:.2f} of serial")
     return 0
 
 

@@ -99,3 +99,34 @@ def test_libreoffice_computes_what_was_cached(tmp_path):
         for a, b in zip(o[1:6], t[1:6]):
             assert a == b or (isinstance(a, float) and math.isclose(a, b)), (i, o, t)
         assert t[6] == i + 2  # computed by LibreOffice where nothing was cached
+
+
+def test_ahead_gives_the_same_chunks_and_the_producers_errors():
+    """Rows printed by a thread ahead of the deflate: every chunk, in order; an error while printing
+    reaches the writer; a writer that stops early stops the printing thread (no thread left)."""
+    import threading
+
+    assert list(sheetxml.ahead(str(i).encode() for i in range(1000))) == [str(i).encode() for i in range(1000)]
+
+    def failing():
+        yield b"one"
+        raise ValueError("printing failed")
+
+    got = []
+    with pytest.raises(ValueError, match="printing failed"):
+        for chunk in sheetxml.ahead(failing()):
+            got.append(chunk)
+    assert got == [b"one"]
+
+    produced = []
+
+    def endless():
+        for i in range(10**9):
+            produced.append(i)
+            yield b"x"
+
+    stream = sheetxml.ahead(endless(), depth=2)
+    assert next(stream) == b"x"
+    stream.close()  # the writer stopped early: the producer is joined, not left printing
+    assert not any(t.name == "sheetxml-rows" for t in threading.enumerate())
+    assert len(produced) < 10

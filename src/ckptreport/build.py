@@ -197,8 +197,6 @@ def write(result: Result, inputs: Inputs, progress: Progress = lambda _: None, w
     go to Parquet (and CSV) as they are computed; then the workbook and the briefs (laid out by
     worker processes meanwhile), the manifest."""
     from .publish import Publisher
-    from .render import brief as render_brief
-    from .render import workbook as render_workbook
 
     when = build_time()
     rows, _ = plan_rows(inputs)
@@ -215,15 +213,21 @@ def write(result: Result, inputs: Inputs, progress: Progress = lambda _: None, w
         t = time.perf_counter()
         tables = Tables(staging, meta, csv)
         try:
-            report = result.report = compute_report(inputs, tables, progress, workbook=workbook)
+            report = result.report = compute_report(inputs, tables, progress, workbook=workbook, briefs=briefs)
         finally:
             tables.close()
         result.seconds["engine"] = time.perf_counter() - t
         progress(f"computed {report.rows:,} scenarios in {result.seconds['engine']:.2f} s")
         t = time.perf_counter()
-        pending = render_brief.start(staging / "briefs", report, meta, paper, progress) if briefs else None
+        pending = None
+        if briefs:
+            from .render import brief as render_brief
+
+            pending = render_brief.start(staging / "briefs", report, meta, paper, progress)
         try:  # the workbook is written here while worker processes lay the briefs out
             if workbook:
+                from .render import workbook as render_workbook
+
                 progress(f"writing the workbook ({len(report.workbook_index):,} scenario rows of formulas)")
                 t_wb = time.perf_counter()
                 result.notes += render_workbook.write(staging / "ckptreport.xlsx", report, meta, when)

@@ -108,7 +108,8 @@ def build(models, out, workbook_rows, no_workbook, no_briefs, paper, measured_pa
 
     \b
     Writes out/scenarios.parquet and out/scenarios.csv (one row per model x recipe x SKU x tier x
-    strategy x GPU count x interval, every column documented in the README), out/ckptreport.xlsx
+    strategy x GPU count x interval, every column documented in the README; above 1,000,000 rows
+    the CSV only with --csv, and the plan is computed in chunks in bounded memory), out/ckptreport.xlsx
     (a live spreadsheet model: edit an assumption and every figure recomputes), out/briefs/*.pdf
     (one per model, and one per `briefs:` entry of the plan, for purchase proposals) and
     out/manifest.json (tool version, input hash, build time; SOURCE_DATE_EPOCH is honoured).

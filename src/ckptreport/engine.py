@@ -21,16 +21,10 @@ if TYPE_CHECKING:
 
 from .columns import COLUMNS
 from .inputs import INPUTS, MODELS, PLAN, RECIPES, SKUS, SOURCES, TIERS, of
-from .load import Inputs, basis, dimensions
+from .load import Dropped, Inputs, basis, combinations, dimensions, plan_rows, reachable  # noqa: F401 (re-exported)
 from .quantity import SHARDINGS, TIER_KINDS
 
 LABELS = {"tier_kind": TIER_KINDS, "sharding": SHARDINGS}  # label inputs with a fixed vocabulary
-
-
-@dataclass(frozen=True)
-class Dropped:
-    reason: str
-    rows: int
 
 
 def compute(values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -58,39 +52,6 @@ def _label_array(values: np.ndarray) -> np.ndarray:
     return values.astype(str)
 
 
-def _rules(inputs: Inputs, dims) -> tuple[np.ndarray, list[tuple[str, np.ndarray]]]:
-    """Which SKU x tier x strategy combinations exist (the others cannot: a tier of another site,
-    tiered without a remote tier to drain to, NVMe the SKU lacks), and each rule's mask of the rest."""
-    skus = [inputs.skus[s] for s in dims["sku"]]
-    tiers = [inputs.tiers[t] for t in dims["tier"]]
-    shape = (len(skus), len(tiers), len(dims["strategy"]))
-    reach = np.array([[reachable(s, t) for t in tiers] for s in skus], dtype=bool).reshape(shape[:2])
-    has_nvme = np.array([s.local_nvme is not None for s in skus], dtype=bool)[:, None, None]
-    local = np.array([t.kind == "local_nvme" for t in tiers], dtype=bool)[None, :, None]
-    tiered = (np.array(dims["strategy"]) == "tiered")[None, None, :]
-    rules = [
-        ("the tier does not serve the SKU's site (tiers.*.sites, skus.*.site)", np.broadcast_to(~reach[:, :, None], shape)),
-        ("tiered needs a remote tier to drain to (the tier is node-local NVMe)", np.broadcast_to(tiered & local, shape)),
-        ("the SKU has no local NVMe (tiered strategy or local_nvme tier)",
-         np.broadcast_to(~has_nvme & (tiered | local), shape)),
-    ]
-    keep = np.ones(shape, dtype=bool)
-    out = []
-    for reason, mask in rules:
-        out.append((reason, mask & keep))
-        keep &= ~mask
-    return keep, out
-
-
-def plan_rows(inputs: Inputs) -> tuple[int, list[Dropped]]:
-    """How many rows the plan's cross product keeps, and what it leaves out, without building it."""
-    dims = dimensions(inputs)
-    keep, rules = _rules(inputs, dims)
-    per_cell = len(dims["model"]) * len(dims["recipe"]) * len(dims["gpus"]) * len(dims["interval_s"])
-    dropped = [Dropped(reason, int(mask.sum()) * per_cell) for reason, mask in rules if mask.any()]
-    return int(keep.sum()) * per_cell, dropped
-
-
 def cross_product(inputs: Inputs, start: int = 0, stop: int | None = None
                   ) -> tuple[dict[str, np.ndarray], dict[str, list], list[Dropped]]:
     """Index arrays for the plan's combinations (positions ``start`` to ``stop`` of the full product,
@@ -99,16 +60,10 @@ def cross_product(inputs: Inputs, start: int = 0, stop: int | None = None
     shape = tuple(len(v) for v in dims.values())
     stop = math.prod(shape) if stop is None else min(stop, math.prod(shape))
     idx = dict(zip(dims, np.unravel_index(np.arange(start, stop, dtype=np.int64), shape)))
-    keep, _ = _rules(inputs, dims)
+    keep, _ = combinations(inputs, dims)
     mask = keep[idx["sku"], idx["tier"], idx["strategy"]]
     _, dropped = plan_rows(inputs)
     return {k: v[mask] for k, v in idx.items()}, dims, dropped
-
-
-def reachable(sku, tier) -> bool:
-    """Whether a SKU's nodes can write to a tier: the tier serves the SKU's site, or every site."""
-    site = sku.site or INPUTS["site"].default
-    return "any" in tier.sites or site in tier.sites
 
 
 def _recipe_codes(inputs: Inputs, dims, idx) -> tuple[np.ndarray, list[str]]:
@@ -223,7 +178,7 @@ def chunks(inputs: Inputs, rows: int) -> Iterator[pd.DataFrame]:
     whole frame would be: memory stays flat however large the plan."""
     dims = dimensions(inputs)
     total = math.prod(len(v) for v in dims.values())
-    keep, _ = _rules(inputs, dims)
+    keep, _ = combinations(inputs, dims)
     share = max(float(keep.mean()), 1e-9)  # the kept fraction: steps through the full product by it
     step = max(1, int(rows / share))
     first = 0

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, ValidationError
 
 from . import schema
 from .errors import InputError, Problem, printable
-from .inputs import PLAN, SCENARIO, Input, of
+from .inputs import INPUTS, PLAN, SCENARIO, Input, of
 from .quantity import name_problem
 from .schema import FILES, SECTIONS, Plan, Q
 from .safeio import read_regular
@@ -398,18 +399,68 @@ def headline_recipe(inputs: Inputs, model: str) -> str:
     return own if not listed or own in listed else listed[0]
 
 
-def check_size(inputs: Inputs, plan_file: str, marks: Marks | None = None) -> None:
+# ---- which combinations of the plan exist (numpy only: validate counts them) ----
+
+@dataclass(frozen=True)
+class Dropped:
+    reason: str
+    rows: int
+
+
+def reachable(sku, tier) -> bool:
+    """Whether a SKU's nodes can write to a tier: the tier serves the SKU's site, or every site."""
+    site = sku.site or INPUTS["site"].default
+    return "any" in tier.sites or site in tier.sites
+
+
+def combinations(inputs: Inputs, dims) -> tuple[np.ndarray, list[tuple[str, np.ndarray]]]:
+    """Which SKU x tier x strategy combinations exist (the others cannot: a tier of another site,
+    tiered without a remote tier to drain to, NVMe the SKU lacks), and each rule's mask of the rest."""
+    skus = [inputs.skus[s] for s in dims["sku"]]
+    tiers = [inputs.tiers[t] for t in dims["tier"]]
+    shape = (len(skus), len(tiers), len(dims["strategy"]))
+    reach = np.array([[reachable(s, t) for t in tiers] for s in skus], dtype=bool).reshape(shape[:2])
+    has_nvme = np.array([s.local_nvme is not None for s in skus], dtype=bool)[:, None, None]
+    local = np.array([t.kind == "local_nvme" for t in tiers], dtype=bool)[None, :, None]
+    tiered = (np.array(dims["strategy"]) == "tiered")[None, None, :]
+    rules = [
+        ("the tier does not serve the SKU's site (tiers.*.sites, skus.*.site)", np.broadcast_to(~reach[:, :, None], shape)),
+        ("tiered needs a remote tier to drain to (the tier is node-local NVMe)", np.broadcast_to(tiered & local, shape)),
+        ("the SKU has no local NVMe (tiered strategy or local_nvme tier)",
+         np.broadcast_to(~has_nvme & (tiered | local), shape)),
+    ]
+    keep = np.ones(shape, dtype=bool)
+    out = []
+    for reason, mask in rules:
+        out.append((reason, mask & keep))
+        keep &= ~mask
+    return keep, out
+
+
+def plan_rows(inputs: Inputs) -> tuple[int, list[Dropped]]:
+    """How many rows the plan's cross product keeps, and what it leaves out, without building it."""
     dims = dimensions(inputs)
-    rows = math.prod(len(v) for v in dims.values())
+    keep, rules = combinations(inputs, dims)
+    per_cell = len(dims["model"]) * len(dims["recipe"]) * len(dims["gpus"]) * len(dims["interval_s"])
+    dropped = [Dropped(reason, int(mask.sum()) * per_cell) for reason, mask in rules if mask.any()]
+    return int(keep.sum()) * per_cell, dropped
+
+
+def check_size(inputs: Inputs, plan_file: str, marks: Marks | None = None) -> None:
+    """The plan's rows (the combinations that can exist) against its max_rows."""
+    dims = dimensions(inputs)
+    product = math.prod(len(v) for v in dims.values())
+    rows = plan_rows(inputs)[0]
     limit = inputs.plan.max_rows.value
     if rows > limit:
         parts = " x ".join(f"{len(v)} {k}" for k, v in dims.items())
+        less = f", less {product - rows:,} that cannot exist" if product > rows else ""
         line, col = (marks or {}).get(("max_rows",), (marks or {}).get(("gpus",), (1, 1)))
         raise InputError(Problem(
             plan_file, line, col, "max_rows",
-            f"the cross product has {rows:,} rows ({parts}), more than max_rows ({limit:,.0f}); "
-            "narrow it by listing fewer models, skus, tiers, gpus, intervals or strategies in the "
-            "plan, or raise max_rows"))
+            f"the plan has {rows:,} rows ({parts} = {product:,}{less}), more than max_rows "
+            f"({limit:,.0f}); narrow it by listing fewer models, skus, tiers, gpus, intervals or "
+            "strategies in the plan, or raise max_rows"))
 
 
 def provenance(inputs: Inputs, inp: Input, names: typing.Mapping[str, str]) -> Prov | None:

@@ -422,10 +422,13 @@ def _plan_file(inputs: Inputs) -> str:
     return shown_path(Path(inputs.root), "plan.yaml")
 
 
-def compute(inputs: Inputs, sink=None, progress=lambda _: None, workbook: bool = True) -> Report:
+def compute(inputs: Inputs, sink=None, progress=lambda _: None, workbook: bool = True,
+            briefs: bool = True) -> Report:
     """Everything the outputs show. ``sink(frame)``, when given, receives every row of the plan
     (one frame, or chunk after chunk for a plan above ROWS_IN_MEMORY rows, whose report then keeps
-    only the rows the outputs show: the summary point's, and the workbook's when ``workbook``)."""
+    only the rows the outputs show: the summary point's, and the workbook's when ``workbook``).
+    Without ``workbook`` or ``briefs``, what only they show is not computed (no brief's data; the
+    workbook's rows are the summary's)."""
     rows, dropped = plan_rows(inputs)
     if rows == 0:
         why = "; ".join(f"{d.rows:,} because {d.reason}" for d in dropped)
@@ -442,15 +445,17 @@ def compute(inputs: Inputs, sink=None, progress=lambda _: None, workbook: bool =
         frame, selected = _stream(inputs, sink, point, Selection(limit, rows, len(inputs.plan.intervals))
                                   if workbook else None, rows, progress)
     table, candidates, purchases = summary(frame, inputs, point)
-    briefs = [brief(inputs, frame, spec) for spec in specs(inputs, frame, point)]
+    data = [brief(inputs, frame, spec) for spec in specs(inputs, frame, point)] if briefs else []
     named = {i for rows_ in candidates for i in rows_} | {int(i) for p in purchases for i in p.points.index}
-    keep, note = workbook_rows(frame, named, limit, len(inputs.plan.intervals), rows, selected)
+    keep, note = (workbook_rows(frame, named, limit, len(inputs.plan.intervals), rows, selected) if workbook
+                  else (pd.Index(sorted(named), dtype=np.int64), ""))
     labels = sorted({i for rows_ in candidates for i in rows_})
     priced = frame.loc[labels, ["model", "recipe", "sku", "tier", *(n for n, i in INPUTS.items() if i.price)]]
     assumed = {int(i): [name for name, _ in assumed_prices(inputs, row)]  # rows as dicts: 50x faster than .loc
                for i, row in zip(priced.index, priced.to_dict("records"))}
-    return Report(inputs, frame, dropped, point, table, briefs, calibration.cases(), workbook_index=keep,
-                  workbook_note=note, tier_overview=tier_overview(inputs, frame, point, keep), candidates=candidates,
+    overview = tier_overview(inputs, frame, point, keep) if workbook else []
+    return Report(inputs, frame, dropped, point, table, data, calibration.cases(), workbook_index=keep,
+                  workbook_note=note, tier_overview=overview, candidates=candidates,
                   purchases=purchases, assumed=assumed, rows=rows)
 
 

@@ -157,8 +157,8 @@ _AXES = {
 }
 _OUTPUTS = {
     "max_rows": (Quantity("count", integer=True, maximum=20_000_000), Field(
-        "5M", validate_default=True, description="refuse a cross product larger than this (default 5M rows, at "
-        "most 20M)")),
+        "5M", validate_default=True, description="refuse a plan of more rows than this (the combinations that can "
+        "exist; default 5M rows, at most 20M)")),
     "workbook_rows": (Quantity("count", integer=True, maximum=1_000_000), Field(
         "100K", validate_default=True, description="most scenario rows in the workbook (Excel holds 1,048,576); "
         "above it, the best rows of each group")),

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import datetime as dt
 import posixpath
+import queue
 import re
 import sys
+import threading
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -107,7 +109,10 @@ def cached(value) -> tuple[str, str]:
 
 
 def _distinct(values: np.ndarray) -> tuple[np.ndarray, list]:
-    """Codes into the distinct values (NaN one of them): each distinct cell is printed once."""
+    """Codes into the distinct values (NaN one of them): each distinct cell is printed once. A few
+    values (a Cadence block's rows) are printed each: factorizing costs more than it saves."""
+    if len(values) <= 16:
+        return np.arange(len(values)), np.asarray(values).tolist()
     codes, uniques = pd.factorize(values, use_na_sentinel=False)
     return codes, np.asarray(uniques).tolist()  # Python scalars: repr(np.float64(x)) is not a number
 
@@ -244,10 +249,49 @@ def rewrite(path: Path, when: dt.datetime, streams: dict[str, Stream]) -> None:
             start = found.start() if found else end
             with out.open(member, "w", force_zip64=True) as dst:
                 dst.write(text[:start].encode())
-                for chunk in stream.body(lambda row: row_styles(text, row)):
-                    dst.write(chunk)
+                for chunk in ahead(stream.body(lambda row: row_styles(text, row))):
+                    dst.write(chunk)  # deflate releases the GIL: it runs while the next chunk is printed
                 dst.write(text[end:].encode())
     tmp.replace(path)
+
+
+def ahead(chunks: Iterable[bytes], depth: int = 8) -> Iterator[bytes]:
+    """``chunks``, produced by a thread of their own up to ``depth`` ahead of the consumer: printing
+    rows (Python) overlaps with deflating them (zlib, which releases the GIL), on a second core when
+    one is free. The same chunks in the same order; an error in the producer is raised here, and a
+    consumer that stops early stops the producer."""
+    items: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    done = object()
+
+    def produce() -> None:
+        try:
+            for chunk in chunks:
+                while not stop.is_set():
+                    try:
+                        items.put((chunk, None), timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            items.put((done, None))
+        except BaseException as e:  # noqa: BLE001  (handed to the consumer, raised there)
+            items.put((done, e))
+
+    worker = threading.Thread(target=produce, name="sheetxml-rows", daemon=True)
+    worker.start()
+    try:
+        while True:
+            chunk, error = items.get()
+            if chunk is done:
+                if error is not None:
+                    raise error
+                return
+            yield chunk
+    finally:
+        stop.set()
+        worker.join()
 
 
 def _member(name: str, stamp: dt.datetime) -> zipfile.ZipInfo:
