@@ -146,3 +146,4 @@ def recalculated(xlsx: Path, tmp_path: Path) -> Path:
 def small_recalc(small_build, tmp_path_factory) -> Path:
     """The shared build's workbook, recalculated by LibreOffice once (cached values of every formula)."""
     return recalculated(small_build.out / "ckptreport.xlsx", tmp_path_factory.mktemp("recalc"))
+

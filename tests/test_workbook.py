@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import openpyxl
+from openpyxl.utils import get_column_letter
 import pandas as pd
 import pytest
 
@@ -208,17 +209,23 @@ def test_changed_assumptions_recompute_like_the_engine(built, small_models, tmp_
 
 
 HOSTILE = ['=HYPERLINK("http://x","y")', "+1+1", "-2+3", "@SUM(1)"]
+PATTERNS = ["llama?-8b", "llama*", "big~model", "a[1]'s", "~*?"]  # wildcards to MATCH, were names matched
 
 
 def test_input_strings_stay_literal_text(small_models, tmp_path):
-    """Models named like formulas are text in every sheet, before and after LibreOffice opens it;
-    their rows still find their inputs. One build and one recalculation for every name."""
+    """Models named like formulas are text in every sheet, before and after LibreOffice opens it, and
+    names that a pattern match would read as wildcards (? * ~ [ ] ') find their own inputs: each has
+    its own parameter count, and every Scenarios cell equals the engine after recalculation. One
+    build and one recalculation for every name."""
     models = small_models / "models.yaml"
     text = models.read_text()
     entry = text[text.index("  llama3-8b:\n"):text.index("  llama3-70b:\n")]
-    quoted = ["'" + name.replace("'", "''") + "'" for name in HOSTILE]
+    names = HOSTILE + PATTERNS
+    quoted = ["'" + name.replace("'", "''") + "'" for name in names]
+    assert "    params: 8,030,261,248\n" in entry
     models.write_text(text.replace("models:\n", "models:\n" + "".join(
-        entry.replace("  llama3-8b:\n", f"  {q}:\n", 1) for q in quoted), 1))
+        entry.replace("  llama3-8b:\n", f"  {q}:\n", 1).replace("8,030,261,248", f"{8 + k}B")
+        for k, q in enumerate(quoted)), 1))
     plan = small_models / "plan.yaml"
     plan.write_text(plan.read_text().replace("models: [llama3-405b, llama3-8b]", f"models: [llama3-405b, "
                                              f"{', '.join(quoted)}]").replace("recipes: [adamw-bf16, adamw-bf16-grads]",
@@ -232,6 +239,10 @@ def test_input_strings_stay_literal_text(small_models, tmp_path):
     assert "HYPERLINK" not in formulas and "SUM(1)" not in formulas and "+1+1" not in formulas
     wb = openpyxl.load_workbook(recalculated(xlsx, tmp_path), data_only=True)
     cells = scenario_cells(tmp_path / "recalc" / "ckptreport.xlsx")
+    frame = result.frame.astype({c: object for c in result.frame.select_dtypes("category").columns})
+    assert_cells_equal_engine(cells, frame)
+    for k, name in enumerate(names):
+        assert (cells.loc[cells["model"] == name, "params"] == (8 + k) * 1e9).all(), name
     for name in HOSTILE:
         seen = [c.value for ws in wb for row in ws.iter_rows() for c in row if c.value == name]
         assert len(seen) >= 3, name  # Scenarios, Assumptions, Summary at least
@@ -251,7 +262,10 @@ def test_over_the_row_limit_scenarios_keeps_the_best_and_says_so(small_models, t
     assert len(data) <= 100 + 12
     assert len(pd.read_parquet(tmp_path / "out" / "scenarios.parquet")) == len(result.frame)
     summary = [r for r in wb["Summary"].iter_rows(values_only=True) if r and r[0] in ("llama3-405b", "llama3-8b")]
-    assert summary and all(isinstance(r[5], str) and r[5].startswith("=Scenarios!") for r in summary[:4])
+    keys = {r[0] for r in data}
+    found = [re.fullmatch(r"=INDEX\(Scenarios!\$[A-Z]+:\$[A-Z]+,MATCH\((\d+),Scenarios!\$A:\$A,0\)\)", str(r[5]))
+             for r in summary[:4]]
+    assert summary and all(found) and {int(m.group(1)) for m in found} <= keys, summary[:4]  # found by key
 
 
 def test_layout_a_finance_reader_expects(built):
@@ -266,7 +280,7 @@ def test_layout_a_finance_reader_expects(built):
     value = next(r[2] for r in assumptions.iter_rows() if r[1].value == "d2h_gpu_GBps")
     assert value.font.color.rgb.endswith("0000FF")
     scen = wb["Scenarios"]
-    assert "Scenarios" in scen.tables and scen.freeze_panes == "F3"
+    assert "Scenarios" in scen.tables and scen.freeze_panes == "G3"
     header = [c.value for c in scen[2]]
     stall = scen.cell(3, header.index("stall_s") + 1)
     color = stall.font.color
@@ -303,3 +317,62 @@ def test_workbook_pages_render(built, tmp_path):
     subprocess.run(["pdftoppm", "-r", "40", "-png", "-f", "1", "-l", "1", str(pdf), str(tmp_path / "page")],
                    check=True)
     assert list(tmp_path.glob("page*.png"))
+
+
+def _figures(xlsx: Path, sheets=("Summary", "Choice", "Purchase", "Cadence")) -> dict[tuple[str, str], object]:
+    """Every cell of the sheets that refer to Scenarios, as LibreOffice computed it; not the cells that
+    say where a scenario's row now is (Cadence's 'Scenarios row': they follow a sort by design)."""
+    wb = openpyxl.load_workbook(xlsx, data_only=True, read_only=True)
+    out = {(name, f"{c.column_letter}{c.row}"): c.value for name in sheets for row in wb[name].iter_rows()
+           for before, c in zip((None, *row), row)
+           if c.value is not None and hasattr(c, "column_letter") and getattr(before, "value", None) != "Scenarios row"}
+    wb.close()
+    return out
+
+
+def _sorted_like_a_spreadsheet(xlsx: Path, dst: Path, by: list[tuple[str, bool]]) -> list[int]:
+    """The Scenarios data rows reordered as Data > Sort does: each row's cells move together, and a
+    moved formula's relative references move with it (absolute ones stay), which is what Excel and
+    LibreOffice do to formulas when they sort. Returns the keys in their new order."""
+    from openpyxl.formula.translate import Translator
+
+    wb = openpyxl.load_workbook(xlsx)
+    ws = wb["Scenarios"]
+    header = [c.value for c in ws[2]]
+    rows = [[c.value for c in row] for row in ws.iter_rows(min_row=3)]
+    cached = scenario_cells(xlsx)
+    order = list(range(len(rows)))
+    for column, up in reversed(by):  # a stable sort per key, the last key first
+        values = cached[column].tolist()
+        order.sort(key=lambda i: values[i], reverse=not up)
+    for new, old in enumerate(order):
+        for k, value in enumerate(rows[old]):
+            if isinstance(value, str) and value.startswith("="):
+                value = Translator(value, origin=f"{get_column_letter(k + 1)}{old + 3}").translate_formula(
+                    f"{get_column_letter(k + 1)}{new + 3}")
+            ws.cell(row=new + 3, column=k + 1, value=value)
+    wb.save(dst)
+    return [rows[i][header.index("scenario_id")] for i in order]
+
+
+def test_sorting_scenarios_changes_nothing_computed(built, recalc, tmp_path):
+    """Sort the Scenarios rows by overhead (descending), then tier, then GPUs, as a spreadsheet does,
+    and recalculate in LibreOffice: every figure on Summary, Choice, Purchase and Cadence is what it
+    was, and every Scenarios row still equals the engine's row of its key."""
+    _, xlsx = built
+    keys = _sorted_like_a_spreadsheet(recalc, tmp_path / "sorted.xlsx",
+                                      [("overhead_pct", False), ("tier", True), ("gpus", True)])
+    assert keys != sorted(keys)
+    after_file = recalculated(tmp_path / "sorted.xlsx", tmp_path)
+    cells = scenario_cells(after_file)
+    assert cells["scenario_id"].tolist() == keys and cells["overhead_pct"].is_monotonic_decreasing
+    before, after = _figures(recalc), _figures(after_file)
+    assert len(before) > 500
+    changed = {k: (v, after.get(k)) for k, v in before.items()
+               if not (v == after.get(k) or (isinstance(v, float) and isinstance(after.get(k), float)
+                                             and math.isclose(v, after[k], rel_tol=1e-12)))}
+    assert not changed, list(changed.items())[:10]
+    result, _ = built
+    frame = result.frame.astype({c: object for c in result.frame.select_dtypes("category").columns})
+    assert_cells_equal_engine(cells.drop(columns="scenario_id").reset_index(drop=True),
+                              frame.loc[cells["scenario_id"].astype(int)].reset_index(drop=True))

@@ -88,7 +88,8 @@ class Column:
     letter: str
     style: int = 0
     text: np.ndarray | None = None  # the text of each row
-    formulas: np.ndarray | None = None  # the formula of each row, without '='
+    numbers: np.ndarray | None = None  # a number in each row (a key)
+    formulas: np.ndarray | None = None  # the formula of each row, without '=' (one result per formula)
     parts: tuple[str, ...] | None = None  # a template split where the row number goes
     values: np.ndarray | None = None  # the cached result of each row's formula
 
@@ -142,12 +143,15 @@ def rows_xml(columns: list[Column], first_row: int, n: int) -> Iterator[bytes]:
                 printed = [f'"{style} t="inlineStr"><is><t' + (' xml:space="preserve"' if str(v) != str(v).strip()
                                                                 else "") + f">{text_xml(str(v))}</t></is></c>{end}"
                            for v in uniques]
-            elif col.formulas is not None:  # a formula per row (few columns): each printed as it is
-                values = col.values[start:stop].tolist() if col.values is not None else [None] * (stop - start)
-                codes = np.arange(stop - start)
+            elif col.numbers is not None:
+                codes, uniques = _distinct(col.numbers[start:stop])
+                printed = [f'"{style}><v>{v!r}</v></c>{end}' for v in uniques]
+            elif col.formulas is not None:  # a formula per row, the same formula giving the same result
+                codes, uniques = _distinct(col.formulas[start:stop])
+                first = np.unique(codes, return_index=True)[1]  # each distinct formula's first row
                 printed = []
-                for f, v in zip(col.formulas[start:stop].tolist(), values):
-                    attr, cell = cached(v) if col.values is not None else ("", "")
+                for f, at in zip(uniques, first.tolist()):
+                    attr, cell = cached(col.values[start + at]) if col.values is not None else ("", "")
                     printed.append(f'"{style}{attr}><f>{escape(str(f))}</f>{cell}</c>{end}')
             else:
                 follow = f'<f t="shared" si="{shared[col.letter]}"/>'
@@ -182,6 +186,8 @@ def _cell_text(col: Column, shared: dict[str, int], first_row: int, last: int, e
         v = str(col.text[0])
         space = ' xml:space="preserve"' if v != v.strip() else ""
         return f'{r}"{style} t="inlineStr"><is><t{space}>{text_xml(v)}</t></is></c>{end}'
+    if col.numbers is not None:
+        return f'{r}"{style}><v>{np.asarray(col.numbers[:1]).tolist()[0]!r}</v></c>{end}'
     attr, cell = cached(col.values[0]) if col.values is not None else ("", "")
     if col.formulas is not None:
         return f'{r}"{style}{attr}><f>{escape(str(col.formulas[0]))}</f>{cell}</c>{end}'

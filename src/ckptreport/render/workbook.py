@@ -2,7 +2,7 @@
 
 Sheets: Summary (headline per model and SKU, charts), Assumptions (every input as a blue cell with its
 unit, basis and source; defined names for the plan's globals), Scenarios (the cross product as an
-Excel table: input columns look up Assumptions, derived columns are formulas printed from the same
+Excel table: input columns refer to their cells in Assumptions, derived columns are formulas printed from the same
 column definitions the engine evaluates), Cadence (overhead and waste against interval, optimum
 marked, charts), Sources (every citation, and the build's provenance).
 
@@ -31,6 +31,7 @@ from openpyxl.formatting.rule import FormulaRule
 from openpyxl.styles import Font, PatternFill
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
+from openpyxl.worksheet.filters import AutoFilter
 from openpyxl.worksheet.table import Table, TableColumn, TableStyleInfo
 
 from .. import display
@@ -44,6 +45,7 @@ from ..units import BYTES_EXCEL, COLUMN_UNITS, INF_AT, INF_CELL
 
 # Scenarios columns written as text, not looked up: the plan's axes by name, and the basis of each hop
 LITERAL = {i.name for i in INPUTS.values() if i.entity == SCENARIO and i.unit == "label"} | set(SOURCES)
+KEY = "scenario_id"  # Scenarios column A: each row's key, looked up with an exact match
 FIRST = 3  # first data row of the Scenarios table (row 1: note, row 2: header)
 SHEETS = ("Summary", "Assumptions", "Scenarios", "Choice", "Purchase", "Cadence", "Sources")
 ENTITY_KINDS = ((MODELS, "model"), (RECIPES, "recipe"), (SKUS, "sku"), (TIERS, "tier"))
@@ -113,7 +115,7 @@ class Sheet:
 class Book:
     report: Report
     meta: dict[str, str]
-    entity_row: dict[tuple[str, str], int] = field(default_factory=dict)  # (kind, name) -> first row
+    input_cell: dict[tuple[str, str, str], str] = field(default_factory=dict)  # (kind, name, input) -> its cell
     global_cell: dict[str, str] = field(default_factory=dict)
     gpus_cell: dict[float, str] = field(default_factory=dict)
     interval_cell: dict[float, str] = field(default_factory=dict)
@@ -212,22 +214,17 @@ def write_assumptions(sh: Sheet, book: Book) -> None:
                                  _value_cell(sh, inp.name, inp.value(entity, name)),
                                  sh.text(display.unit(inp.name).short),
                                  *_prov_cells(sh, provenance(inputs, inp, {kind: name})), *extra])
-                if k == 0:
-                    book.entity_row[(kind, name)] = row
+                book.input_cell[(kind, name, inp.name)] = f"Assumptions!$C${row}"
     for name, ref in book.global_cell.items():
         sh.ws.parent.defined_names[name] = DefinedName(name, attr_text=ref)
 
 
 # ---- Scenarios ------------------------------------------------------------------------------------
 
-def _scenario_formulas(book: Book, helper: dict[str, str]) -> dict[str, str]:
-    """A formula template per Scenarios column, with '{r}' where the row number goes. An entity's
-    input is found at its entity's first Assumptions row plus its place among the entity's inputs:
-    both come from the same declarations, in the same order."""
+def _scenario_formulas(book: Book) -> dict[str, str]:
+    """A formula template per derived Scenarios column and per plan global, with '{r}' where the row
+    number goes. (An entity's input is a reference to its own Assumptions cell: ``_input_refs``.)"""
     out: dict[str, str] = {}
-    for kind, _ in ENTITY_KINDS:
-        for k, inp in enumerate(of(kind)):
-            out[inp.name] = f"=INDEX(Assumptions!$C:$C,{helper[kind]}{{r}}+{k})"
     for inp in of(PLAN):
         out[inp.name] = f"={inp.name}"
     for name, col in COLUMNS.items():
@@ -236,54 +233,62 @@ def _scenario_formulas(book: Book, helper: dict[str, str]) -> dict[str, str]:
     return out
 
 
+def _input_refs(book: Book, frame: pd.DataFrame, name: str, kind: str, column: str) -> np.ndarray:
+    """Per row, the absolute reference to the Assumptions cell of the row's entity's input ``name``:
+    no lookup by name (nothing is matched as a pattern) and no offset (a row inserted in Assumptions
+    moves the reference with the cell); sorting Scenarios moves each reference with its row."""
+    names = frame[column].astype(str)
+    refs = {entity: book.input_cell[(kind, entity, name)] for entity in names.unique()}
+    return names.map(refs).to_numpy(object)
+
+
 def write_scenarios(sh: Sheet, book: Book) -> None:
     """The header, the first data row (which fixes each column's style) and the table; the rows
-    themselves are streamed into the saved package (``sheetxml``), from what this records."""
+    themselves are streamed into the saved package (``sheetxml``), from what this records. Column A
+    is ``scenario_id``, each row's key: every other sheet finds a scenario by it, with an exact
+    match, so sorting or filtering the table changes nothing computed."""
     frame = book.frame.loc[book.report.workbook_index]
-    names = list(book.frame.columns)
-    helpers = {kind: f"{kind[:-1]}_at" for kind, _ in ENTITY_KINDS}
-    all_cols = names + list(helpers.values())
+    all_cols = [KEY, *book.frame.columns]
     book.letters = {n: get_column_letter(i + 1) for i, n in enumerate(all_cols)}
-    sh.layout({i + 1: max(10, min(24, len(n) + 3)) for i, n in enumerate(all_cols)}, f"F{FIRST}")
-    for h in helpers.values():
-        sh.ws.column_dimensions[book.letters[h]].hidden = True
-    formulas = _scenario_formulas(book, {kind: book.letters[h] for kind, h in helpers.items()})
+    sh.layout({i + 1: max(10, min(24, len(n) + 3)) for i, n in enumerate(all_cols)}, f"G{FIRST}")
+    formulas = _scenario_formulas(book)
     note = book.report.workbook_note or (
-        f"All {len(frame):,} scenarios. Input columns look up Assumptions; the others are formulas.")
+        f"All {len(frame):,} scenarios. Input columns refer to Assumptions; the others are formulas. "
+        f"{KEY} is each row's key: sort and filter freely.")
     sh.append([sh.text(note, font=BOLD)])
     sh.append([sh.text(n) for n in all_cols])
-    column_of = dict(ENTITY_KINDS)
-    for kind, h in helpers.items():
-        formulas[h] = f'=MATCH("{kind}."&{book.letters[column_of[kind]]}{{r}},Assumptions!$A:$A,0)'
+    kind_of = {inp.name: (kind, column) for kind, column in ENTITY_KINDS for inp in of(kind)}
     refs = {"gpus": book.gpus_cell, "interval_s": book.interval_cell}
-    columns = []
-    for n in all_cols:
+    columns = [(KEY, {"numbers": frame.index.to_numpy(np.int64)})]
+    for n in book.frame.columns:
         if n in LITERAL:
             columns.append((n, {"text": frame[n].astype(str).to_numpy()}))
         elif n in refs:
             columns.append((n, {"formulas": np.array([refs[n][float(v)] for v in frame[n]]),
                                 "values": _cached(frame[n])}))
+        elif n in kind_of:
+            columns.append((n, {"formulas": _input_refs(book, frame, n, *kind_of[n]), "values": _cached(frame[n])}))
         else:
             columns.append((n, {"parts": tuple(formulas[n].removeprefix("=").split("{r}")),
-                                "values": _cached(frame[n]) if n in frame.columns else None}))
-    for kind, h in helpers.items():  # the helper's MATCH finds the entity's first Assumptions row
-        rows = frame[column_of[kind]].map(lambda name, kind=kind: book.entity_row[(kind, str(name))])
-        dict(columns)[h]["values"] = rows.to_numpy(np.int64)
+                                "values": _cached(frame[n])}))
     book.scenario_columns = columns
     book.scenario_row = {idx: FIRST + i for i, idx in enumerate(frame.index)}
     first = []
     for n, what in columns:  # the first row, through openpyxl: it registers each column's style
         if "text" in what:
             first.append(sh.text(what["text"][0]) if len(frame) else None)
+        elif "numbers" in what:
+            first.append(sh.cell(int(what["numbers"][0]), fmt="0") if len(frame) else None)
         else:
             formula = "=" + (what["formulas"][0] if "formulas" in what else str(FIRST).join(what["parts"]))
-            first.append(sh.cell(formula, fmt=None if n in helpers.values() else display.excel_format(n)))
+            first.append(sh.cell(formula, fmt=display.excel_format(n)))
     sh.append(first)
     last = FIRST + len(frame) - 1
     ref = f"A2:{get_column_letter(len(all_cols))}{max(last, FIRST)}"
     table = Table(displayName="Scenarios", ref=ref,
                   tableColumns=[TableColumn(id=i + 1, name=n) for i, n in enumerate(all_cols)])
     table.tableStyleInfo = TableStyleInfo(name="TableStyleLight9", showRowStripes=True)
+    table.autoFilter = AutoFilter(ref=ref)  # the filter buttons on the header
     with warnings.catch_warnings():  # openpyxl warns in write-only mode even when the columns are given
         warnings.filterwarnings("ignore", "In write-only mode you must add table columns manually")
         sh.ws.add_table(table)
@@ -317,11 +322,20 @@ def _scenario_rows(book: Book, styles: dict[str, int]):
 
 # ---- Summary --------------------------------------------------------------------------------------
 
-def _ref(book: Book, idx: int | None, column: str, absolute: bool = True) -> str | None:
+def _ref(book: Book, idx: int | None, column: str, row: str | None = None) -> str | None:
+    """``column`` of scenario ``idx``, found by its key with an exact match (a number: nothing is read as
+    a pattern), so sorting or filtering Scenarios changes nothing. ``row``: a cell already holding
+    that match (``_row_of``), when many references share it."""
     if idx is None or idx not in book.scenario_row:
         return None
-    r = book.scenario_row[idx]
-    return f"Scenarios!${book.letters[column]}${r}" if absolute else f"Scenarios!{book.letters[column]}{r}"
+    letter = book.letters[column]
+    return f"INDEX(Scenarios!${letter}:${letter},{row or _row_of(book, idx)})"
+
+
+def _row_of(book: Book, idx: int) -> str:
+    """The formula giving the sheet row of scenario ``idx`` in Scenarios, however it is sorted."""
+    key = book.letters[KEY]
+    return f"MATCH({idx},Scenarios!${key}:${key},0)"
 
 
 CHOICE_COLUMNS = ("tier", "strategy", "choice_usd", "tier_bought_GBps", "storage_usd_month", "lost_gpu_usd_month",
@@ -578,16 +592,18 @@ def _cadence_block(book: Book, idx: int, strategy: str, start: int, cols: list[s
     F = sheetxml.Formula
     row = book.frame.loc[idx, ["model", "sku", "tier", "gpus"]]
     opt_row, first = start + 2, start + 4
+    at = f"$H${opt_row}"  # the block's scenario's row in Scenarios, found by its key (sort-safe)
     rows: list[list[tuple[str, object]]] = [
         [],
         [("title", f"{row['model']} / {row['sku']} / {row['tier']} / {strategy} / {int(row['gpus']):,} GPUs")],
-        [("", "optimal interval"), ("min", F(f"{_ref(book, idx, 'optimal_interval_s')}/60")), ("", "waste there"),
-         ("pct", F(f"{_ref(book, idx, 'optimal_waste_pct')}"))],
+        [("", "optimal interval"), ("min", F(f"{_ref(book, idx, 'optimal_interval_s', at)}/60")),
+         ("", "waste there"), ("pct", F(f"{_ref(book, idx, 'optimal_waste_pct', at)}")),
+         ("", KEY), ("", idx), ("", "Scenarios row"), ("", F(_row_of(book, idx)))],
         [("header", c) for c in cols],
     ]
 
     def leaf(n):  # this block's template: its own columns by row, the scenario's by reference
-        return f"{letter[n]}\0" if n in letter else _ref(book, idx, n)
+        return f"{letter[n]}\0" if n in letter else _ref(book, idx, n, at)
 
     templates = {n: render(tree, leaf) for n, tree in trees.items()}  # rendered once per block
     for k, minutes in enumerate(CADENCE_GRID_MIN):
