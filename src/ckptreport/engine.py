@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 from .columns import COLUMNS
 from .inputs import INPUTS, MODELS, PLAN, RECIPES, SKUS, SOURCES, TIERS, of
-from .load import Dropped, Inputs, basis, combinations, dimensions, plan_rows, reachable  # noqa: F401 (re-exported)
+from .load import Dropped, Inputs, basis, combinations, counted, dimensions, plan_rows, reachable  # noqa: F401 (re-exported)
 from .quantity import SHARDINGS, TIER_KINDS
 
 LABELS = {"tier_kind": TIER_KINDS, "sharding": SHARDINGS}  # label inputs with a fixed vocabulary
@@ -60,9 +60,9 @@ def cross_product(inputs: Inputs, start: int = 0, stop: int | None = None
     shape = tuple(len(v) for v in dims.values())
     stop = math.prod(shape) if stop is None else min(stop, math.prod(shape))
     idx = dict(zip(dims, np.unravel_index(np.arange(start, stop, dtype=np.int64), shape)))
-    keep, _ = combinations(inputs, dims)
+    keep, rules = combinations(inputs, dims)
     mask = keep[idx["sku"], idx["tier"], idx["strategy"]]
-    _, dropped = plan_rows(inputs)
+    _, dropped = counted(dims, keep, rules)
     return {k: v[mask] for k, v in idx.items()}, dims, dropped
 
 

@@ -440,7 +440,11 @@ def combinations(inputs: Inputs, dims) -> tuple[np.ndarray, list[tuple[str, np.n
 def plan_rows(inputs: Inputs) -> tuple[int, list[Dropped]]:
     """How many rows the plan's cross product keeps, and what it leaves out, without building it."""
     dims = dimensions(inputs)
-    keep, rules = combinations(inputs, dims)
+    return counted(dims, *combinations(inputs, dims))
+
+
+def counted(dims, keep: np.ndarray, rules: list[tuple[str, np.ndarray]]) -> tuple[int, list[Dropped]]:
+    """The rows ``combinations`` keeps, and what each of its rules leaves out, over every axis."""
     per_cell = len(dims["model"]) * len(dims["recipe"]) * len(dims["gpus"]) * len(dims["interval_s"])
     dropped = [Dropped(reason, int(mask.sum()) * per_cell) for reason, mask in rules if mask.any()]
     return int(keep.sum()) * per_cell, dropped

@@ -264,8 +264,7 @@ def write_scenarios(sh: Sheet, book: Book) -> None:
         if n in LITERAL:
             columns.append((n, {"text": frame[n].astype(str).to_numpy()}))
         elif n in refs:
-            columns.append((n, {"formulas": np.array([refs[n][float(v)] for v in frame[n]]),
-                                "values": _cached(frame[n])}))
+            columns.append((n, {"formulas": frame[n].map(refs[n]).to_numpy(object), "values": _cached(frame[n])}))
         elif n in kind_of:
             columns.append((n, {"formulas": _input_refs(book, frame, n, *kind_of[n]), "values": _cached(frame[n])}))
         else:
@@ -592,13 +591,13 @@ def _cadence_block(book: Book, idx: int, strategy: str, start: int, cols: list[s
     F = sheetxml.Formula
     row = book.frame.loc[idx, ["model", "sku", "tier", "gpus"]]
     opt_row, first = start + 2, start + 4
-    at = f"$H${opt_row}"  # the block's scenario's row in Scenarios, found by its key (sort-safe)
+    key = [("", KEY), ("", idx), ("", "Scenarios row"), ("", F(_row_of(book, idx)))]
+    at = f"${get_column_letter(4 + len(key))}${opt_row}"  # that last cell: the scenario's row, by key (sort-safe)
     rows: list[list[tuple[str, object]]] = [
         [],
         [("title", f"{row['model']} / {row['sku']} / {row['tier']} / {strategy} / {int(row['gpus']):,} GPUs")],
         [("", "optimal interval"), ("min", F(f"{_ref(book, idx, 'optimal_interval_s', at)}/60")),
-         ("", "waste there"), ("pct", F(f"{_ref(book, idx, 'optimal_waste_pct', at)}")),
-         ("", KEY), ("", idx), ("", "Scenarios row"), ("", F(_row_of(book, idx)))],
+         ("", "waste there"), ("pct", F(f"{_ref(book, idx, 'optimal_waste_pct', at)}")), *key],
         [("header", c) for c in cols],
     ]
 
