@@ -113,12 +113,14 @@ def test_cadence_and_summary_cells_equal_the_engine(built, recalc):
     f = result.frame
     blocks = 0
     for i, r in enumerate(rows):
-        if not (r and isinstance(r[0], str) and r[0].count(" / ") == 4):
+        if not (r and isinstance(r[0], str) and r[0].count(" / ") == 3):
             continue
-        model, sku, tier, strategy, gpus = [p.strip() for p in r[0].split("/")]
+        model, sku, tier, strategy = [p.strip() for p in r[0].split("/")]
+        under = rows[i + 1]  # the optimum row: ..., "GPUs", the scenario's GPUs (live), scenario_id, its key
+        gpus, key = under[under.index("GPUs") + 1], under[under.index("scenario_id") + 1]
         row = f[(f.model == model) & (f.sku == sku) & (f.tier == tier) & (f.strategy == strategy)
-                & (f.gpus == int(gpus.split()[0].replace(",", ""))) & (f.interval_s == 1800)
-                & (f.recipe == "adamw-bf16")].iloc[0]
+                & (f.gpus == gpus) & (f.interval_s == 1800) & (f.recipe == "adamw-bf16")].iloc[0]
+        assert row.name == key
         block = [dict(zip(header, g)) for g in rows[i + 3:i + 3 + 24]]
         assert [b["interval_s"] for b in block] == [60.0 * m for m in (1, 2, 3, 5, 7, 10, 15, 20, 25, 30, 40, 50, 60,
                                                                       75, 90, 120, 150, 180, 240, 300, 360, 480,
@@ -129,8 +131,9 @@ def test_cadence_and_summary_cells_equal_the_engine(built, recalc):
             want = compute(env)
             for name in ("stall_s", "overhead_pct", "rework_pct", "waste_pct"):
                 assert math.isclose(cells[name], want[name][0], rel_tol=1e-9), (r[0], name, cells["interval_s"])
-        marked = [b["interval_s"] for b in block if b["optimum"]]
-        assert len(marked) <= 1
+        marked = [b for b in block if b["optimum"]]  # the grid point of least waste, by formula
+        assert len(marked) >= 1 and all(b["optimum"] == "◀ least waste" for b in marked), r[0]
+        assert all(b["waste_pct"] == min(c["waste_pct"] for c in block) for b in marked), r[0]
         blocks += 1
     assert blocks >= 4
     summary = wb["Summary"]
@@ -195,6 +198,8 @@ def test_changed_assumptions_recompute_like_the_engine(built, small_models, tmp_
     rows = list(book["Summary"].iter_rows(values_only=True))
     book.close()
     start = next(i for i, r in enumerate(rows) if r and r[0] == "model")
+    words = [r[0] for r in rows[:start] if r and isinstance(r[0], str) and r[0].startswith("At ")]
+    assert len(words) == 1 and "every 45 min" in words[0], words  # the words follow the edited interval
     col = rows[start].index("recommended")
     shown = {(r[0], r[2]): r[col] for r in rows[start + 1:start + 1 + len(result.report.summary)]}
     before = {(r["model"], r["sku"]): f"{r['option_strategy']} to {r['option_tier']}"

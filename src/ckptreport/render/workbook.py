@@ -407,16 +407,15 @@ def write_purchase(sh: Sheet, book: Book) -> None:
 def write_summary(sh: Sheet, book: Book) -> None:
     sh.layout({1: 20, 2: 18, 3: 18, 4: 13, 5: 16, 6: 11, 7: 8, 8: 16, 9: 11, 10: 8, 11: 26, 12: 12, 13: 15,
                14: 15, 15: 16, 16: 36, 17: 30}, "A7")
-    point = book.report.point
     sh.append([sh.text("ckptreport — checkpoint plan", font=TITLE)])
     sh.append([sh.text(f"ckptreport {book.meta['ckptreport_version']}, built {book.meta['build_time']}, "
                        f"input hash {book.meta['input_hash'][:16]}")])
     sh.append([sh.text("Target overhead"), sh.cell("=target_overhead_pct", fmt=PCT),
                sh.text("(edit on Assumptions; every figure follows)")])
-    sh.append([sh.text(f"At {point.gpus:,.0f} GPUs, every {display.of('interval_s', point.interval_s)}. The "
-                       "recommended option is chosen by formula (Choice sheet): of the options meeting the target, "
-                       "feasible, durable and priced, the least cost over the run. Edit a price and it follows. The "
-                       "per-strategy tiers and the runner-up were chosen when the workbook was built.")])
+    sh.append([sh.cell(f'="At "&{_point_words(book)}&". The recommended option is chosen by formula (Choice '
+                       "sheet): of the options meeting the target, feasible, durable and priced, the least cost over "
+                       "the run. Edit a price and it follows. The per-strategy tiers and the runner-up were chosen "
+                       'when the workbook was built."')])
     sh.append([])
     head = ["model", "recipe", "sku", "checkpoint", "sync: tier", "overhead", "meets", "async: tier", "overhead",
             "meets", "recommended", "bought", "storage $/month", "lost GPU $/month", "total $ over the run",
@@ -455,6 +454,14 @@ def write_summary(sh: Sheet, book: Book) -> None:
     _charts_summary(sh, comp_first, tier_first, sh.row + 2)
 
 
+def _point_words(book: Book) -> str:
+    """A formula's words for the summary point, '1,024 GPUs, every 30 min', read from the plan's
+    cells on Assumptions: edit the GPU count or the interval there and the words follow."""
+    point = book.report.point
+    return (f'TEXT({book.gpus_cell[point.gpus]},"#,##0")&" GPUs, every "&'
+            f'TEXT({book.interval_cell[point.interval_s]}/60,"#,##0.##")&" min"')
+
+
 def _live(sh: Sheet, ref: str | None, fmt: str | None):
     return sh.cell(f"={ref}", fmt=fmt) if ref else sh.text("n/a")
 
@@ -478,8 +485,8 @@ def _component_table(sh: Sheet, book: Book) -> tuple[int, int]:
 
 def _tier_table(sh: Sheet, book: Book) -> tuple[int, int]:
     point = book.report.point
-    sh.append([sh.text(f"Overhead by tier: {point.model} on {point.gpus:,.0f} GPUs of {point.sku}, every "
-                       f"{display.of('interval_s', point.interval_s)}", font=BOLD)])
+    sh.append([sh.text(f"Overhead by tier: {point.model} on {point.sku}", font=BOLD)])
+    sh.append([sh.cell(f'="at "&{_point_words(book)}')])  # names stay text cells; the numbers follow the plan
     sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in ("tier", "sync overhead", "async overhead")])
     first = sh.row + 1
     for tier, by_strategy in book.report.tier_overview:
@@ -566,7 +573,7 @@ def write_cadence(sh: Sheet, book: Book) -> None:
             start += len(rows)
     if blocks:
         styles = {"title": {"font": BOLD}, "header": {"font": BOLD, "fill": HEADER_FILL}, "interval": {
-            "fmt": SEC_FMT, "font": BLUE}, "min": {"fmt": MIN_FMT}, "pct": {"fmt": PCT}, **{
+            "fmt": SEC_FMT, "font": BLUE}, "min": {"fmt": MIN_FMT}, "pct": {"fmt": PCT}, "count": {"fmt": "#,##0"}, **{
             n: {"fmt": f} for n, f in formats.items()}}
         for row in blocks[0]:  # through openpyxl: the styles
             sh.append([_spec_cell(sh, v, styles.get(k, {})) for k, v in row])
@@ -589,13 +596,14 @@ def _cadence_block(book: Book, idx: int, strategy: str, start: int, cols: list[s
                    trees: dict) -> list[list[tuple[str, object]]]:
     """One block's rows from ``start``, each cell as (style key, content): text, a number, a Formula."""
     F = sheetxml.Formula
-    row = book.frame.loc[idx, ["model", "sku", "tier", "gpus"]]
+    row = book.frame.loc[idx, ["model", "sku", "tier"]]
     opt_row, first = start + 2, start + 4
-    key = [("", KEY), ("", idx), ("", "Scenarios row"), ("", F(_row_of(book, idx)))]
+    key = [("", "GPUs"), ("count", None), ("", KEY), ("", idx), ("", "Scenarios row"), ("", F(_row_of(book, idx)))]
     at = f"${get_column_letter(4 + len(key))}${opt_row}"  # that last cell: the scenario's row, by key (sort-safe)
+    key[1] = ("count", F(_ref(book, idx, "gpus", at)))  # the scenario's GPUs, live: they follow the plan's cell
     rows: list[list[tuple[str, object]]] = [
         [],
-        [("title", f"{row['model']} / {row['sku']} / {row['tier']} / {strategy} / {int(row['gpus']):,} GPUs")],
+        [("title", f"{row['model']} / {row['sku']} / {row['tier']} / {strategy}")],
         [("", "optimal interval"), ("min", F(f"{_ref(book, idx, 'optimal_interval_s', at)}/60")),
          ("", "waste there"), ("pct", F(f"{_ref(book, idx, 'optimal_waste_pct', at)}")), *key],
         [("header", c) for c in cols],
@@ -605,12 +613,12 @@ def _cadence_block(book: Book, idx: int, strategy: str, start: int, cols: list[s
         return f"{letter[n]}\0" if n in letter else _ref(book, idx, n, at)
 
     templates = {n: render(tree, leaf) for n, tree in trees.items()}  # rendered once per block
+    waste, last = letter["waste_pct"], first + len(CADENCE_GRID_MIN) - 1
     for k, minutes in enumerate(CADENCE_GRID_MIN):
         r = first + k
-        nxt = f"A{r + 1}" if k + 1 < len(CADENCE_GRID_MIN) else excel_number(INF_CELL)
         rows.append([("interval", minutes * 60.0), ("min", F(f"A{r}/60")),
                      *((n, F(t.replace("\0", str(r)))) for n, t in templates.items()),
-                     ("", F(f'IF(AND(A{r}<=$B${opt_row}*60,{nxt}>$B${opt_row}*60),"◀ optimum","")'))])
+                     ("", F(f'IF({waste}{r}=MIN(${waste}${first}:${waste}${last}),"◀ least waste","")'))])
     return rows
 
 
