@@ -314,14 +314,25 @@ def test_sources_sheet_cites_every_default_and_the_build(built):
 
 
 def test_workbook_pages_render(built, tmp_path):
-    """LibreOffice prints the workbook to PDF and poppler rasterises the first page (the Summary)."""
-    _, xlsx = built
+    """LibreOffice prints the workbook to PDF and poppler rasterises the first page (the Summary); no
+    printed cell shows '###' (a number wider than its column), and the Summary's names and runner-ups
+    print whole (not clipped by the next column)."""
+    result, xlsx = built
     pdf = libreoffice(xlsx, tmp_path / "pdf", "pdf", tmp_path / "lo-profile")
     if shutil.which("pdftoppm") is None and not os.environ.get("CI"):
         pytest.skip("poppler-utils not installed: run `make system-deps`")
     subprocess.run(["pdftoppm", "-r", "40", "-png", "-f", "1", "-l", "1", str(pdf), str(tmp_path / "page")],
                    check=True)
     assert list(tmp_path.glob("page*.png"))
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], check=True, capture_output=True, text=True).stdout
+    assert "Scenarios" in text and "###" not in text, [ln for ln in text.splitlines() if "###" in ln][:5]
+    first = subprocess.run(["pdftotext", "-f", "1", "-l", "1", "-layout", str(pdf), "-"], check=True,
+                           capture_output=True, text=True).stdout
+    summary = result.report.summary.to_dict("records")
+    names = {r[k] for r in summary for k in ("model", "recipe", "sku", "sync_tier", "async_tier", "runner_up_tier")
+             if isinstance(r.get(k), str)}
+    names |= {f"{r['option_strategy']} to {r['option_tier']}" for r in summary if isinstance(r.get("option_tier"), str)}
+    assert names and all(n in first for n in names), [n for n in names if n not in first]
 
 
 def _figures(xlsx: Path, sheets=("Summary", "Choice", "Purchase", "Cadence")) -> dict[tuple[str, str], object]:

@@ -228,7 +228,8 @@ _DECLARED = [
     Input("usd_per_1k_puts", "usd", "object stores: price per 1,000 write requests (PUT)", TIERS,
           "usd_per_1k_puts", Quantity("usd", inclusive=True), default=0.0, absent="0", excel='"$"0.0000', price=True),
     Input("part_size_bytes", "bytes", "object stores: bytes per write request (the multipart part size)", TIERS,
-          "part_size", Quantity("bytes"), default=float("inf"), absent="no request model"),
+          "part_size", Quantity("bytes"), default=float("inf"), absent="no request model",
+          excel='[>=1E+280]"{inf}";[>=1000000000]#,##0.00,,," GB";#,##0.00,," MB"'),  # MB-sized; infinite: none
     Input("puts_per_s_per_prefix", "count", "object stores: write requests per second one prefix (or bucket) "
           "sustains", TIERS, "puts_per_s_per_prefix", Quantity("count"), default=float("inf"),
           absent="no request-rate ceiling"),

@@ -370,14 +370,14 @@ class Unit:
 
 BYTES_EXCEL = '[>=1000000000000]#,##0.00,,,," TB";[>=1000000000]#,##0.00,,," GB";#,##0.00,," MB"'
 COLUMN_UNITS: dict[str, Unit] = {u.key: u for u in (
-    Unit("bytes", "bytes", "bytes", 1.0, "bytes", BYTES_EXCEL, "#,##0"),
+    Unit("bytes", "bytes", "bytes", 1.0, "bytes", BYTES_EXCEL, INF_FMT + "#,##0"),  # an omitted part size: unbounded
     Unit("s", "seconds", "s", 1.0, "duration", '[<1]0.000" s";#,##0.0" s"', "#,##0.0##"),
     Unit("GBps", "GB/s (1e9 B/s)", "GB/s", 1e9, "bandwidth", INF_FMT + '#,##0.00" GB/s"',
          INF_FMT + "#,##0.00##"),
     Unit("pct", "percent", "%", 0.01, "percent", '0.000"%"', "0.0##"),
-    Unit("usd", "US dollars", "$", 1.0, "usd", '"$"#,##0', "#,##0.00##"),
+    Unit("usd", "US dollars", "$", 1.0, "usd", INF_FMT + '"$"#,##0', "#,##0.00##"),  # choice_usd: not recommendable
     Unit("days", "days", "days", 86400.0, None, '#,##0.0" d"', "#,##0.0"),
-    Unit("count", "count", "", 1.0, None, "#,##0", "#,##0"),
+    Unit("count", "count", "", 1.0, None, INF_FMT + "#,##0", INF_FMT + "#,##0"),  # an omitted request rate: unbounded
     Unit("B/param", "bytes per parameter", "B/param", 1.0, None, '0" B/param"', "0.##"),
     Unit("TFLOPS", "TFLOP/s", "TFLOP/s", 1e12, "flops", '#,##0.0" TFLOPS"', "#,##0.0"),
     Unit("label", "text", "", 1.0, None, None, None),

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,7 +53,7 @@ ENTITY_KINDS = ((MODELS, "model"), (RECIPES, "recipe"), (SKUS, "sku"), (TIERS, "
 CADENCE_GRID_MIN = (1, 2, 3, 5, 7, 10, 15, 20, 25, 30, 40, 50, 60, 75, 90, 120, 150, 180, 240, 300, 360,
                     480, 600, 720)
 PCT = COLUMN_UNITS["pct"].excel
-USD = COLUMN_UNITS["usd"].excel
+USD = COLUMN_UNITS["usd"].excel_format()
 
 BLUE = Font(color="0000FF")
 BOLD = Font(bold=True)
@@ -250,7 +251,8 @@ def write_scenarios(sh: Sheet, book: Book) -> None:
     frame = book.frame.loc[book.report.workbook_index]
     all_cols = [KEY, *book.frame.columns]
     book.letters = {n: get_column_letter(i + 1) for i, n in enumerate(all_cols)}
-    sh.layout({i + 1: max(10, min(24, len(n) + 3)) for i, n in enumerate(all_cols)}, f"G{FIRST}")
+    widths = {KEY: len(str(frame.index.max())) if len(frame) else 1, **{n: _shown_width(n, frame[n]) for n in frame}}
+    sh.layout({i + 1: min(max(len(n), widths[n]) + 2, 44) for i, n in enumerate(all_cols)}, f"G{FIRST}")
     formulas = _scenario_formulas(book)
     note = book.report.workbook_note or (
         f"All {len(frame):,} scenarios. Input columns refer to Assumptions; the others are formulas. "
@@ -299,6 +301,28 @@ def write_scenarios(sh: Sheet, book: Book) -> None:
                                      FormulaRule(formula=[f"NOT({meets}{FIRST})"], fill=OVER_FILL))
 
 
+def _shown_width(name: str, column: pd.Series) -> int:
+    """About how many characters the column's widest cell shows in its number format: the digits of
+    its largest value (grouped in thousands; scaled to TB/GB/MB where the format scales), decimals
+    and unit; infinity as its words; text as it is. A column this wide shows no '###' or clipped name."""
+    if column.empty:
+        return 1
+    if not pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
+        return int(column.astype(str).str.len().max())
+    fmt = display.excel_format(name) or "General"
+    values = column.to_numpy(float)
+    finite = np.abs(values[np.isfinite(values) & (np.abs(values) < INF_AT)])
+    words = max((len(w) for w in re.findall(r'\[>=1E\+280\]"([^"]*)"', fmt)), default=0) if len(finite) < len(values) else 0
+    if not len(finite):
+        return max(words, 1)
+    top = float(finite.max())
+    section = fmt.split(";")[-1] if ",," not in fmt else "#,##0.00"  # scaled to TB, GB, MB: at most 999.99
+    decimals = len(re.search(r"\.(0*)", section).group(1)) if "." in section else 0
+    unit = max((len(u) for u in re.findall(r'"([^"]*)"', section)), default=0)
+    digits = len(f"{min(top, 999.99) if ',,' in fmt else top:,.{decimals}f}")
+    return max(words, digits + unit + 1)
+
+
 def _cached(column: pd.Series) -> np.ndarray:
     """A Scenarios column's values as its cells hold them: infinity as INF_CELL, text as text."""
     if isinstance(column.dtype, pd.CategoricalDtype) or column.dtype == object:
@@ -344,7 +368,7 @@ CHOICE_COLUMNS = ("tier", "strategy", "choice_usd", "tier_bought_GBps", "storage
 def write_choice(sh: Sheet, book: Book) -> None:
     """Per summary line, its options, each a live reference to its Scenarios row: the Summary picks the
     least `choice_usd` among them by formula, so an edited price or $/GPU-hour changes the choice."""
-    sh.layout({1: 22, 2: 10, 3: 16, 4: 12, 5: 16, 6: 16, 7: 18, 8: 12, 9: 40}, "A3")
+    sh.layout({1: 22, 2: 10, 3: 20, 4: 12, 5: 16, 6: 16, 7: 18, 8: 12, 9: 40}, "A3")  # C: "not recommendable"
     sh.append([sh.text("Choice: the options of each summary line, as the recommendation ranks them", font=TITLE)])
     sh.append([sh.text("choice_usd is an option's cost over the run (storage + GPU time lost) when it meets the "
                        "target, is feasible, durable and priced; unbounded otherwise. The Summary names the least; "
@@ -405,23 +429,10 @@ def write_purchase(sh: Sheet, book: Book) -> None:
 
 
 def write_summary(sh: Sheet, book: Book) -> None:
-    sh.layout({1: 20, 2: 18, 3: 18, 4: 13, 5: 16, 6: 11, 7: 8, 8: 16, 9: 11, 10: 8, 11: 26, 12: 12, 13: 15,
-               14: 15, 15: 16, 16: 36, 17: 30}, "A7")
-    sh.append([sh.text("ckptreport — checkpoint plan", font=TITLE)])
-    sh.append([sh.text(f"ckptreport {book.meta['ckptreport_version']}, built {book.meta['build_time']}, "
-                       f"input hash {book.meta['input_hash'][:16]}")])
-    sh.append([sh.text("Target overhead"), sh.cell("=target_overhead_pct", fmt=PCT),
-               sh.text("(edit on Assumptions; every figure follows)")])
-    sh.append([sh.cell(f'="At "&{_point_words(book)}&". The recommended option is chosen by formula (Choice '
-                       "sheet): of the options meeting the target, feasible, durable and priced, the least cost over "
-                       "the run. Edit a price and it follows. The per-strategy tiers and the runner-up were chosen "
-                       'when the workbook was built."')])
-    sh.append([])
     head = ["model", "recipe", "sku", "checkpoint", "sync: tier", "overhead", "meets", "async: tier", "overhead",
             "meets", "recommended", "bought", "storage $/month", "lost GPU $/month", "total $ over the run",
             "rests on assumed prices", "runner-up at build (extra over the run)"]
-    sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in head])
-    first = sh.row + 1
+    lines = []
     for line, pick, block in zip(book.summary.to_dict("records"), book.picks(), book.choice_rows):
         cells = [sh.text(line["model"]), sh.text(line["recipe"]), sh.text(line["sku"])]
         any_idx = pick["sync"] if pick["sync"] is not None else pick["async"]
@@ -443,6 +454,28 @@ def write_summary(sh: Sheet, book: Book) -> None:
         runner = line.get("runner_up_tier")
         cells.append(sh.text(f"{runner} (+{display.value(line['runner_up_extra_usd'], 'usd')})"
                              if isinstance(runner, str) else "none"))
+        lines.append(cells)
+    widths = {1: 20, 2: 18, 3: 18, 4: 13, 5: 16, 6: 11, 7: 8, 8: 16, 9: 11, 10: 8, 11: 26, 12: 12, 13: 15,
+              14: 15, 15: 16, 16: 36, 17: 30}
+    texts = {k: [c.value for cells in lines for c in cells[k - 1:k] if isinstance(c.value, str)
+                 and not c.value.startswith("=")] for k in widths}  # the names each column holds
+    texts[11] += [f"{r['option_strategy']} to {r['option_tier']}" for r in book.summary.to_dict("records")
+                  if isinstance(r.get("option_tier"), str)]  # what the recommendation formula shows, as built
+    texts[16] += [", ".join(v) for v in book.report.assumed.values()]  # the assumed prices it may list
+    sh.layout({k: min(max([w, *(len(t) + 2 for t in texts[k])]), 60) for k, w in widths.items()}, "A7")
+    sh.append([sh.text("ckptreport — checkpoint plan", font=TITLE)])
+    sh.append([sh.text(f"ckptreport {book.meta['ckptreport_version']}, built {book.meta['build_time']}, "
+                       f"input hash {book.meta['input_hash'][:16]}")])
+    sh.append([sh.text("Target overhead"), sh.cell("=target_overhead_pct", fmt=PCT),
+               sh.text("(edit on Assumptions; every figure follows)")])
+    sh.append([sh.cell(f'="At "&{_point_words(book)}&". The recommended option is chosen by formula (Choice '
+                       "sheet): of the options meeting the target, feasible, durable and priced, the least cost over "
+                       "the run. Edit a price and it follows. The per-strategy tiers and the runner-up were chosen "
+                       'when the workbook was built."')])
+    sh.append([])
+    sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in head])
+    first = sh.row + 1
+    for cells in lines:
         sh.append(cells)
     last = sh.row
     for col in ("F", "I") if last >= first else ():
