@@ -296,7 +296,9 @@ def test_layout_a_finance_reader_expects(built):
     assert "$" in scen.cell(3, header.index("waste_usd") + 1).number_format
     rules = [r for cf in scen.conditional_formatting for r in cf.rules]
     assert any("target_overhead_pct" in f for r in rules for f in r.formula)
-    assert scen.page_setup.orientation == "landscape" and scen.sheet_properties.pageSetUpPr.fitToPage
+    assert scen.page_setup.orientation == "landscape" and not scen.sheet_properties.pageSetUpPr.fitToPage
+    assert scen.print_title_rows == "$2:$2" and scen.print_title_cols == "$A:$F"  # pages of readable width
+    assert wb["Summary"].sheet_properties.pageSetUpPr.fitToPage  # the small sheets: one page wide
     with zipfile.ZipFile(xlsx) as z:
         charts = [n for n in z.namelist() if n.startswith("xl/charts/chart")]
     assert len(charts) >= 3
@@ -313,11 +315,14 @@ def test_sources_sheet_cites_every_default_and_the_build(built):
             assert prov.source in text, (section, name, field)
 
 
-def test_workbook_pages_render(built, tmp_path):
+def test_workbook_pages_render(small_models, tmp_path):
     """LibreOffice prints the workbook to PDF and poppler rasterises the first page (the Summary); no
     printed cell shows '###' (a number wider than its column), and the Summary's names and runner-ups
-    print whole (not clipped by the next column)."""
-    result, xlsx = built
+    print whole (not clipped by the next column). Every page carries its sheet, the input hash and
+    its number; Scenarios prints in pages of readable width, each with the header and each row's key
+    and system. (Scenarios capped at 60 rows: every page of it is printed.)"""
+    result = build(small_models, tmp_path / "out", workbook_rows=60, briefs=False)
+    xlsx = tmp_path / "out" / "ckptreport.xlsx"
     pdf = libreoffice(xlsx, tmp_path / "pdf", "pdf", tmp_path / "lo-profile")
     if shutil.which("pdftoppm") is None and not os.environ.get("CI"):
         pytest.skip("poppler-utils not installed: run `make system-deps`")
@@ -333,6 +338,11 @@ def test_workbook_pages_render(built, tmp_path):
              if isinstance(r.get(k), str)}
     names |= {f"{r['option_strategy']} to {r['option_tier']}" for r in summary if isinstance(r.get("option_tier"), str)}
     assert names and all(n in first for n in names), [n for n in names if n not in first]
+    pages = text.split("\f")[:-1]  # every page: its sheet in the header, the input hash and page in the footer
+    stamp = f"input hash {result.report.inputs.input_hash[:16]}"
+    assert len(pages) > 1 and all(stamp in p and f"of {len(pages)}" in p and "ckptreport: " in p for p in pages)
+    scenario_pages = [p for p in pages if "ckptreport: Scenarios" in p]  # in pages of readable width, each
+    assert len(scenario_pages) >= 4 and all("scenario_id" in p and "strategy" in p for p in scenario_pages)
 
 
 def _figures(xlsx: Path, sheets=("Summary", "Choice", "Purchase", "Cadence")) -> dict[tuple[str, str], object]:

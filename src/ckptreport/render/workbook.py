@@ -76,18 +76,29 @@ class Sheet:
         self.ws = wb.create_sheet(title)
         self.row = 0
 
-    def layout(self, widths: dict[int, float], freeze: str | None = None, landscape: bool = True) -> Sheet:
-        """Write-only sheets write their layout first: widths, panes and page setup, before any row."""
+    def layout(self, widths: dict[int, float], freeze: str | None = None, landscape: bool = True,
+               fit: bool = True) -> Sheet:
+        """Write-only sheets write their layout first: widths, panes and page setup, before any row.
+        Pages are landscape, as wide as the sheet (``fit``) or in columns of a readable size."""
         for col, w in widths.items():
             self.ws.column_dimensions[get_column_letter(col)].width = w
         if freeze:
             self.ws.freeze_panes = freeze
         if landscape:
             self.ws.page_setup.orientation = "landscape"
+        if fit:
             self.ws.page_setup.fitToWidth = 1
             self.ws.page_setup.fitToHeight = 0
             self.ws.sheet_properties.pageSetUpPr.fitToPage = True
         return self
+
+    def print_marks(self, meta: dict[str, str]) -> None:
+        """Every printed page says what it is and where it came from: the sheet and the tool in the
+        header; the input hash and the page in the footer (no input text: '&' codes stay ours)."""
+        self.ws.oddHeader.left.text = "ckptreport: &A"
+        self.ws.oddHeader.right.text = f"built {meta['build_time']}"
+        self.ws.oddFooter.left.text = f"input hash {meta['input_hash'][:16]}"
+        self.ws.oddFooter.right.text = "page &P of &N"
 
     def cell(self, value, *, fmt: str | None = None, font=None, fill=None, align=None, text: bool = False):
         c = WriteOnlyCell(self.ws, value=value)
@@ -252,7 +263,10 @@ def write_scenarios(sh: Sheet, book: Book) -> None:
     all_cols = [KEY, *book.frame.columns]
     book.letters = {n: get_column_letter(i + 1) for i, n in enumerate(all_cols)}
     widths = {KEY: len(str(frame.index.max())) if len(frame) else 1, **{n: _shown_width(n, frame[n]) for n in frame}}
-    sh.layout({i + 1: min(max(len(n), widths[n]) + 2, 44) for i, n in enumerate(all_cols)}, f"G{FIRST}")
+    sh.layout({i + 1: min(max(len(n), widths[n]) + 2, 44) for i, n in enumerate(all_cols)}, f"G{FIRST}", fit=False)
+    sh.ws.print_title_rows = "2:2"  # each printed page repeats the header and each row's key and system
+    sh.ws.print_title_cols = f"A:{book.letters['strategy']}"
+    sh.ws.page_setup.scale = 55  # small print, but about ten columns beside the repeated ones a page
     formulas = _scenario_formulas(book)
     note = book.report.workbook_note or (
         f"All {len(frame):,} scenarios. Input columns refer to Assumptions; the others are formulas. "
@@ -740,6 +754,8 @@ def write(path, report: Report, meta: dict[str, str], when: dt.datetime | None =
     write_summary(sheets["Summary"], book)
     write_cadence(sheets["Cadence"], book)
     write_sources(sheets["Sources"], book)
+    for sheet in sheets.values():
+        sheet.print_marks(meta)
     wb.calculation.fullCalcOnLoad = True
     wb.save(path)
     book.streams["Scenarios"] = sheetxml.Stream(FIRST, lambda styles_of: _scenario_rows(book, styles_of(FIRST)))
