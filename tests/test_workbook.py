@@ -402,3 +402,35 @@ def test_sorting_scenarios_changes_nothing_computed(built, recalc, tmp_path):
     frame = result.frame.astype({c: object for c in result.frame.select_dtypes("category").columns})
     assert_cells_equal_engine(cells.drop(columns="scenario_id").reset_index(drop=True),
                               frame.loc[cells["scenario_id"].astype(int)].reset_index(drop=True))
+
+
+def test_inputs_are_validated_and_open_formulas_locked(built):
+    """Every numeric blue input on Assumptions has a validation (a percentage 0-100, any other figure
+    0 or more) that its own value passes; inputs are unlocked and formulas locked on protected
+    sheets (no password); Scenarios stays unprotected so it can be sorted and filtered."""
+    _, xlsx = built
+    wb = openpyxl.load_workbook(xlsx)
+    ws = wb["Assumptions"]
+    rules = {}
+    for dv in ws.data_validations.dataValidation:
+        for rng in dv.sqref.ranges:
+            for row in ws[rng.coord] if ":" in rng.coord else [[ws[rng.coord]]]:
+                for c in row:
+                    assert c.coordinate not in rules, c.coordinate  # one rule a cell
+                    rules[c.coordinate] = dv
+    blue = [r[2] for r in ws.iter_rows(min_row=4) if r[2].font and r[2].font.color is not None
+            and r[2].font.color.rgb == "000000FF" and isinstance(r[2].value, (int, float))
+            and not isinstance(r[2].value, bool)]
+    assert len(blue) > 100 and {c.coordinate for c in blue} <= set(rules)
+    for c in blue:
+        dv = rules[c.coordinate]
+        assert not c.protection.locked, c.coordinate
+        if dv.operator == "between":
+            assert 0 <= c.value <= 100 and ws.cell(c.row, 4).value == "%", (c.coordinate, c.value)
+        else:
+            assert dv.operator == "greaterThanOrEqual" and c.value >= 0, (c.coordinate, c.value)
+    assert {s.title for s in wb if s.protection.sheet} == set(wb.sheetnames) - {"Scenarios"}
+    assert not any(s.protection.password for s in wb)
+    summary = wb["Summary"]
+    formula = next(c for row in summary.iter_rows() for c in row if isinstance(c.value, str) and c.value.startswith("="))
+    assert formula.protection.locked

@@ -29,9 +29,10 @@ from openpyxl import Workbook
 from openpyxl.cell import WriteOnlyCell
 from openpyxl.chart import BarChart, Reference, ScatterChart, Series
 from openpyxl.formatting.rule import FormulaRule
-from openpyxl.styles import Font, PatternFill
+from openpyxl.styles import Font, PatternFill, Protection
 from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
+from openpyxl.worksheet.datavalidation import DataValidation
 from openpyxl.worksheet.filters import AutoFilter
 from openpyxl.worksheet.table import Table, TableColumn, TableStyleInfo
 
@@ -60,6 +61,7 @@ BOLD = Font(bold=True)
 TITLE = Font(bold=True, size=14)
 HEADER_FILL = PatternFill("solid", fgColor="DDEBF7")
 OVER_FILL = PatternFill("solid", fgColor="F8CBAD")
+UNLOCKED = Protection(locked=False)
 
 
 def cell_value(v):
@@ -108,6 +110,8 @@ class Sheet:
             c.number_format = fmt
         if font:
             c.font = font
+            if font is BLUE:  # an input: the one kind of cell a protected sheet lets you edit
+                c.protection = UNLOCKED
         if fill:
             c.fill = fill
         if align:
@@ -190,6 +194,7 @@ def write_assumptions(sh: Sheet, book: Book) -> None:
     header = ["key", "figure", "value", "unit", "basis", "source", "from", "date", "region", "spec",
               "measured / spec", "check"]
     inputs, plan = book.inputs, book.inputs.plan
+    checks: list[tuple[int, str]] = []  # (row, input) of each numeric input cell: validated below
     sh.append([sh.text("Plan", font=BOLD)])
     sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in header])
     plan_entity = inputs.entity(PLAN, PLAN)
@@ -197,18 +202,21 @@ def write_assumptions(sh: Sheet, book: Book) -> None:
         row = sh.append([sh.text("plan"), sh.text(inp.name), _value_cell(sh, inp.name, inp.value(plan_entity)),
                          sh.text(display.unit(inp.name).short), *_prov_cells(sh, provenance(inputs, inp, {}))])
         book.global_cell[inp.name] = f"Assumptions!$C${row}"
+        checks.append((row, inp.name))
     for i, q in enumerate(plan.gpus):
         row = sh.append([sh.text("plan.gpus"), sh.text(f"gpus[{i}]"),
                          sh.cell(q.value, fmt=display.plain_format("gpus"), font=BLUE),
                          sh.text("GPUs"), sh.text("input"), sh.text("the plan's cluster sizes"), sh.text("plan.yaml"),
                          sh.text(""), sh.text("")])
         book.gpus_cell[q.value] = f"Assumptions!$C${row}"
+        checks.append((row, "gpus"))
     for i, q in enumerate(plan.intervals):
         row = sh.append([sh.text("plan.intervals"), sh.text(f"interval_s[{i}]"),
                          sh.cell(q.value, fmt=display.plain_format("interval_s"), font=BLUE), sh.text("s"),
                          sh.text("input"), sh.text(f"the plan's cadences ({q.text})"), sh.text("plan.yaml"),
                          sh.text(""), sh.text("")])
         book.interval_cell[q.value] = f"Assumptions!$C${row}"
+        checks.append((row, "interval_s"))
     for kind, column in ENTITY_KINDS:
         for name in book.frame[column].cat.categories:
             name = str(name)
@@ -227,8 +235,31 @@ def write_assumptions(sh: Sheet, book: Book) -> None:
                                  sh.text(display.unit(inp.name).short),
                                  *_prov_cells(sh, provenance(inputs, inp, {kind: name})), *extra])
                 book.input_cell[(kind, name, inp.name)] = f"Assumptions!$C${row}"
+                checks.append((row, inp.name))
     for name, ref in book.global_cell.items():
         sh.ws.parent.defined_names[name] = DefinedName(name, attr_text=ref)
+    _validate(sh, checks)
+
+
+def _validate(sh: Sheet, checks: list[tuple[int, str]]) -> None:
+    """Data validation on the numeric input cells (column C of ``checks``' rows): a percentage from 0
+    to 100, any other figure non-negative (infinity is 1E+290, a valid entry); typing a wrong one is
+    refused with a message naming what is allowed."""
+    rules = {
+        "pct": DataValidation(type="decimal", operator="between", formula1="0", formula2="100", allow_blank=True,
+                              showErrorMessage=True, errorTitle="A percentage",
+                              error="Type a percentage from 0 to 100 (1 means 1%)."),
+        "number": DataValidation(type="decimal", operator="greaterThanOrEqual", formula1="0", allow_blank=True,
+                                 showErrorMessage=True, errorTitle="A non-negative figure",
+                                 error="Type a figure of 0 or more, in the unit beside it."),
+    }
+    for row, name in checks:
+        unit = display.unit_of(name)
+        if unit not in ("label", "bool"):
+            rules["pct" if unit == "pct" else "number"].add(f"C{row}")
+    for rule in rules.values():
+        if rule.sqref:
+            sh.ws.data_validations.append(rule)
 
 
 # ---- Scenarios ------------------------------------------------------------------------------------
@@ -754,8 +785,11 @@ def write(path, report: Report, meta: dict[str, str], when: dt.datetime | None =
     write_summary(sheets["Summary"], book)
     write_cadence(sheets["Cadence"], book)
     write_sources(sheets["Sources"], book)
-    for sheet in sheets.values():
+    for title, sheet in sheets.items():
         sheet.print_marks(meta)
+        if title != "Scenarios":  # formulas locked, inputs (blue) open; no password. Scenarios stays sortable
+            protect = sheet.ws.protection
+            protect.sheet, protect.formatColumns, protect.formatRows = True, False, False
     wb.calculation.fullCalcOnLoad = True
     wb.save(path)
     book.streams["Scenarios"] = sheetxml.Stream(FIRST, lambda styles_of: _scenario_rows(book, styles_of(FIRST)))
