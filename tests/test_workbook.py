@@ -278,7 +278,8 @@ def test_layout_a_finance_reader_expects(built):
     headers; units in number formats; over-target cells highlighted; landscape, fit to width; charts."""
     _, xlsx = built
     wb = openpyxl.load_workbook(xlsx)
-    assert wb.sheetnames == ["Summary", "Assumptions", "Scenarios", "Choice", "Purchase", "Cadence", "Sources"]
+    assert wb.sheetnames == ["Cover", "Summary", "Assumptions", "Scenarios", "Choice", "Purchase", "Cadence", "Sources",
+                            "Checks"]
     for name in ("target_overhead_pct", "mfu_pct", "restart_s", "retention", "buffers"):
         assert name in wb.defined_names
     assumptions = wb["Assumptions"]
@@ -316,7 +317,7 @@ def test_sources_sheet_cites_every_default_and_the_build(built):
 
 
 def test_workbook_pages_render(small_models, tmp_path):
-    """LibreOffice prints the workbook to PDF and poppler rasterises the first page (the Summary); no
+    """LibreOffice prints the workbook to PDF and poppler rasterises the first page (the Cover); no
     printed cell shows '###' (a number wider than its column), and the Summary's names and runner-ups
     print whole (not clipped by the next column). Every page carries its sheet, the input hash and
     its number; Scenarios prints in pages of readable width, each with the header and each row's key
@@ -331,8 +332,7 @@ def test_workbook_pages_render(small_models, tmp_path):
     assert list(tmp_path.glob("page*.png"))
     text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], check=True, capture_output=True, text=True).stdout
     assert "Scenarios" in text and "###" not in text, [ln for ln in text.splitlines() if "###" in ln][:5]
-    first = subprocess.run(["pdftotext", "-f", "1", "-l", "1", "-layout", str(pdf), "-"], check=True,
-                           capture_output=True, text=True).stdout
+    first = next(p for p in text.split("\f") if "ckptreport: Summary" in p)  # the Summary's page
     summary = result.report.summary.to_dict("records")
     names = {r[k] for r in summary for k in ("model", "recipe", "sku", "sync_tier", "async_tier", "runner_up_tier")
              if isinstance(r.get(k), str)}
@@ -434,3 +434,35 @@ def test_inputs_are_validated_and_open_formulas_locked(built):
     summary = wb["Summary"]
     formula = next(c for row in summary.iter_rows() for c in row if isinstance(c.value, str) and c.value.startswith("="))
     assert formula.protection.locked
+
+
+def _checks(xlsx: Path) -> tuple[list[tuple[str, object]], str]:
+    wb = openpyxl.load_workbook(xlsx, data_only=True, read_only=True)
+    rows = list(wb["Checks"].iter_rows(values_only=True))
+    start = next(i for i, r in enumerate(rows) if r and r[0] == "check")
+    checks = [(r[0], r[1]) for r in rows[start + 1:] if r and r[0]]
+    cover = next(r[1] for r in wb["Cover"].iter_rows(values_only=True) if r and r[0] == "Checks")
+    wb.close()
+    return checks, cover
+
+
+def test_checks_pass_and_catch_an_inconsistent_edit(built, recalc, tmp_path):
+    """On the build every check is TRUE and the Cover says all pass. Type a negative input and
+    overwrite a Scenarios stall with a number (as a careless edit would): after LibreOffice
+    recalculates, exactly those checks turn FALSE and the Cover says so."""
+    checks, cover = _checks(recalc)
+    assert len(checks) >= 5 and all(ok is True for _, ok in checks), checks
+    assert cover == f"{len(checks)} of {len(checks)} checks pass"
+    _, xlsx = built
+    wb = openpyxl.load_workbook(xlsx)
+    _set(wb["Assumptions"], "tiers.pfs-100", "tier_write_GBps", -5)
+    scen = wb["Scenarios"]
+    header = [c.value for c in scen[2]]
+    scen.cell(row=10, column=header.index("stall_s") + 1, value=12345.0)
+    edited = tmp_path / "edited.xlsx"
+    wb.save(edited)
+    checks, cover = _checks(recalculated(edited, tmp_path))
+    failed = {what for what, ok in checks if ok is not True}
+    assert failed == {"Every input on Assumptions is 0 or more",
+                      "Stall = checkpoint cost + back-pressure + interference, in every scenario"}, checks
+    assert cover == f"{len(checks) - 2} of {len(checks)} checks pass: see the Checks sheet"

@@ -49,7 +49,7 @@ from ..units import BYTES_EXCEL, COLUMN_UNITS, INF_AT, INF_CELL
 LITERAL = {i.name for i in INPUTS.values() if i.entity == SCENARIO and i.unit == "label"} | set(SOURCES)
 KEY = "scenario_id"  # Scenarios column A: each row's key, looked up with an exact match
 FIRST = 3  # first data row of the Scenarios table (row 1: note, row 2: header)
-SHEETS = ("Summary", "Assumptions", "Scenarios", "Choice", "Purchase", "Cadence", "Sources")
+SHEETS = ("Cover", "Summary", "Assumptions", "Scenarios", "Choice", "Purchase", "Cadence", "Sources", "Checks")
 ENTITY_KINDS = ((MODELS, "model"), (RECIPES, "recipe"), (SKUS, "sku"), (TIERS, "tier"))
 CADENCE_GRID_MIN = (1, 2, 3, 5, 7, 10, 15, 20, 25, 30, 40, 50, 60, 75, 90, 120, 150, 180, 240, 300, 360,
                     480, 600, 720)
@@ -141,6 +141,7 @@ class Book:
     scenario_columns: list = field(default_factory=list)  # (column, what its rows hold) of streamed rows
     choice_rows: list = field(default_factory=list)  # per summary line: (first, last) row of its Choice block
     streams: dict = field(default_factory=dict)  # sheet title -> sheetxml.Stream of rows written into the package
+    checks: tuple[int, int] = (0, 0)  # first and last row of the Checks sheet's checks
 
     @property
     def inputs(self) -> Inputs:
@@ -771,6 +772,79 @@ def write_sources(sh: Sheet, book: Book) -> None:
                    sh.text(recipe.source or "(no source given)"), sh.text(f"{place.file}:{place.line}")])
 
 
+# ---- Checks and Cover -----------------------------------------------------------------------------
+
+def write_checks(sh: Sheet, book: Book) -> None:
+    """Checks a model reviewer runs: inputs in range, totals that reconcile in every scenario (a formula
+    overwritten by a number shows here), the rows all there. Each is TRUE or FALSE, live."""
+    sh.layout({1: 70, 2: 10, 3: 80}, "A4")
+    sh.append([sh.text("Checks: each TRUE when the model is consistent", font=TITLE)])
+    sh.append([sh.text("They recompute with every edit; the Cover shows how many pass.")])
+    sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in ("check", "passes", "what a FALSE means")])
+    n = len(book.scenario_row)
+    last = FIRST + max(n, 1) - 1
+
+    def col(name: str) -> str:
+        return f"Scenarios!${book.letters[name]}${FIRST}:${book.letters[name]}${last}"
+
+    def reconcile(total: str, parts: list[str]) -> str:
+        diff = "-".join([col(total), *(col(p) for p in parts)])
+        return f"=SUMPRODUCT(ABS({diff}))<=1E-9*SUMPRODUCT(ABS({col(total)}))"
+
+    checks = [
+        ("Every input on Assumptions is 0 or more", '=COUNTIF(Assumptions!$C:$C,"<0")=0',
+         "an input was typed negative: find it with a filter on Assumptions column C"),
+        ("Every percentage input is at most 100 (1 means 1%)",
+         '=COUNTIFS(Assumptions!$D:$D,"%",Assumptions!$C:$C,">100")=0',
+         "a percentage above 100 (1 means 1%: type 1.5 for 1.5%)"),
+        ("Checkpoint size = weights + master + optimizer + gradients, in every scenario",
+         reconcile("ckpt_bytes", ["weights_bytes", "master_bytes", "optimizer_bytes", "grads_bytes"]),
+         "a Scenarios formula was overwritten (sizes), or a column was edited by hand"),
+        ("Stall = checkpoint cost + back-pressure + interference, in every scenario",
+         reconcile("stall_s", ["checkpoint_cost_s", "backpressure_s", "interference_s"]),
+         "a Scenarios formula was overwritten (times), or a column was edited by hand"),
+        (f"Scenarios holds its {n:,} keyed rows", f"=COUNT({col(KEY)})={n}",
+         "rows were deleted from (or added to) Scenarios; rebuild to restore them"),
+    ]
+    first = sh.row + 1
+    for what, formula, means in checks:
+        sh.append([sh.text(what), sh.cell(formula), sh.text(means)])
+    book.checks = (first, sh.row)
+
+
+def write_cover(sh: Sheet, book: Book) -> None:
+    """What the workbook answers and how to use it, and whether its checks pass."""
+    first, last = book.checks
+    sh.layout({1: 28, 2: 110}, None, fit=True)
+    sh.append([sh.text("Checkpoint plan: what it costs to write training checkpoints, and what storage to buy",
+                       font=TITLE)])
+    sh.append([sh.text(f"ckptreport {book.meta['ckptreport_version']}, built {book.meta['build_time']}, "
+                       f"input hash {book.meta['input_hash'][:16]}")])
+    sh.append([])
+    passes = f"COUNTIF(Checks!$B${first}:$B${last},TRUE)"
+    sh.append([sh.text("Checks", font=BOLD),
+               sh.cell(f'={passes}&" of {last - first + 1} checks pass"&IF({passes}={last - first + 1},"",'
+                       '": see the Checks sheet")', font=BOLD)])
+    for label, text in (
+        ("What it answers", "How big each checkpoint is, how long it takes to write, how much of the run it "
+                            "stalls, how often to take one, what that costs, and which storage and bandwidth to buy."),
+        ("Start here", "Summary: per model and SKU, the cheapest durable tier meeting the target and the "
+                       "recommended option with its costs and runner-up."),
+        ("Change an assumption", "Assumptions: blue cells are inputs (validated; the sheets are protected "
+                                 "without a password so formulas are not overwritten by mistake). Every figure "
+                                 "recomputes."),
+        ("Sort and filter", "Scenarios: one row per scenario, keyed by scenario_id; sorting or filtering it "
+                            "changes nothing elsewhere."),
+        ("Units", "Names carry units: _bytes bytes, _s seconds, _GBps GB/s (1 GB = 1e9 bytes), _pct percent "
+                  "(1 means 1%), _usd US dollars. Infinity reads as words (unbounded, unreachable)."),
+        ("Prices", "Each price on Assumptions has a date, a region and a source; a price nobody published is "
+                   "#N/A, and a recommendation that rests on an assumed price says so."),
+        ("Sources", "Sources: the citation of every figure; Checks: the model's own consistency checks."),
+        ("What it leaves out", "See the README, 'How the model works, and what it leaves out'."),
+    ):
+        sh.append([sh.text(label, font=BOLD), sh.text(text)])
+
+
 # ---- the workbook ---------------------------------------------------------------------------------
 
 def write(path, report: Report, meta: dict[str, str], when: dt.datetime | None = None) -> list[str]:
@@ -785,6 +859,8 @@ def write(path, report: Report, meta: dict[str, str], when: dt.datetime | None =
     write_summary(sheets["Summary"], book)
     write_cadence(sheets["Cadence"], book)
     write_sources(sheets["Sources"], book)
+    write_checks(sheets["Checks"], book)
+    write_cover(sheets["Cover"], book)  # last: it counts the checks
     for title, sheet in sheets.items():
         sheet.print_marks(meta)
         if title != "Scenarios":  # formulas locked, inputs (blue) open; no password. Scenarios stays sortable
