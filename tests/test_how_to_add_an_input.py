@@ -100,7 +100,7 @@ def test_the_readme_snippets_add_an_input_everywhere(tmp_path):
     assert rows["tiers.pfs-100"][5] == "assumption: half the write" and rows["tiers.pfs-100"][6].startswith("storage.yaml:")
     assert rows["tiers.superpod-good"][4] == "default" and rows["tiers.superpod-good"][5] == "omitted: no read limit"
     assert got["scenario_header"] and re.fullmatch(r"=Assumptions!\$C\$\d+", got["read_formula"]), got["read_formula"]
-    assert re.fullmatch(r"=[A-Z]+3/\([A-Z]+3\*1000000000\)", got["restore_formula"]), got["restore_formula"]
+    assert re.fullmatch(r"=[A-Z]+3/\([A-Z]+3\*BYTES_PER_GB\)", got["restore_formula"]), got["restore_formula"]
     # explain: the input with its place, the column with its arithmetic
     assert re.search(r"tier_read_GBps\s+50 GB/s\s+assumption, storage\.yaml:\d+ — assumption: half the write",
                      got["explain"])

@@ -22,6 +22,7 @@ from ckptreport import units
 from ckptreport.columns import COLUMNS, INPUTS
 from ckptreport.engine import compute
 from ckptreport.expr import render, Var, evaluate
+from ckptreport.render.workbook import CONSTANTS
 
 # When a property fails, hypothesis's pytest plugin imports libcst (hypothesis.extra._patching) to
 # suggest a patch, and libcst's import of mypy_extensions.TypedDict warns; with filterwarnings=error
@@ -253,7 +254,8 @@ def _excel_to_python(formula: str) -> str:
 _XL = {"_MIN": min, "_MAX": max, "_SQRT": math.sqrt, "_IF": lambda c, a, b: a if c else b,
        "_ROUNDUP": lambda x, _: math.ceil(x) if math.isfinite(x) else x,  # IF is lazy in a spreadsheet, not here
        "_AND": lambda *x: all(x), "_OR": lambda *x: any(x),
-       "_ISNA": lambda x: math.isnan(x), "_ISNUMBER": lambda x: not math.isnan(x), "_NOT": lambda x: not x}
+       "_ISNA": lambda x: math.isnan(x), "_ISNUMBER": lambda x: not math.isnan(x), "_NOT": lambda x: not x,
+       **{c.name: float(c) for c in CONSTANTS}}  # the workbook's defined names for its constants
 
 
 @settings(max_examples=50, deadline=None)

@@ -12,12 +12,12 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .expr import DAY, GB, HOUR, INF, TERA, TIB, ceil, isna, known, largest, maximum, minimum, sqrt, where
+from .expr import DAY, GB, HOUR, INF, TERA, TIB, Named, ceil, isna, known, largest, maximum, minimum, sqrt, where
 from .inputs import INPUTS
 from .units import COLUMN_UNITS, INF_FMT
 
 DAYS_PER_MONTH = 365.25 / 12  # storage is priced per month; a run lasts days
-SECONDS_PER_MONTH = DAYS_PER_MONTH * 86400.0
+SECONDS_PER_MONTH = Named(DAYS_PER_MONTH * 86400.0, "SECONDS_PER_MONTH")
 
 
 @dataclass(frozen=True)

@@ -18,17 +18,31 @@ import numpy as np
 from .units import INF_CELL
 
 
-class Scale(float):
+class Named(float):
+    """A constant with a name: in a workbook's formulas it is the defined name ``name`` (listed on
+    Assumptions), never a typed number; in the text a planner reads, the name too."""
+
+    name: str
+
+    def __new__(cls, value: float, name: str) -> Named:
+        named = super().__new__(cls, value)
+        named.name = name
+        return named
+
+
+class Scale(Named):
     """A unit conversion factor: computed with, but left out of the formula a planner reads
     (the values printed beside it already carry their units)."""
 
 
-GB = Scale(1e9)  # bytes in a GB; bandwidth columns are in GB/s
-TERA = Scale(1e12)  # FLOP/s in a TFLOP/s; bytes in a TB
-TIB = Scale(2.0**40)  # bytes in a TiB
-HOUR = Scale(3600.0)  # seconds
-DAY = Scale(86400.0)
+GB = Scale(1e9, "BYTES_PER_GB")  # bytes in a GB; bandwidth columns are in GB/s
+TERA = Scale(1e12, "PER_TERA")  # FLOP/s in a TFLOP/s; bytes in a TB
+TIB = Scale(2.0**40, "BYTES_PER_TIB")  # bytes in a TiB
+HOUR = Scale(3600.0, "SECONDS_PER_HOUR")
+DAY = Scale(86400.0, "SECONDS_PER_DAY")
+SCALES = (GB, TERA, TIB, HOUR, DAY)
 INF = math.inf
+INFINITY = "INFINITY"  # the workbook's name for infinity (units.INF_CELL) inside formulas
 
 
 class Expr:
@@ -70,6 +84,7 @@ class Var(Expr):
 class Const(Expr):
     value: float | str
     scale: bool = False  # a unit conversion: omitted from the text a planner reads
+    name: str | None = None  # in a workbook formula: the defined name that holds the value
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,8 +110,8 @@ class Label(Expr):
 def wrap(x) -> Expr:
     if isinstance(x, Expr):
         return x
-    if isinstance(x, Scale):
-        return Const(float(x), scale=True)
+    if isinstance(x, Named):
+        return Const(float(x), scale=isinstance(x, Scale), name=x.name)
     if isinstance(x, (bool, np.bool_)):
         return Const(float(x))
     if isinstance(x, (int, float, np.integer, np.floating)):
@@ -180,8 +195,12 @@ def render(e: Expr, leaf: Callable[[str], str], style: str = "excel") -> str:
         if isinstance(n, Const):
             if isinstance(n.value, str):
                 return '"' + n.value.replace('"', '""') + '"'
+            if n.name:
+                return n.name
             if text:
                 return "∞" if math.isinf(n.value) else f"{n.value:g}"
+            if math.isinf(n.value):
+                return INFINITY if n.value > 0 else f"-{INFINITY}"
             return excel_number(n.value)
         if isinstance(n, BinOp):
             p = _PREC[n.op]

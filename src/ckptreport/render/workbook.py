@@ -38,8 +38,8 @@ from openpyxl.worksheet.table import Table, TableColumn, TableStyleInfo
 
 from .. import display
 from . import sheetxml
-from ..columns import COLUMNS
-from ..expr import Var, excel_number, render
+from ..columns import COLUMNS, SECONDS_PER_MONTH
+from ..expr import INFINITY, SCALES, TERA, Named, Var, render
 from ..inputs import INPUTS, MODELS, PLAN, RECIPES, SCENARIO, SKUS, SOURCES, TIERS, of
 from ..load import Inputs, provenance
 from ..report import Report
@@ -62,6 +62,18 @@ TITLE = Font(bold=True, size=14)
 HEADER_FILL = PatternFill("solid", fgColor="DDEBF7")
 OVER_FILL = PatternFill("solid", fgColor="F8CBAD")
 UNLOCKED = Protection(locked=False)
+INFINITE_FROM = Named(INF_AT, "INFINITE_FROM")
+CONSTANTS = (*SCALES, SECONDS_PER_MONTH, Named(INF_CELL, INFINITY), INFINITE_FROM)
+CONSTANT_WORDS = {
+    "BYTES_PER_GB": "1 GB = 10^9 bytes (GB/s columns are in 10^9 bytes a second)",
+    "PER_TERA": "10^12: FLOP/s in a TFLOP/s, bytes in a TB",
+    "BYTES_PER_TIB": "1 TiB = 2^40 bytes",
+    "SECONDS_PER_HOUR": "3,600 seconds",
+    "SECONDS_PER_DAY": "86,400 seconds",
+    "SECONDS_PER_MONTH": "an average month: 365.25 / 12 days",
+    INFINITY: "the stand-in for infinity (unbounded, unreachable) in a cell",
+    "INFINITE_FROM": "a cell at least this large reads as infinite",
+}
 
 
 def cell_value(v):
@@ -218,6 +230,10 @@ def write_assumptions(sh: Sheet, book: Book) -> None:
                          sh.text(""), sh.text("")])
         book.interval_cell[q.value] = f"Assumptions!$C${row}"
         checks.append((row, "interval_s"))
+    for constant in CONSTANTS:  # what formulas name instead of typing 1E+9, 3600 or 1E+290
+        row = sh.append([sh.text("constant"), sh.text(constant.name), sh.cell(float(constant)),
+                         sh.text(""), sh.text("definition"), sh.text(CONSTANT_WORDS[constant.name])])
+        sh.ws.parent.defined_names[constant.name] = DefinedName(constant.name, attr_text=f"Assumptions!$C${row}")
     for kind, column in ENTITY_KINDS:
         for name in book.frame[column].cat.categories:
             name = str(name)
@@ -427,7 +443,7 @@ def write_choice(sh: Sheet, book: Book) -> None:
         first, last = title + 2, title + 1 + len(rows)
         rank = f"$C${first}:$C${last}"
         sh.append([sh.text(f"{line['model']} / {line['sku']}", font=BOLD), sh.text("chosen:"),
-                   sh.cell(f"=IF(MIN({rank})>={excel_number(INF_AT)},0,MATCH(MIN({rank}),{rank},0))", fmt="0")])
+                   sh.cell(f"=IF(MIN({rank})>={INFINITE_FROM.name},0,MATCH(MIN({rank}),{rank},0))", fmt="0")])
         sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in (*CHOICE_COLUMNS, "assumed prices")])
         for idx in rows:
             sh.append([sh.text(str(tiers[idx])), sh.text(str(strategies[idx]))] + [
@@ -464,7 +480,7 @@ def write_purchase(sh: Sheet, book: Book) -> None:
         ranks = ",".join(_ref(book, int(i), "choice_usd") for i in points.index)
         for idx, row in points.iterrows():
             idx = int(idx)
-            mark = (f'=IF(AND({_ref(book, idx, "choice_usd")}<{excel_number(INF_AT)},'
+            mark = (f'=IF(AND({_ref(book, idx, "choice_usd")}<{INFINITE_FROM.name},'
                     f'{_ref(book, idx, "choice_usd")}=MIN({ranks})),"◀ optimum","")')
             sh.append([sh.text(str(row["tier"])), sh.text(str(row["strategy"])),
                        _live(sh, _ref(book, idx, "tier_bought_GBps"), display.excel_format("tier_bought_GBps")),
@@ -556,7 +572,7 @@ def _component_table(sh: Sheet, book: Book) -> tuple[int, int]:
             continue
         seen.add(line["model"])
         sh.append([sh.text(line["model"])] + [
-            sh.cell(f"={_ref(book, idx, c)}/1E+12", fmt='0.00" TB"')
+            sh.cell(f"={_ref(book, idx, c)}/{TERA.name}", fmt='0.00" TB"')
             for c in ("weights_bytes", "master_bytes", "optimizer_bytes", "grads_bytes")])
     sh.append([])
     return first, sh.row - 1
