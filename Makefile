@@ -4,9 +4,10 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # Libraries the PDF briefs need (WeasyPrint: Pango, HarfBuzz subsetting; fonts), and programs the
-# tests drive for real (LibreOffice recalculates the workbook, poppler reads and renders the PDFs).
+# tests drive for real (LibreOffice recalculates the workbook, and python3-uno lets a test sort, filter,
+# insert rows and type in Calc itself; poppler reads and renders the PDFs).
 RUNTIME_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core
-TEST_PACKAGES    := $(RUNTIME_PACKAGES) libreoffice-calc-nogui poppler-utils
+TEST_PACKAGES    := $(RUNTIME_PACKAGES) libreoffice-calc-nogui python3-uno poppler-utils
 
 .PHONY: build test bench docs golden runtime-deps system-deps clean
 
@@ -23,7 +24,8 @@ test: $(STAMP) system-deps  ## run the whole test suite, on every core (pytest-x
 	$(BIN)/python -m pytest -n auto
 
 HAVE_RUNTIME := ldconfig -p | grep -q libpangoft2-1.0 && ldconfig -p | grep -q libharfbuzz-subset
-HAVE_TESTING := $(HAVE_RUNTIME) && command -v soffice >/dev/null && command -v pdftoppm >/dev/null
+HAVE_TESTING := $(HAVE_RUNTIME) && command -v soffice >/dev/null && command -v pdftoppm >/dev/null \
+                && /usr/bin/python3 -c "import uno" 2>/dev/null
 
 runtime-deps:  ## Pango and fonts for the PDF briefs (Debian/Ubuntu; installs as root)
 	@$(MAKE) --no-print-directory apt PACKAGES="$(RUNTIME_PACKAGES)" CHECK="$(HAVE_RUNTIME)"
@@ -44,6 +46,7 @@ bench: $(STAMP)  ## speed and memory benchmarks (figures, not pass/fail)
 	$(BIN)/python benchmarks/bench_build.py
 	$(BIN)/python benchmarks/bench_startup.py
 	$(BIN)/python benchmarks/bench_large.py
+	$(BIN)/python benchmarks/bench_libreoffice.py
 
 docs: $(STAMP)  ## regenerate the README's schema and column tables
 	$(BIN)/python -m ckptreport.docs README.md

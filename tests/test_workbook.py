@@ -19,11 +19,12 @@ from pathlib import Path
 
 import numpy as np
 import openpyxl
-from openpyxl.utils import get_column_letter
 import pandas as pd
 import pytest
 
+from ckptreport import display
 from ckptreport.build import build
+from ckptreport.render.workbook import scenario_columns
 from ckptreport.engine import compute
 from ckptreport.units import INF_AT
 from conftest import SOFFICE, libreoffice, recalculated
@@ -42,11 +43,16 @@ def scenario_cells(xlsx: Path) -> pd.DataFrame:
 
 
 def assert_cells_equal_engine(cells: pd.DataFrame, frame: pd.DataFrame) -> int:
-    """Every column of the frame equals the recalculated cells, row by row; returns cells compared."""
+    """Every column of the frame equals the recalculated cells, row by row (a percentage as a
+    fraction: the engine's 3.6 is the cell's 0.036); returns cells compared. The plan's globals are
+    named cells on Assumptions, not Scenarios columns."""
     assert len(cells) == len(frame)
+    assert [c for c in cells.columns if c != "scenario_id"] == scenario_columns(frame)
     compared = 0
-    for name in frame.columns:
+    for name in scenario_columns(frame):
         got, want = cells[name].tolist(), frame[name].tolist()
+        if display.unit_of(name) == "pct":
+            want = [w / 100 for w in want]
         for i, (g, w) in enumerate(zip(got, want)):
             where = f"{name} row {i}: workbook {g!r}, engine {w!r}"
             if isinstance(w, (bool, np.bool_)):
@@ -79,7 +85,7 @@ def test_every_formula_cell_equals_the_engine(built, recalc):
     result, _ = built
     frame = result.frame.astype({c: object for c in result.frame.select_dtypes("category").columns})
     compared = assert_cells_equal_engine(scenario_cells(recalc), frame)
-    assert compared == len(frame) * len(frame.columns) > 50_000
+    assert compared == len(frame) * len(scenario_columns(frame)) > 50_000
 
 
 def test_cached_values_are_what_a_spreadsheet_computes(built, recalc):
@@ -130,7 +136,8 @@ def test_cadence_and_summary_cells_equal_the_engine(built, recalc):
             env["interval_s"] = np.array([float(cells["interval_s"])])
             want = compute(env)
             for name in ("stall_s", "overhead_pct", "rework_pct", "waste_pct"):
-                assert math.isclose(cells[name], want[name][0], rel_tol=1e-9), (r[0], name, cells["interval_s"])
+                engine = want[name][0] / (100 if name.endswith("_pct") else 1)  # a cell holds a fraction
+                assert math.isclose(cells[name], engine, rel_tol=1e-9), (r[0], name, cells["interval_s"])
         marked = [b for b in block if b["optimum"]]  # the grid point of least waste, by formula
         assert len(marked) >= 1 and all(b["optimum"] == "◀ least waste" for b in marked), r[0]
         assert all(b["waste_pct"] == min(c["waste_pct"] for c in block) for b in marked), r[0]
@@ -141,7 +148,7 @@ def test_cadence_and_summary_cells_equal_the_engine(built, recalc):
     line = lines["llama3-405b"]
     pick = f[(f.model == "llama3-405b") & (f.sku == "dgx-h100") & (f.recipe == "adamw-bf16") & (f.gpus == 1024)
              & (f.interval_s == 1800) & (f.strategy == "sync") & (f.tier == line[4])].iloc[0]
-    assert math.isclose(line[3], pick["ckpt_bytes"]) and math.isclose(line[5], pick["overhead_pct"], rel_tol=1e-9)
+    assert math.isclose(line[3], pick["ckpt_bytes"]) and math.isclose(line[5], pick["overhead_pct"] / 100, rel_tol=1e-9)
 
 
 def _inputs():
@@ -345,67 +352,8 @@ def test_workbook_pages_render(small_models, tmp_path):
     assert len(scenario_pages) >= 4 and all("scenario_id" in p and "strategy" in p for p in scenario_pages)
 
 
-def _figures(xlsx: Path, sheets=("Summary", "Choice", "Purchase", "Cadence")) -> dict[tuple[str, str], object]:
-    """Every cell of the sheets that refer to Scenarios, as LibreOffice computed it; not the cells that
-    say where a scenario's row now is (Cadence's 'Scenarios row': they follow a sort by design)."""
-    wb = openpyxl.load_workbook(xlsx, data_only=True, read_only=True)
-    out = {(name, f"{c.column_letter}{c.row}"): c.value for name in sheets for row in wb[name].iter_rows()
-           for before, c in zip((None, *row), row)
-           if c.value is not None and hasattr(c, "column_letter") and getattr(before, "value", None) != "Scenarios row"}
-    wb.close()
-    return out
-
-
-def _sorted_like_a_spreadsheet(xlsx: Path, dst: Path, by: list[tuple[str, bool]]) -> list[int]:
-    """The Scenarios data rows reordered as Data > Sort does: each row's cells move together, and a
-    moved formula's relative references move with it (absolute ones stay), which is what Excel and
-    LibreOffice do to formulas when they sort. Returns the keys in their new order."""
-    from openpyxl.formula.translate import Translator
-
-    wb = openpyxl.load_workbook(xlsx)
-    ws = wb["Scenarios"]
-    header = [c.value for c in ws[2]]
-    rows = [[c.value for c in row] for row in ws.iter_rows(min_row=3)]
-    cached = scenario_cells(xlsx)
-    order = list(range(len(rows)))
-    for column, up in reversed(by):  # a stable sort per key, the last key first
-        values = cached[column].tolist()
-        order.sort(key=lambda i: values[i], reverse=not up)
-    for new, old in enumerate(order):
-        for k, value in enumerate(rows[old]):
-            if isinstance(value, str) and value.startswith("="):
-                value = Translator(value, origin=f"{get_column_letter(k + 1)}{old + 3}").translate_formula(
-                    f"{get_column_letter(k + 1)}{new + 3}")
-            ws.cell(row=new + 3, column=k + 1, value=value)
-    wb.save(dst)
-    return [rows[i][header.index("scenario_id")] for i in order]
-
-
-def test_sorting_scenarios_changes_nothing_computed(built, recalc, tmp_path):
-    """Sort the Scenarios rows by overhead (descending), then tier, then GPUs, as a spreadsheet does,
-    and recalculate in LibreOffice: every figure on Summary, Choice, Purchase and Cadence is what it
-    was, and every Scenarios row still equals the engine's row of its key."""
-    _, xlsx = built
-    keys = _sorted_like_a_spreadsheet(recalc, tmp_path / "sorted.xlsx",
-                                      [("overhead_pct", False), ("tier", True), ("gpus", True)])
-    assert keys != sorted(keys)
-    after_file = recalculated(tmp_path / "sorted.xlsx", tmp_path)
-    cells = scenario_cells(after_file)
-    assert cells["scenario_id"].tolist() == keys and cells["overhead_pct"].is_monotonic_decreasing
-    before, after = _figures(recalc), _figures(after_file)
-    assert len(before) > 500
-    changed = {k: (v, after.get(k)) for k, v in before.items()
-               if not (v == after.get(k) or (isinstance(v, float) and isinstance(after.get(k), float)
-                                             and math.isclose(v, after[k], rel_tol=1e-12)))}
-    assert not changed, list(changed.items())[:10]
-    result, _ = built
-    frame = result.frame.astype({c: object for c in result.frame.select_dtypes("category").columns})
-    assert_cells_equal_engine(cells.drop(columns="scenario_id").reset_index(drop=True),
-                              frame.loc[cells["scenario_id"].astype(int)].reset_index(drop=True))
-
-
 def test_inputs_are_validated_and_open_formulas_locked(built):
-    """Every numeric blue input on Assumptions has a validation (a percentage 0-100, any other figure
+    """Every numeric blue input on Assumptions has a validation (a percentage 0-100%, any other figure
     0 or more) that its own value passes; inputs are unlocked and formulas locked on protected
     sheets (no password); Scenarios stays unprotected so it can be sorted and filtered."""
     _, xlsx = built
@@ -426,7 +374,8 @@ def test_inputs_are_validated_and_open_formulas_locked(built):
         dv = rules[c.coordinate]
         assert not c.protection.locked, c.coordinate
         if dv.operator == "between":
-            assert 0 <= c.value <= 100 and ws.cell(c.row, 4).value == "%", (c.coordinate, c.value)
+            assert dv.formula2 == "1" and 0 <= c.value <= 1 and ws.cell(c.row, 4).value == "%", (c.coordinate, c.value)
+            assert c.number_format.endswith("%"), c.coordinate  # a fraction shown as a percent: 0.01 is 1.0%
         else:
             assert dv.operator == "greaterThanOrEqual" and c.value >= 0, (c.coordinate, c.value)
     assert {s.title for s in wb if s.protection.sheet} == set(wb.sheetnames) - {"Scenarios"}

@@ -12,12 +12,13 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .expr import DAY, GB, HOUR, INF, TERA, TIB, Named, ceil, isna, known, largest, maximum, minimum, sqrt, where
+from .expr import DAY, GB, HOUR, INF, PERCENT, TERA, THOUSAND, TIB, Named, ceil, isna, known, largest, maximum, minimum, sqrt, where
 from .inputs import INPUTS
 from .units import COLUMN_UNITS, INF_FMT
 
 DAYS_PER_MONTH = 365.25 / 12  # storage is priced per month; a run lasts days
 SECONDS_PER_MONTH = Named(DAYS_PER_MONTH * 86400.0, "SECONDS_PER_MONTH")
+MONTHS_PER_YEAR = Named(12.0, "MONTHS_PER_YEAR")
 
 
 @dataclass(frozen=True)
@@ -192,7 +193,7 @@ def write_budget_s(strategy, target_overhead_pct, interval_s, fixed_s, d2h_s, nv
     """Time the persist may take and still meet the target: sync, what the target leaves after the
     fixed cost and the GPU->host copy; async and tiered, the interval (less the NVMe landing), if the
     snapshot meets the target. Zero when nothing is left (never negative)."""
-    allowed_s = target_overhead_pct / 100 * interval_s - fixed_s
+    allowed_s = target_overhead_pct / PERCENT * interval_s - fixed_s
     return maximum(where(strategy == "sync", allowed_s - d2h_s,
                          where(d2h_s <= allowed_s, interval_s - nvme_s, 0)), 0)
 
@@ -214,7 +215,7 @@ section("Storage bought: capacity and bandwidth")
 @column("bytes")
 def capacity_needed_bytes(retention, ckpt_bytes, headroom_pct):
     """Capacity the plan needs on the tier: the retained checkpoints, plus headroom."""
-    return retention * ckpt_bytes * (1 + headroom_pct / 100)
+    return retention * ckpt_bytes * (1 + headroom_pct / PERCENT)
 
 
 @column("bool")
@@ -349,7 +350,7 @@ def backpressure_s(background_s, interval_s):
 @column("s")
 def interference_s(background_s, interval_s, async_slowdown_pct):
     """Training time lost while the background write runs and slows training by async_slowdown_pct."""
-    return minimum(background_s, interval_s) * async_slowdown_pct / 100
+    return minimum(background_s, interval_s) * async_slowdown_pct / PERCENT
 
 
 @column("s")
@@ -361,13 +362,13 @@ def stall_s(checkpoint_cost_s, backpressure_s, interference_s):
 @column("pct")
 def overhead_pct(stall_s, interval_s):
     """Share of training time spent stalled on checkpoints: stall / interval."""
-    return 100 * stall_s / interval_s
+    return PERCENT * stall_s / interval_s
 
 
 @column("bool")
 def stalls_more_than_trains(overhead_pct):
     """A warning: each checkpoint stalls training longer than the interval between them (overhead above 100%)."""
-    return overhead_pct > 100
+    return overhead_pct > PERCENT
 
 
 @column("bytes")
@@ -428,7 +429,7 @@ def optimal_interval_s(daly_interval_s, background_s):
 @column("pct")
 def rework_pct(interval_s, restart_s, cluster_mtbf_s):
     """Share of training redone after failures: (interval/2 + restart) per MTBF."""
-    return 100 * (interval_s / 2 + restart_s) / cluster_mtbf_s
+    return PERCENT * (interval_s / 2 + restart_s) / cluster_mtbf_s
 
 
 @column("pct")
@@ -440,7 +441,7 @@ def waste_pct(overhead_pct, rework_pct):
 @column("pct")
 def optimal_waste_pct(checkpoint_cost_s, optimal_interval_s, restart_s, cluster_mtbf_s):
     """Waste at the optimal interval."""
-    return 100 * (checkpoint_cost_s / optimal_interval_s
+    return PERCENT * (checkpoint_cost_s / optimal_interval_s
                   + (optimal_interval_s / 2 + restart_s) / cluster_mtbf_s)
 
 
@@ -456,31 +457,31 @@ section("Run length and money")
 @column("s")
 def compute_s(active_params, tokens, gpus, peak_TFLOPS, mfu_pct):
     """Training compute time: 6 x active params x tokens / (GPUs x peak x MFU)."""
-    return 6 * active_params * tokens / (gpus * peak_TFLOPS * TERA * mfu_pct / 100)
+    return 6 * active_params * tokens / (gpus * peak_TFLOPS * TERA * mfu_pct / PERCENT)
 
 
 @column("days")
 def run_days(compute_s, waste_pct):
     """Wall-clock run length: compute time plus waste."""
-    return compute_s * (1 + waste_pct / 100) / DAY
+    return compute_s * (1 + waste_pct / PERCENT) / DAY
 
 
 @column("usd")
 def overhead_usd(gpus, compute_s, usd_per_gpu_hour, overhead_pct):
     """GPU-hours stalled on checkpoints over the run, in dollars."""
-    return gpus * compute_s / HOUR * usd_per_gpu_hour * overhead_pct / 100
+    return gpus * compute_s / HOUR * usd_per_gpu_hour * overhead_pct / PERCENT
 
 
 @column("usd")
 def waste_usd(gpus, compute_s, usd_per_gpu_hour, waste_pct):
     """GPU-hours lost to checkpoint stalls and failure rework over the run, in dollars."""
-    return gpus * compute_s / HOUR * usd_per_gpu_hour * waste_pct / 100
+    return gpus * compute_s / HOUR * usd_per_gpu_hour * waste_pct / PERCENT
 
 
 @column("usd")
 def run_usd(gpus, run_days, usd_per_gpu_hour):
     """GPU-hours of the whole run, in dollars."""
-    return gpus * run_days * 24 * usd_per_gpu_hour
+    return gpus * run_days * DAY / HOUR * usd_per_gpu_hour
 
 
 section("Storage cost and total cost of ownership")
@@ -488,20 +489,20 @@ section("Storage cost and total cost of ownership")
 @column("pct")
 def capex_pct_month(life_s, support_pct):
     """Bought storage: the share of its purchase price charged per month, its life spread evenly plus support."""
-    return 100 * SECONDS_PER_MONTH / life_s + support_pct / 12
+    return SECONDS_PER_MONTH / life_s * PERCENT + support_pct / MONTHS_PER_YEAR
 
 
 @column("usd", excel='"$"#,##0.00')
 def tb_usd_month(usd_per_tb_month, capex_usd_per_tb, capex_pct_month):
     """Price of one TB (1e12 bytes) for a month: the rent, else the purchase price's monthly share
     (empty when the tier has no price)."""
-    return where(known(usd_per_tb_month), usd_per_tb_month, capex_usd_per_tb * capex_pct_month / 100)
+    return where(known(usd_per_tb_month), usd_per_tb_month, capex_usd_per_tb * capex_pct_month / PERCENT)
 
 
 @column("usd", excel='"$"#,##0.00')
 def GBps_usd_month(usd_per_GBps_month, capex_usd_per_GBps, capex_pct_month):
     """Price of one GB/s of write bandwidth for a month: its rent plus the purchase price's monthly share."""
-    return usd_per_GBps_month + where(capex_usd_per_GBps > 0, capex_usd_per_GBps * capex_pct_month / 100, 0)
+    return usd_per_GBps_month + where(capex_usd_per_GBps > 0, capex_usd_per_GBps * capex_pct_month / PERCENT, 0)
 
 
 @column("usd", excel='"$"#,##0.00')
@@ -519,7 +520,7 @@ def bandwidth_usd_month(tier_bought_GBps, GBps_usd_month):
 @column("usd", excel='"$"#,##0.00')
 def requests_usd_month(puts_per_ckpt, interval_s, usd_per_1k_puts):
     """Object stores: the write requests of a month of checkpoints."""
-    return puts_per_ckpt * SECONDS_PER_MONTH / interval_s * usd_per_1k_puts / 1000
+    return puts_per_ckpt * SECONDS_PER_MONTH / interval_s * usd_per_1k_puts / THOUSAND
 
 
 @column("usd", excel='"$"#,##0.00')
@@ -532,7 +533,7 @@ def storage_usd_month(capacity_usd_month, bandwidth_usd_month, requests_usd_mont
 def lost_gpu_usd_month(gpus, usd_per_gpu_hour, waste_pct):
     """GPU time a month of training loses to checkpointing (stalls, and rework and restarts after
     failures), at the job's $/GPU-hour."""
-    return gpus * usd_per_gpu_hour * SECONDS_PER_MONTH / HOUR * waste_pct / 100
+    return gpus * usd_per_gpu_hour * SECONDS_PER_MONTH / HOUR * waste_pct / PERCENT
 
 
 @column("usd")

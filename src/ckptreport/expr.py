@@ -40,7 +40,9 @@ TERA = Scale(1e12, "PER_TERA")  # FLOP/s in a TFLOP/s; bytes in a TB
 TIB = Scale(2.0**40, "BYTES_PER_TIB")  # bytes in a TiB
 HOUR = Scale(3600.0, "SECONDS_PER_HOUR")
 DAY = Scale(86400.0, "SECONDS_PER_DAY")
-SCALES = (GB, TERA, TIB, HOUR, DAY)
+THOUSAND = Scale(1000.0, "PER_THOUSAND")  # prices per 1,000 requests
+PERCENT = Scale(100.0, "PERCENT")  # a _pct figure per unit fraction: whole numbers here, fractions in a workbook
+SCALES = (GB, TERA, TIB, HOUR, DAY, THOUSAND)
 INF = math.inf
 INFINITY = "INFINITY"  # the workbook's name for infinity (units.INF_CELL) inside formulas
 
@@ -185,8 +187,17 @@ def excel_number(v: float) -> str:
     return repr(v).replace("e+", "E+").replace("e-", "E-")
 
 
+def _percent(n: Expr) -> bool:
+    return isinstance(n, Const) and n.name == PERCENT.name
+
+
 def render(e: Expr, leaf: Callable[[str], str], style: str = "excel") -> str:
-    """Print ``e``; ``leaf(name)`` prints a variable (a cell reference, a name, a value)."""
+    """Print ``e``; ``leaf(name)`` prints a variable (a cell reference, a name, a value).
+
+    In a workbook (``excel``) a percentage is stored as a fraction (1% is 0.01, as typing ``1%``
+    stores it), so the conversion ``PERCENT`` disappears: ``x * PERCENT`` and ``x / PERCENT`` print as
+    ``x``, and ``PERCENT`` alone (``overhead > PERCENT``) as 1. The engine and ``explain`` keep whole
+    percents (3.6 means 3.6%)."""
     text = style != "excel"
 
     def go(n: Expr, parent: int = 0, right: bool = False, parent_op: str = "") -> str:
@@ -195,6 +206,8 @@ def render(e: Expr, leaf: Callable[[str], str], style: str = "excel") -> str:
         if isinstance(n, Const):
             if isinstance(n.value, str):
                 return '"' + n.value.replace('"', '""') + '"'
+            if _percent(n):
+                return "100%" if text else "1"
             if n.name:
                 return n.name
             if text:
@@ -204,6 +217,10 @@ def render(e: Expr, leaf: Callable[[str], str], style: str = "excel") -> str:
             return excel_number(n.value)
         if isinstance(n, BinOp):
             p = _PREC[n.op]
+            if not text and (n.op == "*" and _percent(n.a)):
+                return go(n.b, parent, right, parent_op)
+            if not text and n.op in "*/" and _percent(n.b):
+                return go(n.a, parent, right, parent_op)
             if text and n.op in "*/" and isinstance(n.b, Const) and n.b.scale:
                 return go(n.a, parent, right, parent_op)
             if text and n.op == "*" and isinstance(n.a, Const) and n.a.scale:

@@ -338,13 +338,16 @@ def workbook_rows(frame: pd.DataFrame, named: set[int], limit: int, intervals: i
     else:
         keep = frame.index.isin(selected)
     must = frame.index.isin(sorted(named))
-    if (keep | must).sum() > limit:  # more groups than rows: the lowest waste overall
+    whole = int((keep | must).sum())
+    if whole > limit:  # more groups than rows: the lowest waste overall
         best = frame[keep & ~must].sort_values("waste_pct", kind="stable").head(max(limit - must.sum(), 0))
         keep = frame.index.isin(best.index)
     kept = frame.index[keep | must]
-    note = (f"Scenarios holds {len(kept):,} of {rows:,} rows (workbook_rows = {limit:,}): the "
-            f"{each} lowest-waste interval(s) of each model x recipe x SKU x tier x strategy x GPU count, "
-            "and the summary's rows. Every row is in scenarios.parquet.")
+    what = (f"the {each} lowest-waste interval(s) of each model x recipe x SKU x tier x strategy x GPU count"
+            if whole <= limit else
+            f"the lowest-waste rows overall (one interval of every group needs workbook_rows = {whole:,})")
+    note = (f"Scenarios holds {len(kept):,} of {rows:,} rows (workbook_rows = {limit:,}): {what}, and the "
+            "summary's rows. Every row is in scenarios.parquet.")
     return kept, note
 
 

@@ -374,7 +374,8 @@ COLUMN_UNITS: dict[str, Unit] = {u.key: u for u in (
     Unit("s", "seconds", "s", 1.0, "duration", '[<1]0.000" s";#,##0.0" s"', "#,##0.0##"),
     Unit("GBps", "GB/s (1e9 B/s)", "GB/s", 1e9, "bandwidth", INF_FMT + '#,##0.00" GB/s"',
          INF_FMT + "#,##0.00##"),
-    Unit("pct", "percent", "%", 0.01, "percent", '0.000"%"', "0.0##"),
+    # in a workbook a percentage is a fraction (0.036 shows 3.60%); below 0.1% two more decimals
+    Unit("pct", "percent", "%", 0.01, "percent", "[<0.001]0.0000%;0.00%", "0.0##%"),
     Unit("usd", "US dollars", "$", 1.0, "usd", INF_FMT + '"$"#,##0', "#,##0.00##"),  # choice_usd: not recommendable
     Unit("days", "days", "days", 86400.0, None, '#,##0.0" d"', "#,##0.0"),
     Unit("count", "count", "", 1.0, None, INF_FMT + "#,##0", INF_FMT + "#,##0"),  # an omitted request rate: unbounded

@@ -38,7 +38,7 @@ from openpyxl.worksheet.table import Table, TableColumn, TableStyleInfo
 
 from .. import display
 from . import sheetxml
-from ..columns import COLUMNS, SECONDS_PER_MONTH
+from ..columns import COLUMNS, MONTHS_PER_YEAR, SECONDS_PER_MONTH
 from ..expr import INFINITY, SCALES, TERA, Named, Var, render
 from ..inputs import INPUTS, MODELS, PLAN, RECIPES, SCENARIO, SKUS, SOURCES, TIERS, of
 from ..load import Inputs, provenance
@@ -47,6 +47,7 @@ from ..units import BYTES_EXCEL, COLUMN_UNITS, INF_AT, INF_CELL
 
 # Scenarios columns written as text, not looked up: the plan's axes by name, and the basis of each hop
 LITERAL = {i.name for i in INPUTS.values() if i.entity == SCENARIO and i.unit == "label"} | set(SOURCES)
+GLOBALS = {i.name for i in of(PLAN)}  # plan-wide inputs: one named cell on Assumptions, no Scenarios column
 KEY = "scenario_id"  # Scenarios column A: each row's key, looked up with an exact match
 FIRST = 3  # first data row of the Scenarios table (row 1: note, row 2: header)
 SHEETS = ("Cover", "Summary", "Assumptions", "Scenarios", "Choice", "Purchase", "Cadence", "Sources", "Checks")
@@ -63,17 +64,27 @@ HEADER_FILL = PatternFill("solid", fgColor="DDEBF7")
 OVER_FILL = PatternFill("solid", fgColor="F8CBAD")
 UNLOCKED = Protection(locked=False)
 INFINITE_FROM = Named(INF_AT, "INFINITE_FROM")
-CONSTANTS = (*SCALES, SECONDS_PER_MONTH, Named(INF_CELL, INFINITY), INFINITE_FROM)
+SECONDS_PER_MINUTE = Named(60.0, "SECONDS_PER_MINUTE")
+CONSTANTS = (*SCALES, SECONDS_PER_MINUTE, SECONDS_PER_MONTH, MONTHS_PER_YEAR, Named(INF_CELL, INFINITY), INFINITE_FROM)
 CONSTANT_WORDS = {
     "BYTES_PER_GB": "1 GB = 10^9 bytes (GB/s columns are in 10^9 bytes a second)",
     "PER_TERA": "10^12: FLOP/s in a TFLOP/s, bytes in a TB",
     "BYTES_PER_TIB": "1 TiB = 2^40 bytes",
     "SECONDS_PER_HOUR": "3,600 seconds",
     "SECONDS_PER_DAY": "86,400 seconds",
+    "PER_THOUSAND": "1,000: request prices are per 1,000 requests",
+    "SECONDS_PER_MINUTE": "60 seconds",
     "SECONDS_PER_MONTH": "an average month: 365.25 / 12 days",
+    "MONTHS_PER_YEAR": "12: a yearly support charge spread over months",
     INFINITY: "the stand-in for infinity (unbounded, unreachable) in a cell",
     "INFINITE_FROM": "a cell at least this large reads as infinite",
 }
+
+
+def fraction(name: str, v):
+    """The value a cell holds for ``name``: a percentage as a fraction (the engine's 3.6 is 0.036,
+    shown as 3.60%, as typing ``3.6%`` stores it), anything else as it is."""
+    return v / 100 if display.unit_of(name) == "pct" and isinstance(v, (int, float)) else v
 
 
 def cell_value(v):
@@ -195,7 +206,7 @@ def _value_cell(sh: Sheet, name: str, v):
         return sh.text(v, font=BLUE)
     if display.unit_of(name) == "bool":
         return sh.cell(bool(v), font=BLUE)
-    return sh.cell(cell_value(v), fmt=display.plain_format(name), font=BLUE)
+    return sh.cell(cell_value(fraction(name, v)), fmt=display.plain_format(name), font=BLUE)
 
 
 def write_assumptions(sh: Sheet, book: Book) -> None:
@@ -260,12 +271,12 @@ def write_assumptions(sh: Sheet, book: Book) -> None:
 
 def _validate(sh: Sheet, checks: list[tuple[int, str]]) -> None:
     """Data validation on the numeric input cells (column C of ``checks``' rows): a percentage from 0
-    to 100, any other figure non-negative (infinity is 1E+290, a valid entry); typing a wrong one is
+    to 100% (a fraction from 0 to 1), any other figure non-negative (infinity is 1E+290, a valid entry); typing a wrong one is
     refused with a message naming what is allowed."""
     rules = {
-        "pct": DataValidation(type="decimal", operator="between", formula1="0", formula2="100", allow_blank=True,
+        "pct": DataValidation(type="decimal", operator="between", formula1="0", formula2="1", allow_blank=True,
                               showErrorMessage=True, errorTitle="A percentage",
-                              error="Type a percentage from 0 to 100 (1 means 1%)."),
+                              error="Type a percentage from 0% to 100%, with its % sign: 1% or 2.5%."),
         "number": DataValidation(type="decimal", operator="greaterThanOrEqual", formula1="0", allow_blank=True,
                                  showErrorMessage=True, errorTitle="A non-negative figure",
                                  error="Type a figure of 0 or more, in the unit beside it."),
@@ -282,14 +293,13 @@ def _validate(sh: Sheet, checks: list[tuple[int, str]]) -> None:
 # ---- Scenarios ------------------------------------------------------------------------------------
 
 def _scenario_formulas(book: Book) -> dict[str, str]:
-    """A formula template per derived Scenarios column and per plan global, with '{r}' where the row
-    number goes. (An entity's input is a reference to its own Assumptions cell: ``_input_refs``.)"""
+    """A formula template per derived Scenarios column, with '{r}' where the row number goes. A plan
+    global is its defined name (one cell on Assumptions, not a column copying it into every row); an
+    entity's input is a reference to its own Assumptions cell (``_input_refs``)."""
     out: dict[str, str] = {}
-    for inp in of(PLAN):
-        out[inp.name] = f"={inp.name}"
     for name, col in COLUMNS.items():
         tree = col.fn(*(Var(p) for p in col.params))
-        out[name] = "=" + render(tree, lambda n: f"{book.letters[n]}{{r}}")
+        out[name] = "=" + render(tree, lambda n: n if n in GLOBALS else f"{book.letters[n]}{{r}}")
     return out
 
 
@@ -307,8 +317,8 @@ def write_scenarios(sh: Sheet, book: Book) -> None:
     themselves are streamed into the saved package (``sheetxml``), from what this records. Column A
     is ``scenario_id``, each row's key: every other sheet finds a scenario by it, with an exact
     match, so sorting or filtering the table changes nothing computed."""
-    frame = book.frame.loc[book.report.workbook_index]
-    all_cols = [KEY, *book.frame.columns]
+    frame = book.frame.loc[book.report.workbook_index, scenario_columns(book.frame)]
+    all_cols = [KEY, *frame.columns]
     book.letters = {n: get_column_letter(i + 1) for i, n in enumerate(all_cols)}
     widths = {KEY: len(str(frame.index.max())) if len(frame) else 1, **{n: _shown_width(n, frame[n]) for n in frame}}
     sh.layout({i + 1: min(max(len(n), widths[n]) + 2, 44) for i, n in enumerate(all_cols)}, f"G{FIRST}", fit=False)
@@ -317,23 +327,24 @@ def write_scenarios(sh: Sheet, book: Book) -> None:
     sh.ws.page_setup.scale = 55  # small print, but about ten columns beside the repeated ones a page
     formulas = _scenario_formulas(book)
     note = book.report.workbook_note or (
-        f"All {len(frame):,} scenarios. Input columns refer to Assumptions; the others are formulas. "
+        f"All {len(frame):,} scenarios. Input columns refer to Assumptions (plan-wide inputs are named cells "
+        "there); the others are formulas. "
         f"{KEY} is each row's key: sort and filter freely.")
     sh.append([sh.text(note, font=BOLD)])
     sh.append([sh.text(n) for n in all_cols])
     kind_of = {inp.name: (kind, column) for kind, column in ENTITY_KINDS for inp in of(kind)}
     refs = {"gpus": book.gpus_cell, "interval_s": book.interval_cell}
     columns = [(KEY, {"numbers": frame.index.to_numpy(np.int64)})]
-    for n in book.frame.columns:
+    for n in frame.columns:
         if n in LITERAL:
             columns.append((n, {"text": frame[n].astype(str).to_numpy()}))
         elif n in refs:
-            columns.append((n, {"formulas": frame[n].map(refs[n]).to_numpy(object), "values": _cached(frame[n])}))
+            columns.append((n, {"formulas": frame[n].map(refs[n]).to_numpy(object), "values": _cached(n, frame[n])}))
         elif n in kind_of:
-            columns.append((n, {"formulas": _input_refs(book, frame, n, *kind_of[n]), "values": _cached(frame[n])}))
+            columns.append((n, {"formulas": _input_refs(book, frame, n, *kind_of[n]), "values": _cached(n, frame[n])}))
         else:
             columns.append((n, {"parts": tuple(formulas[n].removeprefix("=").split("{r}")),
-                                "values": _cached(frame[n])}))
+                                "values": _cached(n, frame[n])}))
     book.scenario_columns = columns
     book.scenario_row = {idx: FIRST + i for i, idx in enumerate(frame.index)}
     first = []
@@ -363,6 +374,11 @@ def write_scenarios(sh: Sheet, book: Book) -> None:
                                      FormulaRule(formula=[f"NOT({meets}{FIRST})"], fill=OVER_FILL))
 
 
+def scenario_columns(frame: pd.DataFrame) -> list[str]:
+    """The frame's columns the Scenarios sheet holds: all but the plan globals (named cells)."""
+    return [n for n in frame.columns if n not in GLOBALS]
+
+
 def _shown_width(name: str, column: pd.Series) -> int:
     """About how many characters the column's widest cell shows in its number format: the digits of
     its largest value (grouped in thousands; scaled to TB/GB/MB where the format scales), decimals
@@ -381,15 +397,19 @@ def _shown_width(name: str, column: pd.Series) -> int:
     section = fmt.split(";")[-1] if ",," not in fmt else "#,##0.00"  # scaled to TB, GB, MB: at most 999.99
     decimals = len(re.search(r"\.(0*)", section).group(1)) if "." in section else 0
     unit = max((len(u) for u in re.findall(r'"([^"]*)"', section)), default=0)
+    unit += section.endswith("%")  # a percentage: the engine's whole percents, shown with a % sign
     digits = len(f"{min(top, 999.99) if ',,' in fmt else top:,.{decimals}f}")
     return max(words, digits + unit + 1)
 
 
-def _cached(column: pd.Series) -> np.ndarray:
-    """A Scenarios column's values as its cells hold them: infinity as INF_CELL, text as text."""
+def _cached(name: str, column: pd.Series) -> np.ndarray:
+    """A Scenarios column's values as its cells hold them: infinity as INF_CELL, a percentage as a
+    fraction, text as text."""
     if isinstance(column.dtype, pd.CategoricalDtype) or column.dtype == object:
         return column.astype(object).to_numpy()
     values = column.to_numpy()
+    if display.unit_of(name) == "pct":
+        values = values / 100
     if values.dtype.kind == "f" and np.isinf(values).any():
         values = np.where(np.isinf(values), np.copysign(INF_CELL, values), values)
     return values
@@ -413,6 +433,8 @@ def _ref(book: Book, idx: int | None, column: str, row: str | None = None) -> st
     that match (``_row_of``), when many references share it."""
     if idx is None or idx not in book.scenario_row:
         return None
+    if column in GLOBALS:
+        return column  # a plan global: its defined name on Assumptions
     letter = book.letters[column]
     return f"INDEX(Scenarios!${letter}:${letter},{row or _row_of(book, idx)})"
 
@@ -554,7 +576,7 @@ def _point_words(book: Book) -> str:
     cells on Assumptions: edit the GPU count or the interval there and the words follow."""
     point = book.report.point
     return (f'TEXT({book.gpus_cell[point.gpus]},"#,##0")&" GPUs, every "&'
-            f'TEXT({book.interval_cell[point.interval_s]}/60,"#,##0.##")&" min"')
+            f'TEXT({book.interval_cell[point.interval_s]}/SECONDS_PER_MINUTE,"#,##0.##")&" min"')
 
 
 def _live(sh: Sheet, ref: str | None, fmt: str | None):
@@ -699,7 +721,7 @@ def _cadence_block(book: Book, idx: int, strategy: str, start: int, cols: list[s
     rows: list[list[tuple[str, object]]] = [
         [],
         [("title", f"{row['model']} / {row['sku']} / {row['tier']} / {strategy}")],
-        [("", "optimal interval"), ("min", F(f"{_ref(book, idx, 'optimal_interval_s', at)}/60")),
+        [("", "optimal interval"), ("min", F(f"{_ref(book, idx, 'optimal_interval_s', at)}/SECONDS_PER_MINUTE")),
          ("", "waste there"), ("pct", F(f"{_ref(book, idx, 'optimal_waste_pct', at)}")), *key],
         [("header", c) for c in cols],
     ]
@@ -711,7 +733,7 @@ def _cadence_block(book: Book, idx: int, strategy: str, start: int, cols: list[s
     waste, last = letter["waste_pct"], first + len(CADENCE_GRID_MIN) - 1
     for k, minutes in enumerate(CADENCE_GRID_MIN):
         r = first + k
-        rows.append([("interval", minutes * 60.0), ("min", F(f"A{r}/60")),
+        rows.append([("interval", minutes * 60.0), ("min", F(f"A{r}/SECONDS_PER_MINUTE")),
                      *((n, F(t.replace("\0", str(r)))) for n, t in templates.items()),
                      ("", F(f'IF({waste}{r}=MIN(${waste}${first}:${waste}${last}),"◀ least waste","")'))])
     return rows
@@ -810,9 +832,9 @@ def write_checks(sh: Sheet, book: Book) -> None:
     checks = [
         ("Every input on Assumptions is 0 or more", '=COUNTIF(Assumptions!$C:$C,"<0")=0',
          "an input was typed negative: find it with a filter on Assumptions column C"),
-        ("Every percentage input is at most 100 (1 means 1%)",
-         '=COUNTIFS(Assumptions!$D:$D,"%",Assumptions!$C:$C,">100")=0',
-         "a percentage above 100 (1 means 1%: type 1.5 for 1.5%)"),
+        ("Every percentage input is at most 100%",
+         '=COUNTIFS(Assumptions!$D:$D,"%",Assumptions!$C:$C,">1")=0',
+         "a percentage above 100% (type 1.5% for one and a half percent: a bare 1.5 is 150%)"),
         ("Checkpoint size = weights + master + optimizer + gradients, in every scenario",
          reconcile("ckpt_bytes", ["weights_bytes", "master_bytes", "optimizer_bytes", "grads_bytes"]),
          "a Scenarios formula was overwritten (sizes), or a column was edited by hand"),
@@ -851,8 +873,8 @@ def write_cover(sh: Sheet, book: Book) -> None:
                                  "recomputes."),
         ("Sort and filter", "Scenarios: one row per scenario, keyed by scenario_id; sorting or filtering it "
                             "changes nothing elsewhere."),
-        ("Units", "Names carry units: _bytes bytes, _s seconds, _GBps GB/s (1 GB = 1e9 bytes), _pct percent "
-                  "(1 means 1%), _usd US dollars. Infinity reads as words (unbounded, unreachable)."),
+        ("Units", "Names carry units: _bytes bytes, _s seconds, _GBps GB/s (1 GB = 1e9 bytes), _pct a percentage "
+                  "(stored as a fraction: type 1% or 0.01), _usd US dollars. Infinity reads as words (unbounded, unreachable)."),
         ("Prices", "Each price on Assumptions has a date, a region and a source; a price nobody published is "
                    "#N/A, and a recommendation that rests on an assumed price says so."),
         ("Sources", "Sources: the citation of every figure; Checks: the model's own consistency checks."),
