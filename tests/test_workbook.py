@@ -108,6 +108,37 @@ def test_cached_values_are_what_a_spreadsheet_computes(built, recalc):
     assert compared == ours.size
 
 
+def test_every_formula_on_every_sheet_carries_what_a_spreadsheet_computes(built, recalc):
+    """Not only Scenarios: every formula cell of every sheet (Summary, Choice, Purchase, Cadence,
+    Checks, Cover, Assumptions' derived figures) stores a cached result, and it is what LibreOffice
+    computes, so a reader that does not calculate (openpyxl data_only, pandas, a preview) sees the
+    engine's numbers and the workbook need not be recalculated on open."""
+    _, xlsx = built
+    formulas = openpyxl.load_workbook(xlsx, read_only=True)
+    ours = openpyxl.load_workbook(xlsx, read_only=True, data_only=True)
+    theirs = openpyxl.load_workbook(recalc, read_only=True, data_only=True)
+    compared = {}
+    for name in formulas.sheetnames:
+        for f_row, o_row, t_row in zip(formulas[name].iter_rows(), ours[name].iter_rows(), theirs[name].iter_rows()):
+            for f, o, t in zip(f_row, o_row, t_row):
+                if not (isinstance(f.value, str) and f.value.startswith("=") and f.data_type == "f"):
+                    continue
+                where = f"{name}!{f.coordinate} {f.value[:80]}: cached {o.value!r}, LibreOffice {t.value!r}"
+                assert o.value is not None or t.value in (None, ""), where  # a result is stored
+                if isinstance(t.value, (int, float)) and not isinstance(t.value, bool) and abs(t.value) >= INF_AT:
+                    assert isinstance(o.value, (int, float)) and abs(o.value) >= INF_AT, where
+                elif isinstance(t.value, float) and not isinstance(o.value, bool):
+                    assert isinstance(o.value, (int, float)) and math.isclose(o.value, t.value, rel_tol=1e-9,
+                                                                               abs_tol=1e-12), where
+                else:
+                    assert (o.value or "") == (t.value or ""), where
+                compared[name] = compared.get(name, 0) + 1
+    for wb in (formulas, ours, theirs):
+        wb.close()
+    assert set(compared) >= {"Summary", "Choice", "Purchase", "Cadence", "Checks", "Cover", "Scenarios"}, compared
+    assert compared["Cadence"] > 1000 and compared["Choice"] > 100, compared
+
+
 def test_cadence_and_summary_cells_equal_the_engine(built, recalc):
     """Every Cadence block (the first written by openpyxl, the others streamed) recomputes waste at
     other intervals from the same definitions; Summary shows the scenario figures it names."""

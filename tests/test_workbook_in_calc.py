@@ -13,6 +13,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import openpyxl
 import pytest
 
 from ckptreport import display
@@ -126,20 +127,33 @@ def test_inserting_a_row_in_assumptions_changes_nothing_computed(workbook, tmp_p
     assert {n: after[n]["errors"] for n in LIVE} == {n: before[n]["errors"] for n in LIVE}
 
 
-def test_typing_a_percent_equals_the_yaml_percentage(small_build, workbook, tmp_path):
-    """Type '2.5%' over the target overhead and '35%' over MFU on Assumptions, as finance would:
-    Calc stores 0.025 and 0.35, and after recalculating every Scenarios cell equals the engine run
-    on YAML with target_overhead 2.5% and mfu 35%."""
-    found = calc(workbook, [], tmp_path, find={"Assumptions": ["target_overhead_pct", "mfu_pct"]})["found"]
-    rows = found["Assumptions"]
-    got = calc(workbook, [{"op": "type", "cell": f"Assumptions!C{rows['target_overhead_pct']}", "text": "2.5%"},
-                          {"op": "type", "cell": f"Assumptions!C{rows['mfu_pct']}", "text": "35%"},
+def assumption_rows(xlsx: Path) -> dict[tuple[str, str], int]:
+    """(key, figure) -> its row on Assumptions."""
+    wb = openpyxl.load_workbook(xlsx, read_only=True)
+    rows = {(r[0], r[1]): i + 1 for i, r in enumerate(wb["Assumptions"].iter_rows(values_only=True))
+            if len(r) > 1 and r[0] and r[1]}
+    wb.close()
+    return rows
+
+
+def test_typing_a_percent_and_a_size_equals_the_yaml(small_build, workbook, tmp_path):
+    """Type '2.5%' over the target overhead and '35%' over MFU on Assumptions, as finance would, and a
+    new parameter count for llama3-8b: Calc stores 0.025 and 0.35; the 8B model's active_params (a
+    dense model: derived from params, a formula) follows its params; after recalculating, every
+    Scenarios cell equals the engine run on YAML with target_overhead 2.5%, mfu 35% and params 9B."""
+    rows = assumption_rows(workbook)
+    target, mfu = rows[("plan", "target_overhead_pct")], rows[("plan", "mfu_pct")]
+    params, active = rows[("models.llama3-8b", "params")], rows[("models.llama3-8b", "active_params")]
+    got = calc(workbook, [{"op": "type", "cell": f"Assumptions!C{target}", "text": "2.5%"},
+                          {"op": "type", "cell": f"Assumptions!C{mfu}", "text": "35%"},
+                          {"op": "type", "cell": f"Assumptions!C{params}", "text": "9000000000"},
                           {"op": "recalc"}, {"op": "read", "sheets": ["Scenarios", "Assumptions", "Checks"],
                                              "as": "typed"}], tmp_path)
     typed = got["reads"]["typed"]
     assumptions = typed["Assumptions"]["values"]
-    assert assumptions[rows["target_overhead_pct"] - 1][2] == pytest.approx(0.025, rel=1e-12)
-    assert assumptions[rows["mfu_pct"] - 1][2] == pytest.approx(0.35, rel=1e-12)
+    assert assumptions[target - 1][2] == pytest.approx(0.025, rel=1e-12)
+    assert assumptions[mfu - 1][2] == pytest.approx(0.35, rel=1e-12)
+    assert assumptions[active - 1][2] == 9e9  # the derived figure followed
     assert all(r[1] == 1.0 for r in typed["Checks"]["values"][3:] if r[0])  # in range: every check TRUE
     models = small_build.models.parent / "models-typed"
     import shutil
@@ -148,6 +162,9 @@ def test_typing_a_percent_equals_the_yaml_percentage(small_build, workbook, tmp_
     plan = (models / "plan.yaml").read_text()
     (models / "plan.yaml").write_text(plan.replace("target_overhead: 1%", "target_overhead: 2.5%")
                                       .replace("mfu: 40%", "mfu: 35%"))
+    text = (models / "models.yaml").read_text()
+    assert "    params: 8,030,261,248\n" in text or "8,030,261,248" in text
+    (models / "models.yaml").write_text(text.replace("8,030,261,248", "9,000,000,000", 1))
     frame = build(models, tmp_path / "expected", workbook=False, briefs=False).frame
     cells = scenarios_by_key(typed["Scenarios"])
     assert set(cells) <= set(frame.index) and len(cells) > 100

@@ -49,6 +49,7 @@ class Input:
     derive: Callable[[Any], float | None] | None = None  # the entity -> a value in base units, when omitted
     derived_from: tuple[str, ...] = ()  # the keys ``derive`` reads, cited as its source
     derived_doc: str = ""  # how: 'gpus_per_node x d2h_per_gpu'
+    derived_formula: str = ""  # the same in a workbook: other inputs of the entity as {name}, in their units
     measured: str | None = None  # the metric of a measured file that replaces it (measured.TARGETS)
     excel: str | None = None  # a number format of its own, else the unit's
     infinite: str = "unbounded"  # how an infinite value reads
@@ -135,7 +136,7 @@ _DECLARED = [
           Quantity("count"), required=True),
     Input("active_params", "count", "parameters active per token (MoE)", MODELS, "active_params",
           Quantity("count"), derive=lambda m: m.params.value, derived_from=("params",),
-          derived_doc="params (a dense model)"),
+          derived_doc="params (a dense model)", derived_formula="{params}"),
     Input("tokens", "count", "training tokens, e.g. 15.6T", MODELS, "tokens", Quantity("count"), required=True),
     Input("sharding", "label", "how ranks split the save: fully_sharded (FSDP, every rank an equal share), "
           "optimizer_sharded (ZeRO-1 / distributed optimizer: replica 0 writes the weights), replica0 (one "
@@ -167,7 +168,8 @@ _DECLARED = [
           required=True, measured="d2h_per_gpu"),
     Input("d2h_node_GBps", "GBps", "GPU->host copy, all GPUs of a node at once", SKUS, "d2h_per_node", _BW,
           derive=_d2h_node, derived_from=("d2h_per_gpu",),
-          derived_doc="gpus_per_node x d2h_per_gpu", measured="d2h_per_node"),
+          derived_doc="gpus_per_node x d2h_per_gpu", derived_formula="{gpus_per_node}*{d2h_gpu_GBps}",
+          measured="d2h_per_node"),
     Input("host_memory_bytes", "bytes", "host DRAM per node", SKUS, "host_memory", Quantity("bytes"),
           required=True),
     Input("storage_nic_GBps", "GBps", "per node, toward the storage fabric", SKUS, "storage_nic", _BW,
@@ -190,13 +192,14 @@ _DECLARED = [
     Input("tier_durable", "bool", "whether a checkpoint may live there as the system of record (node-local NVMe "
           "and scratch file systems may not: they can only be the fast first level of a tiered save)", TIERS,
           "durable", bool, default=1.0, derive=lambda t: float(t.kind != "local_nvme"), derived_from=("kind",),
-          derived_doc="no for local_nvme, else yes"),
+          derived_doc="no for local_nvme, else yes", derived_formula='{tier_kind}<>"local_nvme"'),
     Input("tier_family", "label", "tiers sold as steps of one product (a ladder of sizes), compared on one "
           "purchase curve", TIERS, "family", Name, default=NAME, absent="the tier's own name"),
     Input("tier_write_GBps", "GBps", "aggregate write bandwidth of the tier", TIERS, "write", _BW,
           default=float("inf"), absent="no aggregate limit (a per-TiB tier without capacity is sized by the plan: "
           "tier_bought_GBps)", derive=_tier_write,
           derived_from=("write_per_TiB", "capacity"), derived_doc="write_per_TiB x capacity (TiB)",
+          derived_formula="{tier_write_per_TiB_GBps}*{tier_capacity_bytes}/BYTES_PER_TIB",
           measured="tier_write"),
     Input("tier_node_write_GBps", "GBps", "most one node (client) can write; local_nvme: overrides the SKU's "
           "drives", TIERS, "per_node_write", _BW, default=float("inf"), absent="not limited per node",

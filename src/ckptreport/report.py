@@ -19,6 +19,7 @@ import pandas as pd
 
 from . import calibration
 from .engine import Dropped, chunks, curve, plan_rows, scenarios
+from .engine import compute as compute_columns
 from .errors import InputError, Problem
 from .explain import explain_row
 from .inputs import INPUTS, MODELS, RECIPES, SKUS, TIERS
@@ -398,6 +399,20 @@ def tier_overview(inputs: Inputs, frame: pd.DataFrame, point: Point, kept: pd.In
 
 # ---- the whole report ---------------------------------------------------------------------------
 
+# The Cadence sheet's intervals (minutes): each summary pick's waste is recomputed over them
+CADENCE_GRID_MIN = (1, 2, 3, 5, 7, 10, 15, 20, 25, 30, 40, 50, 60, 75, 90, 120, 150, 180, 240, 300, 360,
+                    480, 600, 720)
+
+
+def cadence_grid(frame: pd.DataFrame, idx: int) -> dict[str, np.ndarray]:
+    """Every column of scenario ``idx`` recomputed at each interval of CADENCE_GRID_MIN (the figures
+    the Cadence sheet's formulas compute, stored with them as their results)."""
+    seconds = np.array([60.0 * m for m in CADENCE_GRID_MIN])
+    one = frame.loc[[idx]]  # the scenario's inputs, each in its column's dtype, once per interval
+    return compute_columns({n: np.repeat(one[n].to_numpy(), len(seconds)) for n in INPUTS if n in one}
+                           | {"interval_s": seconds})
+
+
 @dataclass
 class Report:
     """Everything the outputs show. Renderers format it; they compute nothing of their own."""
@@ -416,6 +431,7 @@ class Report:
     assumed: dict[int, list[str]] = field(default_factory=dict)  # frame row -> the assumed prices it rests on
     purchases: list = field(default_factory=list)  # per summary line: its purchase curve (Purchase)
     rows: int = 0  # the plan's rows; ``frame`` holds them all up to ROWS_IN_MEMORY, else the ones shown
+    cadence: dict[int, dict[str, np.ndarray]] = field(default_factory=dict)  # summary pick -> cadence_grid
 
     def __post_init__(self):
         self.rows = self.rows or len(self.frame)
@@ -457,9 +473,11 @@ def compute(inputs: Inputs, sink=None, progress=lambda _: None, workbook: bool =
     assumed = {int(i): [name for name, _ in assumed_prices(inputs, row)]  # rows as dicts: 50x faster than .loc
                for i, row in zip(priced.index, priced.to_dict("records"))}
     overview = tier_overview(inputs, frame, point, keep) if workbook else []
+    picks = {int(v) for s in ("sync", "async") if f"{s}_index" in table for v in table[f"{s}_index"] if pd.notna(v)}
+    cadence = {idx: cadence_grid(frame, idx) for idx in sorted(picks)} if workbook else {}
     return Report(inputs, frame, dropped, point, table, data, calibration.cases(), workbook_index=keep,
                   workbook_note=note, tier_overview=overview, candidates=candidates,
-                  purchases=purchases, assumed=assumed, rows=rows)
+                  purchases=purchases, assumed=assumed, rows=rows, cadence=cadence)
 
 
 def _stream(inputs: Inputs, sink, point: Point, selection: Selection | None, rows: int, progress):

@@ -160,8 +160,8 @@ _OUTPUTS = {
         "5M", validate_default=True, description="refuse a plan of more rows than this (the combinations that can "
         "exist; default 5M rows, at most 20M)")),
     "workbook_rows": (Quantity("count", integer=True, maximum=1_000_000), Field(
-        "100K", validate_default=True, description="most scenario rows in the workbook (Excel holds 1,048,576); "
-        "above it, the best rows of each group")),
+        "8K", validate_default=True, description="most scenario rows in the workbook (default 8K: it opens and "
+        "recalculates in seconds; Excel holds 1,048,576); above it, the lowest-waste interval of each group")),
     "summary": (Summary | None, Field(None, description="gpus and interval for the summary; default: first of each")),
     "briefs": (list[Brief], Field(default_factory=list, description="PDF briefs beyond the one per model")),
     "paper": (Literal[PAPERS], Field("A4", description="paper size of the PDF briefs: A4 or Letter")),

@@ -49,8 +49,21 @@ def inline_string(ref: str, style: int, value: str) -> str:
     return f'<c r="{ref}"{_s(style)} t="inlineStr"><is><t{space}>{text_xml(value)}</t></is></c>'
 
 
+_NONE = object()
+
+
 class Formula(str):
-    """A cell's formula (without '='), as opposed to text that only looks like one."""
+    """A cell's formula (without '='), as opposed to text that only looks like one; ``value``, when
+    given, is its result, stored as the cell's cached value."""
+
+    def __new__(cls, text: str, value=_NONE):
+        formula = super().__new__(cls, text)
+        formula.value = value
+        return formula
+
+    @property
+    def has_value(self) -> bool:
+        return self.value is not _NONE
 
 
 def row_xml(number: int, cells: Iterable[tuple[str, int, object]]) -> str:
@@ -62,7 +75,8 @@ def row_xml(number: int, cells: Iterable[tuple[str, int, object]]) -> str:
             continue
         ref = f"{letter}{number}"
         if isinstance(value, Formula):
-            out.append(f'<c r="{ref}"{_s(style)}><f>{escape(value)}</f></c>')
+            attr, v = cached(value.value) if value.has_value else ("", "")
+            out.append(f'<c r="{ref}"{_s(style)}{attr}><f>{escape(value)}</f>{v}</c>')
         elif isinstance(value, str):
             out.append(inline_string(ref, style, value))
         elif isinstance(value, (bool, np.bool_)):
@@ -230,20 +244,46 @@ class Stream:
     body: Callable[[Callable[[int], dict[str, int]]], Iterable[bytes]]
 
 
-def rewrite(path: Path, when: dt.datetime, streams: dict[str, Stream]) -> None:
-    """Rewrite the package at ``path``: each sheet named in ``streams`` gets its streamed rows;
+_TYPE = re.compile(r' t="[^"]*"')
+_FORMULA_CELL = re.compile(r'<c r="([A-Z]+[0-9]+)"([^>]*)><f>(.*?)</f><v\s*/?>(?:</v>)?</c>')
+
+
+def with_values(text: str, values: dict[str, object]) -> str:
+    """The sheet XML with each formula cell named in ``values`` given its cached result (openpyxl
+    writes formulas with an empty value)."""
+    if not values:
+        return text
+
+    def put(m: re.Match) -> str:
+        ref = m.group(1)
+        if ref not in values:
+            return m.group(0)
+        attr, v = cached(values[ref])
+        style = _TYPE.sub("", m.group(2))  # the type is the result's
+        return f'<c r="{ref}"{style}{attr}><f>{m.group(3)}</f>{v}</c>'
+
+    return _FORMULA_CELL.sub(put, text)
+
+
+def rewrite(path: Path, when: dt.datetime, streams: dict[str, Stream],
+            values: dict[str, dict[str, object]] | None = None) -> None:
+    """Rewrite the package at ``path``: each sheet named in ``streams`` gets its streamed rows, and
+    the formula cells named in ``values`` (sheet title -> cell -> result) their cached results;
     every member gets the time ``when`` and the document properties its dates."""
     stamp = max(when, dt.datetime(1980, 1, 1, tzinfo=dt.UTC))
     iso = stamp.strftime("%Y-%m-%dT%H:%M:%SZ").encode()
     tmp = path.with_name(path.name + ".tmp")
     with zipfile.ZipFile(path) as src, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as out:
         targets = {sheet_member(src, title): stream for title, stream in streams.items()}
+        results = {sheet_member(src, title): cells for title, cells in (values or {}).items()}
         for info in src.infolist():
             data = src.read(info)
             member = _member(info.filename, stamp)
             if info.filename == "docProps/core.xml":
                 data = re.sub(rb"(<dcterms:(created|modified)[^>]*>)[^<]*", lambda m: m.group(1) + iso, data)
             stream = targets.get(info.filename)
+            if info.filename in results:
+                data = with_values(data.decode(), results[info.filename]).encode()
             if stream is None:
                 out.writestr(member, data)
                 continue

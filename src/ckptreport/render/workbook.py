@@ -42,7 +42,7 @@ from ..columns import COLUMNS, MONTHS_PER_YEAR, SECONDS_PER_MONTH
 from ..expr import INFINITY, SCALES, TERA, Named, Var, render
 from ..inputs import INPUTS, MODELS, PLAN, RECIPES, SCENARIO, SKUS, SOURCES, TIERS, of
 from ..load import Inputs, provenance
-from ..report import Report
+from ..report import CADENCE_GRID_MIN, Report
 from ..units import BYTES_EXCEL, COLUMN_UNITS, INF_AT, INF_CELL
 
 # Scenarios columns written as text, not looked up: the plan's axes by name, and the basis of each hop
@@ -52,8 +52,6 @@ KEY = "scenario_id"  # Scenarios column A: each row's key, looked up with an exa
 FIRST = 3  # first data row of the Scenarios table (row 1: note, row 2: header)
 SHEETS = ("Cover", "Summary", "Assumptions", "Scenarios", "Choice", "Purchase", "Cadence", "Sources", "Checks")
 ENTITY_KINDS = ((MODELS, "model"), (RECIPES, "recipe"), (SKUS, "sku"), (TIERS, "tier"))
-CADENCE_GRID_MIN = (1, 2, 3, 5, 7, 10, 15, 20, 25, 30, 40, 50, 60, 75, 90, 120, 150, 180, 240, 300, 360,
-                    480, 600, 720)
 PCT = COLUMN_UNITS["pct"].excel
 USD = COLUMN_UNITS["usd"].excel_format()
 
@@ -63,6 +61,7 @@ TITLE = Font(bold=True, size=14)
 HEADER_FILL = PatternFill("solid", fgColor="DDEBF7")
 OVER_FILL = PatternFill("solid", fgColor="F8CBAD")
 UNLOCKED = Protection(locked=False)
+MISSING = object()  # a formula cell given no result
 INFINITE_FROM = Named(INF_AT, "INFINITE_FROM")
 SECONDS_PER_MINUTE = Named(60.0, "SECONDS_PER_MINUTE")
 CONSTANTS = (*SCALES, SECONDS_PER_MINUTE, SECONDS_PER_MONTH, MONTHS_PER_YEAR, Named(INF_CELL, INFINITY), INFINITE_FROM)
@@ -100,6 +99,8 @@ class Sheet:
     def __init__(self, wb: Workbook, title: str):
         self.ws = wb.create_sheet(title)
         self.row = 0
+        self.values: dict[str, object] = {}  # cell -> the cached result of its formula
+        self._pending: dict[int, object] = {}  # id(cell) -> its result, until the cell is placed
 
     def layout(self, widths: dict[int, float], freeze: str | None = None, landscape: bool = True,
                fit: bool = True) -> Sheet:
@@ -125,8 +126,13 @@ class Sheet:
         self.ws.oddFooter.left.text = f"input hash {meta['input_hash'][:16]}"
         self.ws.oddFooter.right.text = "page &P of &N"
 
-    def cell(self, value, *, fmt: str | None = None, font=None, fill=None, align=None, text: bool = False):
+    def cell(self, value, *, fmt: str | None = None, font=None, fill=None, align=None, text: bool = False,
+             result=MISSING):
+        """A cell; a formula's ``result`` (what the engine computed: NaN is #N/A) is stored as its
+        cached value, so a reader that does not calculate sees it."""
         c = WriteOnlyCell(self.ws, value=value)
+        if result is not MISSING:
+            self._pending[id(c)] = result
         if text or (isinstance(value, str) and not value.startswith("=")):
             c.data_type = "s"  # set after the value: a string from the inputs stays text, even '=...'
         if fmt:
@@ -147,6 +153,10 @@ class Sheet:
     def append(self, cells: list) -> int:
         self.ws.append(cells)
         self.row += 1
+        if self._pending:
+            for k, c in enumerate(cells):
+                if c is not None and id(c) in self._pending:
+                    self.values[f"{get_column_letter(k + 1)}{self.row}"] = self._pending.pop(id(c))
         return self.row
 
 
@@ -163,6 +173,9 @@ class Book:
     notes: list[str] = field(default_factory=list)
     scenario_columns: list = field(default_factory=list)  # (column, what its rows hold) of streamed rows
     choice_rows: list = field(default_factory=list)  # per summary line: (first, last) row of its Choice block
+    chosen: list = field(default_factory=list)  # per summary line: [the option it ranks first or None, *options]
+    typed: list = field(default_factory=list)  # (unit, value as its cell holds it) of each Assumptions input
+    passing: int = 0  # checks that pass as built
     streams: dict = field(default_factory=dict)  # sheet title -> sheetxml.Stream of rows written into the package
     checks: tuple[int, int] = (0, 0)  # first and last row of the Checks sheet's checks
 
@@ -201,12 +214,22 @@ def _prov_cells(sh: Sheet, prov) -> list:
 
 def _value_cell(sh: Sheet, name: str, v):
     if isinstance(v, float) and math.isnan(v):
-        return sh.cell("=NA()", font=BLUE)  # unknown: #N/A, never 0
+        return sh.cell("=NA()", font=BLUE, result=math.nan)  # unknown: #N/A, never 0
     if isinstance(v, str):
         return sh.text(v, font=BLUE)
     if display.unit_of(name) == "bool":
         return sh.cell(bool(v), font=BLUE)
     return sh.cell(cell_value(fraction(name, v)), fmt=display.plain_format(name), font=BLUE)
+
+
+def _derived_cell(sh: Sheet, inp, row_of: dict[str, int], value):
+    """An omitted key derived from others of its entity (active_params = params): a formula on their
+    cells, so editing them moves it too. Black (not an input) but open: type a figure over it to
+    set it apart."""
+    formula = re.sub(r"\{(\w+)\}", lambda m: f"$C${row_of[m.group(1)]}", inp.derived_formula)
+    cell = sh.cell("=" + formula, fmt=display.plain_format(inp.name), result=_result(inp.name, value))
+    cell.protection = UNLOCKED
+    return cell
 
 
 def write_assumptions(sh: Sheet, book: Book) -> None:
@@ -227,12 +250,14 @@ def write_assumptions(sh: Sheet, book: Book) -> None:
                          sh.text(display.unit(inp.name).short), *_prov_cells(sh, provenance(inputs, inp, {}))])
         book.global_cell[inp.name] = f"Assumptions!$C${row}"
         checks.append((row, inp.name))
+        book.typed.append((display.unit_of(inp.name), _result(inp.name, inp.value(plan_entity))))
     for i, q in enumerate(plan.gpus):
         row = sh.append([sh.text("plan.gpus"), sh.text(f"gpus[{i}]"),
                          sh.cell(q.value, fmt=display.plain_format("gpus"), font=BLUE),
                          sh.text("GPUs"), sh.text("input"), sh.text("the plan's cluster sizes"), sh.text("plan.yaml"),
                          sh.text(""), sh.text("")])
         book.gpus_cell[q.value] = f"Assumptions!$C${row}"
+        book.typed.append(("count", q.value))
         checks.append((row, "gpus"))
     for i, q in enumerate(plan.intervals):
         row = sh.append([sh.text("plan.intervals"), sh.text(f"interval_s[{i}]"),
@@ -240,6 +265,7 @@ def write_assumptions(sh: Sheet, book: Book) -> None:
                          sh.text("input"), sh.text(f"the plan's cadences ({q.text})"), sh.text("plan.yaml"),
                          sh.text(""), sh.text("")])
         book.interval_cell[q.value] = f"Assumptions!$C${row}"
+        book.typed.append(("s", q.value))
         checks.append((row, "interval_s"))
     for constant in CONSTANTS:  # what formulas name instead of typing 1E+9, 3600 or 1E+290
         row = sh.append([sh.text("constant"), sh.text(constant.name), sh.cell(float(constant)),
@@ -252,18 +278,22 @@ def write_assumptions(sh: Sheet, book: Book) -> None:
             sh.append([sh.text(f"{kind}.", font=BOLD), sh.text(name, font=BOLD)])
             sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in header])
             entity = inputs.entity(kind, name)
+            row_of = {inp.name: sh.row + 1 + k for k, inp in enumerate(of(kind))}  # one row each, in order
             for k, inp in enumerate(of(kind)):
                 m = inputs.measured.get((kind, name, inp.key))
                 extra = [] if m is None else [
                     sh.cell(m.spec / inp.scale if m.spec else "n/a", fmt=display.plain_format(inp.name)),
                     sh.cell(m.ratio, fmt="0%") if m.ratio else sh.text("n/a"),
                     sh.text(m.flag or "ok", fill=OVER_FILL if m.flag else None)]
-                row = sh.append([sh.text(f"{kind}.{name}"), sh.text(inp.name),
-                                 _value_cell(sh, inp.name, inp.value(entity, name)),
+                derived = m is None and inp.derived_formula and inp.derived(entity) is not None
+                value = (_derived_cell(sh, inp, row_of, inp.value(entity, name)) if derived
+                         else _value_cell(sh, inp.name, inp.value(entity, name)))
+                row = sh.append([sh.text(f"{kind}.{name}"), sh.text(inp.name), value,
                                  sh.text(display.unit(inp.name).short),
                                  *_prov_cells(sh, provenance(inputs, inp, {kind: name})), *extra])
                 book.input_cell[(kind, name, inp.name)] = f"Assumptions!$C${row}"
                 checks.append((row, inp.name))
+                book.typed.append((display.unit_of(inp.name), _result(inp.name, inp.value(entity, name))))
     for name, ref in book.global_cell.items():
         sh.ws.parent.defined_names[name] = DefinedName(name, attr_text=ref)
     _validate(sh, checks)
@@ -355,7 +385,7 @@ def write_scenarios(sh: Sheet, book: Book) -> None:
             first.append(sh.cell(int(what["numbers"][0]), fmt="0") if len(frame) else None)
         else:
             formula = "=" + (what["formulas"][0] if "formulas" in what else str(FIRST).join(what["parts"]))
-            first.append(sh.cell(formula, fmt=display.excel_format(n)))
+            first.append(sh.cell(formula, fmt=display.excel_format(n)))  # its row is streamed over, values and all
     sh.append(first)
     last = FIRST + len(frame) - 1
     ref = f"A2:{get_column_letter(len(all_cols))}{max(last, FIRST)}"
@@ -464,12 +494,18 @@ def write_choice(sh: Sheet, book: Book) -> None:
         title = sh.row + 1
         first, last = title + 2, title + 1 + len(rows)
         rank = f"$C${first}:$C${last}"
+        usd = [_value(book, idx, "choice_usd") for idx in rows]
+        best = min(usd, default=INF_CELL)
+        chosen = 0 if best >= INF_AT else usd.index(best) + 1
+        book.chosen.append([rows[chosen - 1] if chosen else None])
         sh.append([sh.text(f"{line['model']} / {line['sku']}", font=BOLD), sh.text("chosen:"),
-                   sh.cell(f"=IF(MIN({rank})>={INFINITE_FROM.name},0,MATCH(MIN({rank}),{rank},0))", fmt="0")])
+                   sh.cell(f"=IF(MIN({rank})>={INFINITE_FROM.name},0,MATCH(MIN({rank}),{rank},0))", fmt="0",
+                           result=chosen)])
         sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in (*CHOICE_COLUMNS, "assumed prices")])
         for idx in rows:
+            book.chosen[-1].append(idx)
             sh.append([sh.text(str(tiers[idx])), sh.text(str(strategies[idx]))] + [
-                _live(sh, _ref(book, idx, c), formats[c]) for c in CHOICE_COLUMNS[2:]]
+                _live(sh, book, idx, c, formats[c]) for c in CHOICE_COLUMNS[2:]]
                 + [sh.text(", ".join(book.report.assumed.get(idx, [])) or "none")])
         book.choice_rows.append((title, first, last))
 
@@ -500,15 +536,18 @@ def write_purchase(sh: Sheet, book: Book) -> None:
         sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in head])
         first, last = sh.row + 1, sh.row + len(points)
         ranks = ",".join(_ref(book, int(i), "choice_usd") for i in points.index)
+        usd = {int(i): _value(book, int(i), "choice_usd") for i in points.index}
+        optimum = {i for i, v in usd.items() if v == min(usd.values()) < INF_AT}  # ties: each is marked
         for idx, row in points.iterrows():
             idx = int(idx)
             mark = (f'=IF(AND({_ref(book, idx, "choice_usd")}<{INFINITE_FROM.name},'
                     f'{_ref(book, idx, "choice_usd")}=MIN({ranks})),"◀ optimum","")')
             sh.append([sh.text(str(row["tier"])), sh.text(str(row["strategy"])),
-                       _live(sh, _ref(book, idx, "tier_bought_GBps"), display.excel_format("tier_bought_GBps")),
-                       _live(sh, _ref(book, idx, "storage_usd_month"), USD),
-                       _live(sh, _ref(book, idx, "lost_gpu_usd_month"), USD),
-                       _live(sh, _ref(book, idx, "total_usd_month"), USD), sh.cell(mark)])
+                       _live(sh, book, idx, "tier_bought_GBps", display.excel_format("tier_bought_GBps")),
+                       _live(sh, book, idx, "storage_usd_month", USD),
+                       _live(sh, book, idx, "lost_gpu_usd_month", USD),
+                       _live(sh, book, idx, "total_usd_month", USD),
+                       sh.cell(mark, result="◀ optimum" if idx in optimum else "")])
         del first, last
 
 
@@ -520,21 +559,27 @@ def write_summary(sh: Sheet, book: Book) -> None:
     for line, pick, block in zip(book.summary.to_dict("records"), book.picks(), book.choice_rows):
         cells = [sh.text(line["model"]), sh.text(line["recipe"]), sh.text(line["sku"])]
         any_idx = pick["sync"] if pick["sync"] is not None else pick["async"]
-        cells.append(_live(sh, _ref(book, any_idx, "ckpt_bytes"), BYTES_EXCEL))
+        cells.append(_live(sh, book, any_idx, "ckpt_bytes", BYTES_EXCEL))
         for strategy in ("sync", "async"):
             tier = line.get(f"{strategy}_tier")
             label = "n/a" if not isinstance(tier, str) else tier if line.get(f"{strategy}_meets") else \
                 f"none (closest: {tier})"
-            cells += [sh.text(label), _live(sh, _ref(book, pick[strategy], "overhead_pct"), PCT),
-                      _live(sh, _ref(book, pick[strategy], "meets_target"), None)]
+            cells += [sh.text(label), _live(sh, book, pick[strategy], "overhead_pct", PCT),
+                      _live(sh, book, pick[strategy], "meets_target", None)]
         none = f"Choice!$C${block[0]}=0"
+        chosen = book.chosen[len(lines)][0]
+        words = "none recommendable" if chosen is None else \
+            f"{book.frame.at[chosen, 'strategy']} to {book.frame.at[chosen, 'tier']}"
         cells.append(sh.cell(f'=IF({none},"none recommendable",{_chosen(block, "strategy")}&" to "&'
-                             f'{_chosen(block, "tier")})'))
+                             f'{_chosen(block, "tier")})', result=words))
         cells.append(sh.cell(f"=IF({none},NA(),{_chosen(block, 'tier_bought_GBps')})",
-                             fmt=display.excel_format("tier_bought_GBps")))
+                             fmt=display.excel_format("tier_bought_GBps"),
+                             result=math.nan if chosen is None else _value(book, chosen, "tier_bought_GBps")))
         for column in ("storage_usd_month", "lost_gpu_usd_month", "total_usd"):
-            cells.append(sh.cell(f"=IF({none},NA(),{_chosen(block, column)})", fmt=USD))
-        cells.append(sh.cell(f'=IF({none},"",{_chosen(block, "assumed prices")})'))
+            cells.append(sh.cell(f"=IF({none},NA(),{_chosen(block, column)})", fmt=USD,
+                                 result=math.nan if chosen is None else _value(book, chosen, column)))
+        cells.append(sh.cell(f'=IF({none},"",{_chosen(block, "assumed prices")})',
+                             result="" if chosen is None else ", ".join(book.report.assumed.get(chosen, [])) or "none"))
         runner = line.get("runner_up_tier")
         cells.append(sh.text(f"{runner} (+{display.value(line['runner_up_extra_usd'], 'usd')})"
                              if isinstance(runner, str) else "none"))
@@ -550,12 +595,10 @@ def write_summary(sh: Sheet, book: Book) -> None:
     sh.append([sh.text("ckptreport — checkpoint plan", font=TITLE)])
     sh.append([sh.text(f"ckptreport {book.meta['ckptreport_version']}, built {book.meta['build_time']}, "
                        f"input hash {book.meta['input_hash'][:16]}")])
-    sh.append([sh.text("Target overhead"), sh.cell("=target_overhead_pct", fmt=PCT),
+    sh.append([sh.text("Target overhead"),
+               sh.cell("=target_overhead_pct", fmt=PCT, result=_value(book, None, "target_overhead_pct")),
                sh.text("(edit on Assumptions; every figure follows)")])
-    sh.append([sh.cell(f'="At "&{_point_words(book)}&". The recommended option is chosen by formula (Choice '
-                       "sheet): of the options meeting the target, feasible, durable and priced, the least cost over "
-                       "the run. Edit a price and it follows. The per-strategy tiers and the runner-up were chosen "
-                       'when the workbook was built."')])
+    sh.append([sh.cell(f'="At "&{_point_words(book)}&"{SUMMARY_WORDS}"', result=f"At {_point_text(book)}{SUMMARY_WORDS}")])
     sh.append([])
     sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in head])
     first = sh.row + 1
@@ -571,16 +614,48 @@ def write_summary(sh: Sheet, book: Book) -> None:
     _charts_summary(sh, comp_first, tier_first, sh.row + 2)
 
 
+SUMMARY_WORDS = (". The recommended option is chosen by formula (Choice sheet): of the options meeting the target, "
+                 "feasible, durable and priced, the least cost over the run. Edit a price and it follows. The "
+                 "per-strategy tiers and the runner-up were chosen when the workbook was built.")
+
+
+def _point_text(book: Book) -> str:
+    """What ``_point_words`` shows as built: '1,024 GPUs, every 30 min'."""
+    point = book.report.point
+    return f"{point.gpus:,.0f} GPUs, every {round(point.interval_s / 60, 2):g} min"
+
+
 def _point_words(book: Book) -> str:
     """A formula's words for the summary point, '1,024 GPUs, every 30 min', read from the plan's
     cells on Assumptions: edit the GPU count or the interval there and the words follow."""
     point = book.report.point
     return (f'TEXT({book.gpus_cell[point.gpus]},"#,##0")&" GPUs, every "&'
-            f'TEXT({book.interval_cell[point.interval_s]}/SECONDS_PER_MINUTE,"#,##0.##")&" min"')
+            f'ROUND({book.interval_cell[point.interval_s]}/SECONDS_PER_MINUTE,2)&" min"')  # no '30.' as Excel's "0.##"
 
 
-def _live(sh: Sheet, ref: str | None, fmt: str | None):
-    return sh.cell(f"={ref}", fmt=fmt) if ref else sh.text("n/a")
+def _result(name: str, v):
+    """What a cell showing ``name`` holds for the engine's value ``v``: a percentage as a fraction,
+    infinity as INF_CELL, numpy scalars as Python's (NaN: #N/A)."""
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, float, np.integer, np.floating)):
+        return cell_value(fraction(name, float(v)))
+    return v
+
+
+def _value(book: Book, idx: int | None, column: str):
+    """The engine's value of ``column`` in scenario ``idx``, as its cell holds it."""
+    if column in GLOBALS:
+        column_value = book.frame.at[book.frame.index[0], column]
+    else:
+        column_value = book.frame.at[idx, column]
+    return _result(column, column_value)
+
+
+def _live(sh: Sheet, book: Book, idx: int | None, column: str, fmt: str | None):
+    """A live reference to ``column`` of scenario ``idx`` (by its key), its value cached."""
+    ref = _ref(book, idx, column)
+    return sh.cell(f"={ref}", fmt=fmt, result=_value(book, idx, column)) if ref else sh.text("n/a")
 
 
 def _component_table(sh: Sheet, book: Book) -> tuple[int, int]:
@@ -594,7 +669,7 @@ def _component_table(sh: Sheet, book: Book) -> tuple[int, int]:
             continue
         seen.add(line["model"])
         sh.append([sh.text(line["model"])] + [
-            sh.cell(f"={_ref(book, idx, c)}/{TERA.name}", fmt='0.00" TB"')
+            sh.cell(f"={_ref(book, idx, c)}/{TERA.name}", fmt='0.00" TB"', result=_value(book, idx, c) / TERA)
             for c in ("weights_bytes", "master_bytes", "optimizer_bytes", "grads_bytes")])
     sh.append([])
     return first, sh.row - 1
@@ -603,11 +678,11 @@ def _component_table(sh: Sheet, book: Book) -> tuple[int, int]:
 def _tier_table(sh: Sheet, book: Book) -> tuple[int, int]:
     point = book.report.point
     sh.append([sh.text(f"Overhead by tier: {point.model} on {point.sku}", font=BOLD)])
-    sh.append([sh.cell(f'="at "&{_point_words(book)}')])  # names stay text cells; the numbers follow the plan
+    sh.append([sh.cell(f'="at "&{_point_words(book)}', result=f"at {_point_text(book)}")])  # the numbers follow the plan
     sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in ("tier", "sync overhead", "async overhead")])
     first = sh.row + 1
     for tier, by_strategy in book.report.tier_overview:
-        sh.append([sh.text(tier)] + [_live(sh, _ref(book, by_strategy.get(s), "overhead_pct"), PCT)
+        sh.append([sh.text(tier)] + [_live(sh, book, by_strategy.get(s), "overhead_pct", PCT)
                                      for s in ("sync", "async")])
     return first, sh.row
 
@@ -703,7 +778,7 @@ def write_cadence(sh: Sheet, book: Book) -> None:
 def _spec_cell(sh: Sheet, value, style: dict):
     """An openpyxl cell for a streamed cell's content: a Formula, text (always text), a number."""
     if isinstance(value, sheetxml.Formula):
-        return sh.cell("=" + value, **style)
+        return sh.cell("=" + value, **style, **({"result": value.value} if value.has_value else {}))
     if isinstance(value, str):
         return sh.text(value, **style)
     return sh.cell(value, **style)
@@ -711,20 +786,27 @@ def _spec_cell(sh: Sheet, value, style: dict):
 
 def _cadence_block(book: Book, idx: int, strategy: str, start: int, cols: list[str], letter: dict[str, str],
                    trees: dict) -> list[list[tuple[str, object]]]:
-    """One block's rows from ``start``, each cell as (style key, content): text, a number, a Formula."""
+    """One block's rows from ``start``, each cell as (style key, content): text, a number, a Formula
+    (with its result: the engine's columns evaluated at each grid interval)."""
     F = sheetxml.Formula
     row = book.frame.loc[idx, ["model", "sku", "tier"]]
     opt_row, first = start + 2, start + 4
-    key = [("", "GPUs"), ("count", None), ("", KEY), ("", idx), ("", "Scenarios row"), ("", F(_row_of(book, idx)))]
+    key = [("", "GPUs"), ("count", None), ("", KEY), ("", idx), ("", "Scenarios row"),
+           ("", F(_row_of(book, idx), book.scenario_row[idx]))]
     at = f"${get_column_letter(4 + len(key))}${opt_row}"  # that last cell: the scenario's row, by key (sort-safe)
-    key[1] = ("count", F(_ref(book, idx, "gpus", at)))  # the scenario's GPUs, live: they follow the plan's cell
+    key[1] = ("count", F(_ref(book, idx, "gpus", at), _value(book, idx, "gpus")))  # live: follows the plan's cell
     rows: list[list[tuple[str, object]]] = [
         [],
         [("title", f"{row['model']} / {row['sku']} / {row['tier']} / {strategy}")],
-        [("", "optimal interval"), ("min", F(f"{_ref(book, idx, 'optimal_interval_s', at)}/SECONDS_PER_MINUTE")),
-         ("", "waste there"), ("pct", F(f"{_ref(book, idx, 'optimal_waste_pct', at)}")), *key],
+        [("", "optimal interval"), ("min", F(f"{_ref(book, idx, 'optimal_interval_s', at)}/SECONDS_PER_MINUTE",
+                                             _value(book, idx, "optimal_interval_s") / 60)),
+         ("", "waste there"), ("pct", F(f"{_ref(book, idx, 'optimal_waste_pct', at)}",
+                                        _value(book, idx, "optimal_waste_pct"))), *key],
         [("header", c) for c in cols],
     ]
+    grid = book.report.cadence[idx]  # the engine's columns at each grid interval
+    results = {n: [_result(n, v) for v in grid[n]] for n in trees}
+    least = min(results["waste_pct"])
 
     def leaf(n):  # this block's template: its own columns by row, the scenario's by reference
         return f"{letter[n]}\0" if n in letter else _ref(book, idx, n, at)
@@ -733,9 +815,10 @@ def _cadence_block(book: Book, idx: int, strategy: str, start: int, cols: list[s
     waste, last = letter["waste_pct"], first + len(CADENCE_GRID_MIN) - 1
     for k, minutes in enumerate(CADENCE_GRID_MIN):
         r = first + k
-        rows.append([("interval", minutes * 60.0), ("min", F(f"A{r}/SECONDS_PER_MINUTE")),
-                     *((n, F(t.replace("\0", str(r)))) for n, t in templates.items()),
-                     ("", F(f'IF({waste}{r}=MIN(${waste}${first}:${waste}${last}),"◀ least waste","")'))])
+        rows.append([("interval", minutes * 60.0), ("min", F(f"A{r}/SECONDS_PER_MINUTE", float(minutes))),
+                     *((n, F(t.replace("\0", str(r)), results[n][k])) for n, t in templates.items()),
+                     ("", F(f'IF({waste}{r}=MIN(${waste}${first}:${waste}${last}),"◀ least waste","")',
+                            "◀ least waste" if results["waste_pct"][k] == least else ""))])
     return rows
 
 
@@ -812,6 +895,10 @@ def write_sources(sh: Sheet, book: Book) -> None:
 
 # ---- Checks and Cover -----------------------------------------------------------------------------
 
+SIZE_PARTS = ["weights_bytes", "master_bytes", "optimizer_bytes", "grads_bytes"]
+STALL_PARTS = ["checkpoint_cost_s", "backpressure_s", "interference_s"]
+
+
 def write_checks(sh: Sheet, book: Book) -> None:
     """Checks a model reviewer runs: inputs in range, totals that reconcile in every scenario (a formula
     overwritten by a number shows here), the rows all there. Each is TRUE or FALSE, live."""
@@ -829,25 +916,35 @@ def write_checks(sh: Sheet, book: Book) -> None:
         diff = "-".join([col(total), *(col(p) for p in parts)])
         return f"=SUMPRODUCT(ABS({diff}))<=1E-9*SUMPRODUCT(ABS({col(total)}))"
 
+    rows = book.frame.loc[list(book.scenario_row)]
+
+    def reconciles(total: str, parts: list[str]) -> bool:  # the same sums, on the engine's values
+        diff = rows[total].to_numpy(float) - sum(rows[p].to_numpy(float) for p in parts)
+        return bool(np.abs(diff).sum() <= 1e-9 * np.abs(rows[total].to_numpy(float)).sum())
+
+    typed = [v for _, v in book.typed if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v]
+
     checks = [
         ("Every input on Assumptions is 0 or more", '=COUNTIF(Assumptions!$C:$C,"<0")=0',
-         "an input was typed negative: find it with a filter on Assumptions column C"),
+         "an input was typed negative: find it with a filter on Assumptions column C", all(v >= 0 for v in typed)),
         ("Every percentage input is at most 100%",
          '=COUNTIFS(Assumptions!$D:$D,"%",Assumptions!$C:$C,">1")=0',
-         "a percentage above 100% (type 1.5% for one and a half percent: a bare 1.5 is 150%)"),
+         "a percentage above 100% (type 1.5% for one and a half percent: a bare 1.5 is 150%)",
+         all(v <= 1 for unit, v in book.typed if unit == "pct")),
         ("Checkpoint size = weights + master + optimizer + gradients, in every scenario",
-         reconcile("ckpt_bytes", ["weights_bytes", "master_bytes", "optimizer_bytes", "grads_bytes"]),
-         "a Scenarios formula was overwritten (sizes), or a column was edited by hand"),
+         reconcile("ckpt_bytes", SIZE_PARTS), "a Scenarios formula was overwritten (sizes), or a column was edited by hand",
+         reconciles("ckpt_bytes", SIZE_PARTS)),
         ("Stall = checkpoint cost + back-pressure + interference, in every scenario",
-         reconcile("stall_s", ["checkpoint_cost_s", "backpressure_s", "interference_s"]),
-         "a Scenarios formula was overwritten (times), or a column was edited by hand"),
+         reconcile("stall_s", STALL_PARTS), "a Scenarios formula was overwritten (times), or a column was edited by hand",
+         reconciles("stall_s", STALL_PARTS)),
         (f"Scenarios holds its {n:,} keyed rows", f"=COUNT({col(KEY)})={n}",
-         "rows were deleted from (or added to) Scenarios; rebuild to restore them"),
+         "rows were deleted from (or added to) Scenarios; rebuild to restore them", True),
     ]
     first = sh.row + 1
-    for what, formula, means in checks:
-        sh.append([sh.text(what), sh.cell(formula), sh.text(means)])
+    for what, formula, means, passes in checks:
+        sh.append([sh.text(what), sh.cell(formula, result=passes), sh.text(means)])
     book.checks = (first, sh.row)
+    book.passing = sum(passes for *_, passes in checks)
 
 
 def write_cover(sh: Sheet, book: Book) -> None:
@@ -859,10 +956,11 @@ def write_cover(sh: Sheet, book: Book) -> None:
     sh.append([sh.text(f"ckptreport {book.meta['ckptreport_version']}, built {book.meta['build_time']}, "
                        f"input hash {book.meta['input_hash'][:16]}")])
     sh.append([])
-    passes = f"COUNTIF(Checks!$B${first}:$B${last},TRUE)"
+    passes, count = f"COUNTIF(Checks!$B${first}:$B${last},TRUE)", last - first + 1
+    words = f"{book.passing} of {count} checks pass" + ("" if book.passing == count else ": see the Checks sheet")
     sh.append([sh.text("Checks", font=BOLD),
-               sh.cell(f'={passes}&" of {last - first + 1} checks pass"&IF({passes}={last - first + 1},"",'
-                       '": see the Checks sheet")', font=BOLD)])
+               sh.cell(f'={passes}&" of {count} checks pass"&IF({passes}={count},"",'
+                       '": see the Checks sheet")', font=BOLD, result=words)])
     for label, text in (
         ("What it answers", "How big each checkpoint is, how long it takes to write, how much of the run it "
                             "stalls, how often to take one, what that costs, and which storage and bandwidth to buy."),
@@ -904,8 +1002,9 @@ def write(path, report: Report, meta: dict[str, str], when: dt.datetime | None =
         if title != "Scenarios":  # formulas locked, inputs (blue) open; no password. Scenarios stays sortable
             protect = sheet.ws.protection
             protect.sheet, protect.formatColumns, protect.formatRows = True, False, False
-    wb.calculation.fullCalcOnLoad = True
+    wb.calculation.fullCalcOnLoad = False  # every formula carries its result: nothing to recalculate on open
     wb.save(path)
     book.streams["Scenarios"] = sheetxml.Stream(FIRST, lambda styles_of: _scenario_rows(book, styles_of(FIRST)))
-    sheetxml.rewrite(Path(path), when or dt.datetime(1980, 1, 1, tzinfo=dt.UTC), book.streams)
+    sheetxml.rewrite(Path(path), when or dt.datetime(1980, 1, 1, tzinfo=dt.UTC), book.streams,
+                     {title: sheet.values for title, sheet in sheets.items() if sheet.values})
     return book.notes
