@@ -26,7 +26,7 @@ from ckptreport import display
 from ckptreport.build import build
 from ckptreport.render.workbook import scenario_columns
 from ckptreport.engine import compute
-from ckptreport.units import INF_AT
+from ckptreport.units import BOOL_EXCEL, INF_AT
 from conftest import SOFFICE, libreoffice, recalculated
 
 # Skipped only outside CI (make test installs LibreOffice where it can); in CI a missing soffice fails.
@@ -56,7 +56,8 @@ def assert_cells_equal_engine(cells: pd.DataFrame, frame: pd.DataFrame) -> int:
         for i, (g, w) in enumerate(zip(got, want)):
             where = f"{name} row {i}: workbook {g!r}, engine {w!r}"
             if isinstance(w, (bool, np.bool_)):
-                assert g is bool(w), where
+                # TRUE/FALSE; LibreOffice re-saves a TRUE/FALSE-formatted result as 1/0, the same in a spreadsheet
+                assert g in (True, False) and bool(g) is bool(w), where
             elif isinstance(w, str):
                 assert g == w, where
             elif math.isnan(w):
@@ -125,6 +126,8 @@ def test_every_formula_on_every_sheet_carries_what_a_spreadsheet_computes(built,
                     continue
                 where = f"{name}!{f.coordinate} {f.value[:80]}: cached {o.value!r}, LibreOffice {t.value!r}"
                 assert o.value is not None or t.value in (None, ""), where  # a result is stored
+                if isinstance(o.value, bool):  # reads TRUE before any recalculation, not a bare 1
+                    assert f.number_format == BOOL_EXCEL, where
                 if isinstance(t.value, (int, float)) and not isinstance(t.value, bool) and abs(t.value) >= INF_AT:
                     assert isinstance(o.value, (int, float)) and abs(o.value) >= INF_AT, where
                 elif isinstance(t.value, float) and not isinstance(o.value, bool):
@@ -431,7 +434,7 @@ def test_checks_pass_and_catch_an_inconsistent_edit(built, recalc, tmp_path):
     overwrite a Scenarios stall with a number (as a careless edit would): after LibreOffice
     recalculates, exactly those checks turn FALSE and the Cover says so."""
     checks, cover = _checks(recalc)
-    assert len(checks) >= 5 and all(ok is True for _, ok in checks), checks
+    assert len(checks) >= 5 and all(ok in (True, 1) and ok is not None for _, ok in checks), checks
     assert cover == f"{len(checks)} of {len(checks)} checks pass"
     _, xlsx = built
     wb = openpyxl.load_workbook(xlsx)
@@ -442,7 +445,7 @@ def test_checks_pass_and_catch_an_inconsistent_edit(built, recalc, tmp_path):
     edited = tmp_path / "edited.xlsx"
     wb.save(edited)
     checks, cover = _checks(recalculated(edited, tmp_path))
-    failed = {what for what, ok in checks if ok is not True}
+    failed = {what for what, ok in checks if ok not in (True, 1)}
     assert failed == {"Every input on Assumptions is 0 or more",
                       "Stall = checkpoint cost + back-pressure + interference, in every scenario"}, checks
     assert cover == f"{len(checks) - 2} of {len(checks)} checks pass: see the Checks sheet"

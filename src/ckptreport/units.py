@@ -368,19 +368,22 @@ class Unit:
         return fmt(v * self.scale, self.kind, digits)
 
 
+BOOL_EXCEL = '"TRUE";"TRUE";"FALSE"'
 BYTES_EXCEL = '[>=1000000000000]#,##0.00,,,," TB";[>=1000000000]#,##0.00,,," GB";#,##0.00,," MB"'
 COLUMN_UNITS: dict[str, Unit] = {u.key: u for u in (
     Unit("bytes", "bytes", "bytes", 1.0, "bytes", BYTES_EXCEL, INF_FMT + "#,##0"),  # an omitted part size: unbounded
     Unit("s", "seconds", "s", 1.0, "duration", '[<1]0.000" s";#,##0.0" s"', "#,##0.0##"),
     Unit("GBps", "GB/s (1e9 B/s)", "GB/s", 1e9, "bandwidth", INF_FMT + '#,##0.00" GB/s"',
          INF_FMT + "#,##0.00##"),
-    # in a workbook a percentage is a fraction (0.036 shows 3.60%); below 0.1% two more decimals
-    Unit("pct", "percent", "%", 0.01, "percent", "[<0.001]0.0000%;0.00%", "0.0##%"),
+    # in a workbook a percentage is a fraction (0.036 shows 3.60%); small ones with more decimals, so
+    # an overhead of 0.00002% does not read as 0.0000%
+    Unit("pct", "percent", "%", 0.01, "percent", "[<0.00001]0.000000%;[<0.001]0.0000%;0.00%", "0.0##%"),
     Unit("usd", "US dollars", "$", 1.0, "usd", INF_FMT + '"$"#,##0', "#,##0.00##"),  # choice_usd: not recommendable
     Unit("days", "days", "days", 86400.0, None, '#,##0.0" d"', "#,##0.0"),
     Unit("count", "count", "", 1.0, None, INF_FMT + "#,##0", INF_FMT + "#,##0"),  # an omitted request rate: unbounded
     Unit("B/param", "bytes per parameter", "B/param", 1.0, None, '0" B/param"', "0.##"),
     Unit("TFLOPS", "TFLOP/s", "TFLOP/s", 1e12, "flops", '#,##0.0" TFLOPS"', "#,##0.0"),
     Unit("label", "text", "", 1.0, None, None, None),
-    Unit("bool", "true/false", "", 1.0, None, None, None),
+    # a formula's cached TRUE reads TRUE before any recalculation (LibreOffice shows a bare 1 otherwise)
+    Unit("bool", "true/false", "", 1.0, None, BOOL_EXCEL, BOOL_EXCEL),
 )}

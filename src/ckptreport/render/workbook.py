@@ -43,7 +43,7 @@ from ..expr import INFINITY, SCALES, TERA, Named, Var, render
 from ..inputs import INPUTS, MODELS, PLAN, RECIPES, SCENARIO, SKUS, SOURCES, TIERS, of
 from ..load import Inputs, provenance
 from ..report import CADENCE_GRID_MIN, Report
-from ..units import BYTES_EXCEL, COLUMN_UNITS, INF_AT, INF_CELL
+from ..units import BOOL_EXCEL, BYTES_EXCEL, COLUMN_UNITS, INF_AT, INF_CELL
 
 # Scenarios columns written as text, not looked up: the plan's axes by name, and the basis of each hop
 LITERAL = {i.name for i in INPUTS.values() if i.entity == SCENARIO and i.unit == "label"} | set(SOURCES)
@@ -429,6 +429,9 @@ def _shown_width(name: str, column: pd.Series) -> int:
     unit = max((len(u) for u in re.findall(r'"([^"]*)"', section)), default=0)
     unit += section.endswith("%")  # a percentage: the engine's whole percents, shown with a % sign
     digits = len(f"{min(top, 999.99) if ',,' in fmt else top:,.{decimals}f}")
+    if section.endswith("%") and "[<" in fmt:  # small percentages show more decimals: 0.000020%, 0.0069%
+        least = float(finite.min())
+        digits = max(digits, 8 if least < 0.001 else 6 if least < 0.1 else 0)
     return max(words, digits + unit + 1)
 
 
@@ -482,7 +485,9 @@ CHOICE_COLUMNS = ("tier", "strategy", "choice_usd", "tier_bought_GBps", "storage
 def write_choice(sh: Sheet, book: Book) -> None:
     """Per summary line, its options, each a live reference to its Scenarios row: the Summary picks the
     least `choice_usd` among them by formula, so an edited price or $/GPU-hour changes the choice."""
-    sh.layout({1: 22, 2: 10, 3: 20, 4: 12, 5: 16, 6: 16, 7: 18, 8: 12, 9: 40}, "A3")  # C: "not recommendable"
+    widths = (22, 10, 20, 12, 16, 16, 18, 12, 40)  # C: "not recommendable"
+    sh.layout({k + 1: max(w, len(h) + 3) for k, (w, h) in enumerate(zip(widths, (*CHOICE_COLUMNS, "assumed prices")))},
+              "A3")  # bold headers need a little more than their letters
     sh.append([sh.text("Choice: the options of each summary line, as the recommendation ranks them", font=TITLE)])
     sh.append([sh.text("choice_usd is an option's cost over the run (storage + GPU time lost) when it meets the "
                        "target, is feasible, durable and priced; unbounded otherwise. The Summary names the least; "
@@ -521,12 +526,12 @@ def _chosen(block: tuple[int, int, int], column: str) -> str:
 def write_purchase(sh: Sheet, book: Book) -> None:
     """Per summary line, the purchase curve of its recommended option: monthly cost against the
     bandwidth bought over the steps a buyer chooses between, every figure a live reference."""
-    sh.layout({1: 22, 2: 10, 3: 14, 4: 16, 5: 16, 6: 16, 7: 12}, "A3")
+    head = ("tier", "strategy", "bought", "storage $/month", "lost GPU $/month", "total $/month", "optimum")
+    sh.layout({k + 1: max(w, len(h) + 3) for k, (w, h) in enumerate(zip((22, 10, 14, 16, 16, 16, 12), head))}, "A3")
     sh.append([sh.text("Purchase: what each step of bandwidth costs, and what it saves", font=TITLE)])
     sh.append([sh.text("Per summary line, the steps a buyer chooses between (the recommended tier's family, or the "
                        "priced durable tiers of the SKU): storage rises with the bandwidth bought, lost GPU time "
                        "falls; the optimum is the step the recommendation ranks first.")])
-    head = ("tier", "strategy", "bought", "storage $/month", "lost GPU $/month", "total $/month", "optimum")
     for line, curve in zip(book.summary.to_dict("records"), book.report.purchases):
         points = curve.points[curve.points["strategy"] == line["option_strategy"]]
         if points.empty:
@@ -565,7 +570,7 @@ def write_summary(sh: Sheet, book: Book) -> None:
             label = "n/a" if not isinstance(tier, str) else tier if line.get(f"{strategy}_meets") else \
                 f"none (closest: {tier})"
             cells += [sh.text(label), _live(sh, book, pick[strategy], "overhead_pct", PCT),
-                      _live(sh, book, pick[strategy], "meets_target", None)]
+                      _live(sh, book, pick[strategy], "meets_target", BOOL_EXCEL)]
         none = f"Choice!$C${block[0]}=0"
         chosen = book.chosen[len(lines)][0]
         words = "none recommendable" if chosen is None else \
@@ -587,7 +592,7 @@ def write_summary(sh: Sheet, book: Book) -> None:
     widths = {1: 20, 2: 18, 3: 18, 4: 13, 5: 16, 6: 11, 7: 8, 8: 16, 9: 11, 10: 8, 11: 26, 12: 12, 13: 15,
               14: 15, 15: 16, 16: 36, 17: 30}
     texts = {k: [c.value for cells in lines for c in cells[k - 1:k] if isinstance(c.value, str)
-                 and not c.value.startswith("=")] for k in widths}  # the names each column holds
+                 and not c.value.startswith("=")] + [head[k - 1] + " "] for k in widths}  # its names and bold header
     texts[11] += [f"{r['option_strategy']} to {r['option_tier']}" for r in book.summary.to_dict("records")
                   if isinstance(r.get("option_tier"), str)]  # what the recommendation formula shows, as built
     texts[16] += [", ".join(v) for v in book.report.assumed.values()]  # the assumed prices it may list
@@ -742,7 +747,7 @@ def write_cadence(sh: Sheet, book: Book) -> None:
     others, the same shape, are streamed into the package with the first block's styles."""
     dependents = _interval_dependents()
     cols = ["interval_s", "interval (min)", *dependents, "optimum"]
-    sh.layout({i + 1: 15 for i in range(len(cols))}, "A3")
+    sh.layout({i + 1: max(15, len(c) + 3) for i, c in enumerate(cols)}, "A3")  # no clipped header
     sh.append([sh.text("Cadence: overhead and waste against the checkpoint interval", font=TITLE)])
     sh.append([sh.text("Each block recomputes the interval-dependent columns (same definitions as Scenarios) "
                        "for one scenario over a grid of intervals. Blue intervals are editable.")])
@@ -942,7 +947,7 @@ def write_checks(sh: Sheet, book: Book) -> None:
     ]
     first = sh.row + 1
     for what, formula, means, passes in checks:
-        sh.append([sh.text(what), sh.cell(formula, result=passes), sh.text(means)])
+        sh.append([sh.text(what), sh.cell(formula, fmt=BOOL_EXCEL, result=passes), sh.text(means)])
     book.checks = (first, sh.row)
     book.passing = sum(passes for *_, passes in checks)
 
