@@ -25,7 +25,7 @@ test: $(STAMP) system-deps  ## run the whole test suite, on every core (pytest-x
 
 HAVE_RUNTIME := ldconfig -p | grep -q libpangoft2-1.0 && ldconfig -p | grep -q libharfbuzz-subset
 HAVE_TESTING := $(HAVE_RUNTIME) && command -v soffice >/dev/null && command -v pdftoppm >/dev/null \
-                && /usr/bin/python3 -c "import uno" 2>/dev/null
+                && test -f /usr/lib/python3/dist-packages/uno.py
 
 runtime-deps:  ## Pango and fonts for the PDF briefs (Debian/Ubuntu; installs as root)
 	@$(MAKE) --no-print-directory apt PACKAGES="$(RUNTIME_PACKAGES)" CHECK="$(HAVE_RUNTIME)"
