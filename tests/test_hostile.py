@@ -500,9 +500,11 @@ def test_a_build_killed_at_any_moment_leaves_the_old_set_or_the_new(tmp_path):
     lists, with its hash; the user's file kept), and the next build clears what the killed ones left
     beside out/."""
     out = tmp_path / "out"
-    t = time.monotonic()
-    assert _tiny_build(tmp_path, out).returncode == 0
-    took = time.monotonic() - t
+    took = math.inf
+    for _ in range(2):  # the quicker of two: a first build slowed by cold caches would send every kill too late
+        t = time.monotonic()
+        assert _tiny_build(tmp_path, out).returncode == 0
+        took = min(took, time.monotonic() - t)
     (out / "notes.txt").write_text("keep me")
     old = _consistent(out)
     plan = tmp_path / "models" / "plan.yaml"

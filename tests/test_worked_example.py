@@ -104,6 +104,23 @@ def test_async_backpressure_when_persist_outlasts_interval():
     assert row["stall_s"] == pytest.approx(row["d2h_s"] + row["backpressure_s"])
 
 
+def test_replica0_counts_only_replica_0s_ranks_as_a_nodes_writers():
+    """replica0, tp1 pp4 on 8-GPU nodes: replica 0 is 4 ranks on one node, each writing a quarter of
+    the checkpoint (balanced stages). That node writes the checkpoint once, not twice (8 x a quarter):
+    its NIC, copy and host memory carry 4 ranks' bytes, and the copy runs 4 GPUs wide."""
+    row = _row(sharding="replica0", tp=1.0, pp=4.0, strategy="async")
+    assert row["writers_on_node"] == 4 and row["gpus_on_node"] == 8 and row["nodes_writing"] == 1
+    assert row["bytes_per_gpu_max"] == pytest.approx(row["ckpt_bytes"] / 4)
+    assert row["bytes_per_node"] == pytest.approx(row["ckpt_bytes"])
+    assert row["d2h_GBps"] == pytest.approx(min(4 * BASE["d2h_gpu_GBps"], row["d2h_node_GBps"]))
+    assert row["host_memory_needed_bytes"] == pytest.approx(row["ckpt_bytes"])
+    wide = _row(sharding="replica0", tp=2.0, pp=8.0)  # 16 ranks over two nodes: each node's 8 GPUs write
+    assert wide["writers_on_node"] == 8 and wide["nodes_writing"] == 2
+    assert wide["bytes_per_node"] == pytest.approx(wide["ckpt_bytes"] / 2)
+    sharded = _row(tp=1.0, pp=4.0)  # fully sharded: every GPU of every node writes its share
+    assert sharded["writers_on_node"] == 8 and sharded["bytes_per_node"] == pytest.approx(sharded["ckpt_bytes"] / 128)
+
+
 def test_async_needs_host_memory_for_its_buffers():
     """Async stages bytes_per_node x buffers in host memory; too little memory fails the target."""
     row = _row(strategy="async", host_memory_bytes=10e9, buffers=2.0)

@@ -156,18 +156,26 @@ def nodes_writing(sharding, gpus, tp, pp, gpus_per_node):
     return ceil(where(sharding == "replica0", minimum(tp * pp, gpus), gpus) / gpus_per_node)
 
 
+@column("count")
+def writers_on_node(sharding, gpus_on_node, tp, pp):
+    """GPUs of the heaviest node that write: all of them, or for replica0 only replica 0's tp x pp
+    ranks (a tp1 pp4 job on 8-GPU nodes: 4 of the 8)."""
+    return where(sharding == "replica0", minimum(tp * pp, gpus_on_node), gpus_on_node)
+
+
 @column("bytes")
-def bytes_per_node(bytes_per_gpu_max, gpus_on_node):
-    """Bytes the heaviest node writes (its GPUs at the heaviest rank's load)."""
-    return bytes_per_gpu_max * gpus_on_node
+def bytes_per_node(bytes_per_gpu_max, writers_on_node):
+    """Bytes the heaviest node writes (its writing GPUs at the heaviest rank's load)."""
+    return bytes_per_gpu_max * writers_on_node
 
 
 section("The copy to host, and what the target demands")
 
 @column("GBps")
-def d2h_GBps(gpus_on_node, d2h_gpu_GBps, d2h_node_GBps):
-    """GPU HBM -> host DRAM for one node: its GPUs copying at once, capped by the node's measured total."""
-    return minimum(gpus_on_node * d2h_gpu_GBps, d2h_node_GBps)
+def d2h_GBps(writers_on_node, d2h_gpu_GBps, d2h_node_GBps):
+    """GPU HBM -> host DRAM for one node: its writing GPUs copying at once, capped by the node's
+    measured total."""
+    return minimum(writers_on_node * d2h_gpu_GBps, d2h_node_GBps)
 
 
 @column("s")
@@ -297,9 +305,9 @@ def nic_s(tier_kind, bytes_per_node, storage_nic_GBps):
 
 
 @column("GBps")
-def writers_GBps(gpus_on_node, writer_GBps):
-    """What the node's writer processes (one per GPU), each at most writer_GBps, sustain together."""
-    return gpus_on_node * writer_GBps
+def writers_GBps(writers_on_node, writer_GBps):
+    """What the node's writer processes (one per writing GPU), each at most writer_GBps, sustain together."""
+    return writers_on_node * writer_GBps
 
 
 @column("s")

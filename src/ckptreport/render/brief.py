@@ -109,10 +109,10 @@ def _short(text: str, n: int = 22) -> str:
 
 def chain_svg(env: jinja2.Environment, row: pd.Series) -> Markup:
     f = display.of
-    boxes = [("GPU HBM", [f"{int(row['gpus_on_node'])} GPUs x {f('bytes_per_gpu', row['bytes_per_gpu'])}"]),
+    boxes = [("GPU HBM", [f"{int(row['writers_on_node'])} GPUs x {f('bytes_per_gpu_max', row['bytes_per_gpu_max'])}"]),
              ("host DRAM", [f"{f('host_memory_bytes', row['host_memory_bytes'])} per node"])]
     arrows = [("GPU -> host", f("d2h_GBps", row["d2h_GBps"]), f("d2h_s", row["d2h_s"]), "d2h")]
-    boxes.append(("writers", [f"{int(row['gpus_on_node'])} x {f('writer_GBps', row['writer_GBps'])}"]))
+    boxes.append(("writers", [f"{int(row['writers_on_node'])} x {f('writer_GBps', row['writer_GBps'])}"]))
     arrows.append(("serialise", f("writers_GBps", row["writers_GBps"]), f("writer_s", row["writer_s"]), "writer"))
     if row["strategy"] == "tiered":
         boxes.append(("local NVMe", [f"{f('nvme_write_GBps', row['nvme_write_GBps'])} write"]))
