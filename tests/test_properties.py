@@ -248,11 +248,12 @@ def _excel_to_python(formula: str) -> str:
     """The printed Excel formula as a Python expression (functions become the helpers below)."""
     out = re.sub(r"(?<![<>])=(?!=)", "==", formula)
     out = out.replace("<>", "!=").replace("^", "**")
-    return re.sub(r"\b(MIN|MAX|SQRT|IF|ROUNDUP|AND|OR|ISNA|ISNUMBER|NOT)\(", lambda m: f"_{m.group(1)}(", out)
+    return re.sub(r"\b(MIN|MAX|SQRT|IF|ROUNDUP|ROUNDDOWN|AND|OR|ISNA|ISNUMBER|NOT)\(", lambda m: f"_{m.group(1)}(", out)
 
 
 _XL = {"_MIN": min, "_MAX": max, "_SQRT": math.sqrt, "_IF": lambda c, a, b: a if c else b,
        "_ROUNDUP": lambda x, _: math.ceil(x) if math.isfinite(x) else x,  # IF is lazy in a spreadsheet, not here
+       "_ROUNDDOWN": lambda x, _: math.floor(x) if math.isfinite(x) else x,
        "_AND": lambda *x: all(x), "_OR": lambda *x: any(x),
        "_ISNA": lambda x: math.isnan(x), "_ISNUMBER": lambda x: not math.isnan(x), "_NOT": lambda x: not x,
        **{c.name: float(c) for c in CONSTANTS}}  # the workbook's defined names for its constants

@@ -73,6 +73,25 @@ def test_bloom_176b_size_and_overhead(frame):
     assert round(overhead, 2) == 0.37
 
 
+def test_bloom_stages_heaviest_and_lightest_rank(frame):
+    """BLOOM-176B, TP4 PP12, 70 layers, hidden 14,336, vocab 250,880: a layer holds
+    (176e9 - 2 x 250,880 x 14,336) / 70 = 2.4116e9 parameters. The first and last stages hold
+    ceil(70/12) = 6 layers and the embedding or output layer (3.597e9); the lightest middle stage
+    floor(70/12) = 5 layers. Its ZeRO-1 ranks write weights in full and a DP-8 share of the rest."""
+    row = frame[(frame["model"] == "bloom-176b") & (frame["recipe"] == "adamw-bf16")].iloc[0]
+    embedding, layer = 250_880 * 14_336, (176e9 - 2 * 250_880 * 14_336) / 70
+    assert row["stage_params_max"] == pytest.approx(6 * layer + embedding)
+    assert row["stage_params_min"] == pytest.approx(5 * layer)
+    assert row["stage_bytes_first"] == row["stage_bytes_last"] == pytest.approx((6 * layer + embedding) * 14)
+    assert row["stage_bytes_middle"] == pytest.approx(5 * layer * 14)
+    dp = row["gpus"] / 48
+    assert row["bytes_per_gpu_min"] == pytest.approx(5 * layer / 4 * (2 + 12 / dp))
+    assert row["bytes_per_gpu_min"] < row["bytes_per_gpu_max"]
+    assert (frame["bytes_per_gpu_min"] <= frame["bytes_per_gpu_max"] * (1 + 1e-12)).all()
+    unpiped = frame[frame["model"] == "llama3-8b"].iloc[0]  # PP1: one stage, no middle
+    assert unpiped["stage_bytes_middle"] == 0 and unpiped["bytes_per_gpu_min"] == unpiped["bytes_per_gpu_max"]
+
+
 @pytest.mark.parametrize("mtbf_h, published_min", [(24, 117), (6, 57), (0.25, 9.1)])
 def test_daly_published_optima(mtbf_h, published_min):
     """Daly (2006) fig. 3-5: checkpoint 5 min, MTBF 24 h -> 117 min; 6 h -> 57 min; 15 min -> 9.1 min

@@ -12,7 +12,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .expr import DAY, GB, HOUR, INF, PERCENT, TERA, THOUSAND, TIB, Named, ceil, isna, known, largest, maximum, minimum, sqrt, where
+from .expr import DAY, GB, HOUR, INF, PERCENT, TERA, THOUSAND, TIB, Named, ceil, floor, isna, known, largest, maximum, minimum, sqrt, where
 from .inputs import INPUTS
 from .units import COLUMN_UNITS, INF_FMT
 
@@ -144,6 +144,46 @@ def bytes_per_gpu_max(sharding, bytes_per_gpu, stage_params_max, tp, dp_ranks, b
     data-parallel replica write it all; optimizer_sharded (ZeRO-1, distributed optimizer) has replica 0
     write the weights and every replica its share of master copy and optimizer states."""
     rank_params = stage_params_max / tp
+    replica0 = rank_params * bytes_per_param
+    weights = weights_bytes_per_param + grads_bytes_per_param
+    shared = rank_params * weights + rank_params * (bytes_per_param - weights) / dp_ranks
+    return where(sharding == "fully_sharded", bytes_per_gpu, where(sharding == "replica0", replica0, shared))
+
+
+@column("count")
+def stage_params_min(params, layers, hidden, vocab, pp):
+    """Parameters of the lightest pipeline stage: a middle stage's share of the layers rounded down
+    (with two stages, one edge stage: its layers and the embedding or output layer); all of them
+    without pipelining."""
+    edge = where(pp > 2, 0, vocab * hidden)
+    return where((pp > 1) & (layers > 0),
+                 floor(layers / pp) * (params - 2 * vocab * hidden) / maximum(layers, 1) + edge,
+                 params / pp)
+
+
+@column("bytes")
+def stage_bytes_first(stage_params_max, bytes_per_param):
+    """Bytes of the first pipeline stage (its layers and the embedding), all of its ranks together."""
+    return stage_params_max * bytes_per_param
+
+
+@column("bytes")
+def stage_bytes_middle(stage_params_min, bytes_per_param, pp):
+    """Bytes of the lightest middle pipeline stage, all of its ranks together (0: fewer than three stages)."""
+    return where(pp > 2, stage_params_min * bytes_per_param, 0)
+
+
+@column("bytes")
+def stage_bytes_last(stage_params_max, bytes_per_param):
+    """Bytes of the last pipeline stage (its layers and the output layer), all of its ranks together."""
+    return stage_params_max * bytes_per_param
+
+
+@column("bytes")
+def bytes_per_gpu_min(sharding, bytes_per_gpu, stage_params_min, tp, dp_ranks, bytes_per_param,
+                      weights_bytes_per_param, grads_bytes_per_param):
+    """The lightest writing rank (a middle pipeline stage's): as bytes_per_gpu_max, for the lightest stage."""
+    rank_params = stage_params_min / tp
     replica0 = rank_params * bytes_per_param
     weights = weights_bytes_per_param + grads_bytes_per_param
     shared = rank_params * weights + rank_params * (bytes_per_param - weights) / dp_ranks

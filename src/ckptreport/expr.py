@@ -98,7 +98,7 @@ class BinOp(Expr):
 
 @dataclass(frozen=True, eq=False)
 class Call(Expr):
-    fn: str  # the spreadsheet function name: MIN, MAX, SQRT, IF, ROUNDUP, AND, OR
+    fn: str  # the spreadsheet function name: MIN, MAX, SQRT, IF, ROUNDUP, ROUNDDOWN, AND, OR
     args: tuple[Expr, ...]
 
 
@@ -145,6 +145,10 @@ def ceil(a):
     return Call("ROUNDUP", (wrap(a), Const(0))) if _symbolic(a) else np.ceil(a)
 
 
+def floor(a):
+    return Call("ROUNDDOWN", (wrap(a), Const(0))) if _symbolic(a) else np.floor(a)
+
+
 def isna(a):
     """True where a value is unknown (NaN here, #N/A in a spreadsheet)."""
     return Call("ISNA", (wrap(a),)) if _symbolic(a) else np.isnan(a)
@@ -175,7 +179,7 @@ def largest(**options):
 _PREC = {"=": 1, "<>": 1, "<": 1, "<=": 1, ">": 1, ">=": 1, "+": 2, "-": 2, "*": 3, "/": 3, "^": 4}
 _TEXT_OPS = {"*": " × ", "/": " / ", "+": " + ", "-": " − ", "^": "^", "=": " = ", "<>": " ≠ ",
              "<": " < ", "<=": " ≤ ", ">": " > ", ">=": " ≥ "}
-_TEXT_FN = {"MIN": "min", "MAX": "max", "SQRT": "sqrt", "IF": "if", "ROUNDUP": "ceil", "AND": "and", "OR": "or",
+_TEXT_FN = {"MIN": "min", "MAX": "max", "SQRT": "sqrt", "IF": "if", "ROUNDUP": "ceil", "ROUNDDOWN": "floor", "AND": "and", "OR": "or",
             "ISNA": "unknown", "ISNUMBER": "known", "NOT": "not"}
 
 
@@ -235,8 +239,8 @@ def render(e: Expr, leaf: Callable[[str], str], style: str = "excel") -> str:
             return f"({s})" if tighter else s
         if isinstance(n, Call):
             name = _TEXT_FN[n.fn] if text else n.fn
-            if n.fn == "ROUNDUP" and text:
-                return f"ceil({go(n.args[0])})"
+            if n.fn in ("ROUNDUP", "ROUNDDOWN") and text:
+                return f"{_TEXT_FN[n.fn]}({go(n.args[0])})"
             return f"{name}(" + ", ".join(go(a) for a in n.args) + ")" if text else \
                 f"{name}(" + ",".join(go(a) for a in n.args) + ")"
         if isinstance(n, Label):
@@ -269,7 +273,7 @@ def evaluate(e: Expr, env: Mapping[str, object]):
         if e.fn == "IF":
             return evaluate(e.args[1], env) if evaluate(e.args[0], env) else evaluate(e.args[2], env)
         args = [evaluate(a, env) for a in e.args]
-        return {"MIN": min, "MAX": max, "SQRT": math.sqrt, "ROUNDUP": lambda x, _: math.ceil(x),
+        return {"MIN": min, "MAX": max, "SQRT": math.sqrt, "ROUNDUP": lambda x, _: math.ceil(x), "ROUNDDOWN": lambda x, _: math.floor(x),
                 "AND": lambda *x: all(x), "OR": lambda *x: any(x), "ISNA": lambda x: math.isnan(x),
                 "ISNUMBER": lambda x: not math.isnan(x), "NOT": lambda x: not x}[e.fn](*args)
     if isinstance(e, Label):
