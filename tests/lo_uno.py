@@ -18,14 +18,11 @@ SCRIPT is a JSON object:
   - ``type`` ``cell`` (``Sheet!A1``), ``text``: what a person types into the cell, parsed as Calc
     parses typing (``1%`` is the number 0.01, ``=A1`` a formula);
   - ``recalc``: Data > Calculate > Recalculate Hard (``calculateAll``);
-  - ``read`` ``sheets``, ``as``: the sheets' values now, kept under ``reads[as]``;
-- ``read``: sheet names whose used area is returned as values (formula results), with the addresses
-  of error cells; ``find``: ``{"Sheet": [labels]}``, the row (1-based) of each label in column A..D;
-- ``save``: a path to save the document to as .xlsx (optional).
+  - ``read`` ``sheets``, ``as``: the sheets' used areas now, as values (formula results) with the
+    addresses of error cells, kept under ``reads[as]``.
 
-Prints one JSON object: ``seconds`` per step (``start``, ``load``, each action, ``save``), ``sheets``
-(``{"name": {"values": rows, "errors": ["A1", ...]}}``), ``reads`` (the same, per ``read`` action)
-and ``found``. LibreOffice is started headless
+Prints one JSON object: ``seconds`` per step (``start``, ``load``, each action) and ``reads``
+(``{as: {"sheet": {"values": rows, "errors": ["A1", ...]}}}``). LibreOffice is started headless
 for this script alone and stopped at the end, whatever happens.
 """
 
@@ -171,19 +168,6 @@ def read_sheet(sheet) -> dict:
     return {"values": values, "errors": errors}
 
 
-def find_rows(sheet, labels) -> dict[str, int]:
-    cursor = sheet.createCursor()
-    cursor.gotoEndOfUsedArea(False)
-    end = cursor.RangeAddress.EndRow
-    rows = sheet.getCellRangeByPosition(0, 0, 3, end).DataArray
-    out = {}
-    for i, r in enumerate(rows):
-        for v in r:
-            if isinstance(v, str) and v in labels and v not in out:
-                out[v] = i + 1
-    return out
-
-
 ACTIONS = {"sort": sort, "filter": autofilter, "insert_rows": insert_rows, "type": type_into,
            "recalc": lambda doc, a: doc.calculateAll()}
 
@@ -202,7 +186,7 @@ def run(script: dict) -> dict:
         if doc is None:
             raise SystemExit(f"LibreOffice could not open {script['file']}")
         seconds["load"] = time.perf_counter() - t
-        out = {"sheets": {}, "found": {}, "reads": {}}
+        out = {"reads": {}}
         for i, a in enumerate(script.get("actions", [])):
             t = time.perf_counter()
             if a["op"] == "read":
@@ -210,15 +194,6 @@ def run(script: dict) -> dict:
             else:
                 ACTIONS[a["op"]](doc, a)
             seconds[f"{i}:{a['op']}"] = time.perf_counter() - t
-        for name in script.get("read", []):
-            out["sheets"][name] = read_sheet(doc.Sheets.getByName(name))
-        for name, labels in script.get("find", {}).items():
-            out["found"][name] = find_rows(doc.Sheets.getByName(name), set(labels))
-        if script.get("save"):
-            t = time.perf_counter()
-            doc.storeToURL(Path(script["save"]).resolve().as_uri(),
-                           (prop("FilterName", "Calc MS Excel 2007 XML"),))
-            seconds["save"] = time.perf_counter() - t
         doc.close(True)
         out["seconds"] = seconds
         return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -31,11 +32,10 @@ pytestmark = pytest.mark.skipif(not HAVE_UNO and not os.environ.get("CI"),
 LIVE = ("Summary", "Choice", "Purchase", "Cadence", "Checks", "Cover")
 
 
-def calc(xlsx: Path, actions: list[dict], tmp_path: Path, **extra) -> dict:
+def calc(xlsx: Path, actions: list[dict], tmp_path: Path) -> dict:
     """Open ``xlsx`` in LibreOffice Calc, do ``actions``, return what the driver reports."""
     script = tmp_path / "script.json"
-    script.write_text(json.dumps({"file": str(xlsx), "profile": str(tmp_path / "lo-profile"),
-                                  "actions": actions, **extra}))
+    script.write_text(json.dumps({"file": str(xlsx), "profile": str(tmp_path / "lo-profile"), "actions": actions}))
     done = subprocess.run([UNO_PYTHON, str(REPO / "tests" / "lo_uno.py"), str(script)], capture_output=True,
                           text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -155,9 +155,7 @@ def test_typing_a_percent_and_a_size_equals_the_yaml(small_build, workbook, tmp_
     assert assumptions[mfu - 1][2] == pytest.approx(0.35, rel=1e-12)
     assert assumptions[active - 1][2] == 9e9  # the derived figure followed
     assert all(r[1] == 1.0 for r in typed["Checks"]["values"][3:] if r[0])  # in range: every check TRUE
-    models = small_build.models.parent / "models-typed"
-    import shutil
-
+    models = tmp_path / "models"  # the shared build's models, edited as the typing was
     shutil.copytree(small_build.models, models)
     plan = (models / "plan.yaml").read_text()
     (models / "plan.yaml").write_text(plan.replace("target_overhead: 1%", "target_overhead: 2.5%")

@@ -173,8 +173,8 @@ class Book:
     notes: list[str] = field(default_factory=list)
     scenario_columns: list = field(default_factory=list)  # (column, what its rows hold) of streamed rows
     choice_rows: list = field(default_factory=list)  # per summary line: (first, last) row of its Choice block
-    chosen: list = field(default_factory=list)  # per summary line: [the option it ranks first or None, *options]
-    typed: list = field(default_factory=list)  # (unit, value as its cell holds it) of each Assumptions input
+    chosen: list = field(default_factory=list)  # per summary line: the option its Choice block ranks first, or None
+    typed: list = field(default_factory=list)  # (row, input, value as its cell holds it) of each Assumptions input
     passing: int = 0  # checks that pass as built
     streams: dict = field(default_factory=dict)  # sheet title -> sheetxml.Stream of rows written into the package
     checks: tuple[int, int] = (0, 0)  # first and last row of the Checks sheet's checks
@@ -219,7 +219,7 @@ def _value_cell(sh: Sheet, name: str, v):
         return sh.text(v, font=BLUE)
     if display.unit_of(name) == "bool":
         return sh.cell(bool(v), font=BLUE)
-    return sh.cell(cell_value(fraction(name, v)), fmt=display.plain_format(name), font=BLUE)
+    return sh.cell(_result(name, v), fmt=display.plain_format(name), font=BLUE)
 
 
 def _derived_cell(sh: Sheet, inp, row_of: dict[str, int], value):
@@ -241,7 +241,6 @@ def write_assumptions(sh: Sheet, book: Book) -> None:
     header = ["key", "figure", "value", "unit", "basis", "source", "from", "date", "region", "spec",
               "measured / spec", "check"]
     inputs, plan = book.inputs, book.inputs.plan
-    checks: list[tuple[int, str]] = []  # (row, input) of each numeric input cell: validated below
     sh.append([sh.text("Plan", font=BOLD)])
     sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in header])
     plan_entity = inputs.entity(PLAN, PLAN)
@@ -249,24 +248,21 @@ def write_assumptions(sh: Sheet, book: Book) -> None:
         row = sh.append([sh.text("plan"), sh.text(inp.name), _value_cell(sh, inp.name, inp.value(plan_entity)),
                          sh.text(display.unit(inp.name).short), *_prov_cells(sh, provenance(inputs, inp, {}))])
         book.global_cell[inp.name] = f"Assumptions!$C${row}"
-        checks.append((row, inp.name))
-        book.typed.append((display.unit_of(inp.name), _result(inp.name, inp.value(plan_entity))))
+        book.typed.append((row, inp.name, _result(inp.name, inp.value(plan_entity))))
     for i, q in enumerate(plan.gpus):
         row = sh.append([sh.text("plan.gpus"), sh.text(f"gpus[{i}]"),
                          sh.cell(q.value, fmt=display.plain_format("gpus"), font=BLUE),
                          sh.text("GPUs"), sh.text("input"), sh.text("the plan's cluster sizes"), sh.text("plan.yaml"),
                          sh.text(""), sh.text("")])
         book.gpus_cell[q.value] = f"Assumptions!$C${row}"
-        book.typed.append(("count", q.value))
-        checks.append((row, "gpus"))
+        book.typed.append((row, "gpus", q.value))
     for i, q in enumerate(plan.intervals):
         row = sh.append([sh.text("plan.intervals"), sh.text(f"interval_s[{i}]"),
                          sh.cell(q.value, fmt=display.plain_format("interval_s"), font=BLUE), sh.text("s"),
                          sh.text("input"), sh.text(f"the plan's cadences ({q.text})"), sh.text("plan.yaml"),
                          sh.text(""), sh.text("")])
         book.interval_cell[q.value] = f"Assumptions!$C${row}"
-        book.typed.append(("s", q.value))
-        checks.append((row, "interval_s"))
+        book.typed.append((row, "interval_s", q.value))
     for constant in CONSTANTS:  # what formulas name instead of typing 1E+9, 3600 or 1E+290
         row = sh.append([sh.text("constant"), sh.text(constant.name), sh.cell(float(constant)),
                          sh.text(""), sh.text("definition"), sh.text(CONSTANT_WORDS[constant.name])])
@@ -292,15 +288,14 @@ def write_assumptions(sh: Sheet, book: Book) -> None:
                                  sh.text(display.unit(inp.name).short),
                                  *_prov_cells(sh, provenance(inputs, inp, {kind: name})), *extra])
                 book.input_cell[(kind, name, inp.name)] = f"Assumptions!$C${row}"
-                checks.append((row, inp.name))
-                book.typed.append((display.unit_of(inp.name), _result(inp.name, inp.value(entity, name))))
+                book.typed.append((row, inp.name, _result(inp.name, inp.value(entity, name))))
     for name, ref in book.global_cell.items():
         sh.ws.parent.defined_names[name] = DefinedName(name, attr_text=ref)
-    _validate(sh, checks)
+    _validate(sh, book.typed)
 
 
-def _validate(sh: Sheet, checks: list[tuple[int, str]]) -> None:
-    """Data validation on the numeric input cells (column C of ``checks``' rows): a percentage from 0
+def _validate(sh: Sheet, typed: list[tuple[int, str, object]]) -> None:
+    """Data validation on the numeric input cells (column C of ``typed``'s rows): a percentage from 0
     to 100% (a fraction from 0 to 1), any other figure non-negative (infinity is 1E+290, a valid entry); typing a wrong one is
     refused with a message naming what is allowed."""
     rules = {
@@ -311,7 +306,7 @@ def _validate(sh: Sheet, checks: list[tuple[int, str]]) -> None:
                                  showErrorMessage=True, errorTitle="A non-negative figure",
                                  error="Type a figure of 0 or more, in the unit beside it."),
     }
-    for row, name in checks:
+    for row, name, _ in typed:
         unit = display.unit_of(name)
         if unit not in ("label", "bool"):
             rules["pct" if unit == "pct" else "number"].add(f"C{row}")
@@ -502,13 +497,12 @@ def write_choice(sh: Sheet, book: Book) -> None:
         usd = [_value(book, idx, "choice_usd") for idx in rows]
         best = min(usd, default=INF_CELL)
         chosen = 0 if best >= INF_AT else usd.index(best) + 1
-        book.chosen.append([rows[chosen - 1] if chosen else None])
+        book.chosen.append(rows[chosen - 1] if chosen else None)
         sh.append([sh.text(f"{line['model']} / {line['sku']}", font=BOLD), sh.text("chosen:"),
                    sh.cell(f"=IF(MIN({rank})>={INFINITE_FROM.name},0,MATCH(MIN({rank}),{rank},0))", fmt="0",
                            result=chosen)])
         sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in (*CHOICE_COLUMNS, "assumed prices")])
         for idx in rows:
-            book.chosen[-1].append(idx)
             sh.append([sh.text(str(tiers[idx])), sh.text(str(strategies[idx]))] + [
                 _live(sh, book, idx, c, formats[c]) for c in CHOICE_COLUMNS[2:]]
                 + [sh.text(", ".join(book.report.assumed.get(idx, [])) or "none")])
@@ -542,7 +536,8 @@ def write_purchase(sh: Sheet, book: Book) -> None:
         first, last = sh.row + 1, sh.row + len(points)
         ranks = ",".join(_ref(book, int(i), "choice_usd") for i in points.index)
         usd = {int(i): _value(book, int(i), "choice_usd") for i in points.index}
-        optimum = {i for i, v in usd.items() if v == min(usd.values()) < INF_AT}  # ties: each is marked
+        least = min(usd.values())
+        optimum = {i for i, v in usd.items() if v == least < INF_AT}  # ties: each is marked
         for idx, row in points.iterrows():
             idx = int(idx)
             mark = (f'=IF(AND({_ref(book, idx, "choice_usd")}<{INFINITE_FROM.name},'
@@ -572,7 +567,7 @@ def write_summary(sh: Sheet, book: Book) -> None:
             cells += [sh.text(label), _live(sh, book, pick[strategy], "overhead_pct", PCT),
                       _live(sh, book, pick[strategy], "meets_target", BOOL_EXCEL)]
         none = f"Choice!$C${block[0]}=0"
-        chosen = book.chosen[len(lines)][0]
+        chosen = book.chosen[len(lines)]
         words = "none recommendable" if chosen is None else \
             f"{book.frame.at[chosen, 'strategy']} to {book.frame.at[chosen, 'tier']}"
         cells.append(sh.cell(f'=IF({none},"none recommendable",{_chosen(block, "strategy")}&" to "&'
@@ -804,7 +799,7 @@ def _cadence_block(book: Book, idx: int, strategy: str, start: int, cols: list[s
         [],
         [("title", f"{row['model']} / {row['sku']} / {row['tier']} / {strategy}")],
         [("", "optimal interval"), ("min", F(f"{_ref(book, idx, 'optimal_interval_s', at)}/SECONDS_PER_MINUTE",
-                                             _value(book, idx, "optimal_interval_s") / 60)),
+                                             _value(book, idx, "optimal_interval_s") / SECONDS_PER_MINUTE)),
          ("", "waste there"), ("pct", F(f"{_ref(book, idx, 'optimal_waste_pct', at)}",
                                         _value(book, idx, "optimal_waste_pct"))), *key],
         [("header", c) for c in cols],
@@ -927,15 +922,15 @@ def write_checks(sh: Sheet, book: Book) -> None:
         diff = rows[total].to_numpy(float) - sum(rows[p].to_numpy(float) for p in parts)
         return bool(np.abs(diff).sum() <= 1e-9 * np.abs(rows[total].to_numpy(float)).sum())
 
-    typed = [v for _, v in book.typed if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v]
+    numbers = [(name, v) for _, name, v in book.typed if isinstance(v, (int, float)) and not isinstance(v, bool)]
 
     checks = [
         ("Every input on Assumptions is 0 or more", '=COUNTIF(Assumptions!$C:$C,"<0")=0',
-         "an input was typed negative: find it with a filter on Assumptions column C", all(v >= 0 for v in typed)),
+         "an input was typed negative: find it with a filter on Assumptions column C", all(not v < 0 for _, v in numbers)),
         ("Every percentage input is at most 100%",
          '=COUNTIFS(Assumptions!$D:$D,"%",Assumptions!$C:$C,">1")=0',
          "a percentage above 100% (type 1.5% for one and a half percent: a bare 1.5 is 150%)",
-         all(v <= 1 for unit, v in book.typed if unit == "pct")),
+         all(not v > 1 for name, v in numbers if display.unit_of(name) == "pct")),
         ("Checkpoint size = weights + master + optimizer + gradients, in every scenario",
          reconcile("ckpt_bytes", SIZE_PARTS), "a Scenarios formula was overwritten (sizes), or a column was edited by hand",
          reconciles("ckpt_bytes", SIZE_PARTS)),
