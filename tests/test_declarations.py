@@ -22,7 +22,7 @@ MODEL_OF = {"models": schema.Model, "recipes": schema.Recipe, "skus": schema.Sku
             "plan": schema.Plan}
 # the key kinds (units.KINDS, "dtype", a Literal) a column of each unit may be read from
 KINDS_OF_UNIT = {"GBps": {"bandwidth"}, "bytes": {"bytes"}, "s": {"duration"}, "count": {"count"},
-                 "usd": {"usd"}, "pct": {"percent"}, "TFLOPS": {"flops"}, "B/param": {"dtype"}, "label": {"literal", "text"},
+                 "usd": {"usd"}, "pct": {"percent"}, "TFLOPS": {"flops"}, "B/param": {"dtype", "count"}, "label": {"literal", "text"},
                  "bool": {"bool"}}
 NOT_INPUTS = {  # the keys that are names, prose or output settings, not figures of the model
     "models": {"recipe", "description", "source"},

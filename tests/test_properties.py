@@ -32,7 +32,8 @@ pytestmark = pytest.mark.filterwarnings(
 
 LABEL_INPUTS = {name for name, c in INPUTS.items() if c.unit == "label"}
 HOPS = ("d2h_gpu_GBps", "d2h_node_GBps", "storage_nic_GBps", "tier_write_GBps",
-        "tier_node_write_GBps", "nvme_write_GBps", "writer_GBps")
+        "tier_node_write_GBps", "nvme_write_GBps", "writer_GBps", "staging_gpu_GBps", "tier_read_GBps",
+        "tier_node_read_GBps", "nvme_read_GBps")
 TIMES = ("d2h_s", "write_s", "stall_s", "checkpoint_cost_s")
 REL = 1e-12  # "never longer", allowing for rounding in the last bits
 
@@ -71,6 +72,10 @@ def input_row(draw) -> dict[str, object]:
         vocab = hidden = 0.0
     sync_fixed = draw(_f(0, 60))
     bought = draw(st.booleans())  # bought storage (capex over a life) or rented
+    d2h_gpu = draw(_f(1, 1000))
+    writer = draw(st.one_of(st.just(math.inf), _f(0.05, 50)))
+    # async stalls no more than sync while its staging copy is no slower than a writer (pinned: d2h)
+    staging = d2h_gpu if math.isinf(writer) else draw(_f(writer, max(writer, 1000)))
     return {
         "model": "m", "recipe": "r", "sku": "s", "tier": "t",
         "strategy": draw(st.sampled_from(strategies)),
@@ -85,7 +90,8 @@ def input_row(draw) -> dict[str, object]:
         "grads_bytes_per_param": draw(st.sampled_from([0.0, 2.0, 4.0])),
         "gpus_per_node": float(draw(st.integers(1, 72))),
         "peak_TFLOPS": draw(_f(10, 5000)),
-        "d2h_gpu_GBps": draw(_f(1, 1000)),
+        "d2h_gpu_GBps": d2h_gpu,
+        "staging_gpu_GBps": staging,
         "d2h_node_GBps": draw(_f(1, 5000)),
         "host_memory_bytes": draw(_f(1e10, 1e13)),
         "storage_nic_GBps": draw(_f(0.1, 1000)),
@@ -108,7 +114,16 @@ def input_row(draw) -> dict[str, object]:
         "tp": float(draw(st.sampled_from([1, 2, 4, 8]))),
         "pp": float(draw(st.sampled_from([1, 2, 4, 8, 16]))),
         "layers": layers, "hidden": hidden, "vocab": vocab,
-        "writer_GBps": draw(st.one_of(st.just(math.inf), _f(0.05, 50))),
+        "writer_GBps": writer,
+        "writer_scaling_pct": draw(_f(0, 100)),
+        "coordination_per_rank_s": draw(st.one_of(st.just(0.0), _f(0, 0.1))),
+        "host_recoverable_pct": draw(_f(0, 100)),
+        "model_bytes_per_param": draw(st.one_of(st.just(math.nan), _f(0.5, 32))),
+        "checkpoint_size_bytes": draw(st.one_of(st.just(math.nan), st.just(math.nan), _f(1e9, 1e14))),
+        "consolidated_bytes_per_param": draw(st.sampled_from([0.0, 0.0, 2.0])),
+        "tier_read_GBps": draw(st.one_of(st.just(math.nan), _f(0.1, 1e5))),
+        "tier_node_read_GBps": draw(st.one_of(st.just(math.nan), _f(0.1, 1000))),
+        "nvme_read_GBps": draw(st.one_of(st.just(math.nan), _f(0.5, 200))) if has_nvme else math.nan,
         "sync_fixed_s": sync_fixed,
         "async_fixed_s": draw(_f(0, sync_fixed)),  # a snapshot's set-up never exceeds a full sync's
         "tiered_fixed_s": draw(_f(0, sync_fixed)),
@@ -186,13 +201,16 @@ def test_async_never_stalls_more_than_sync_and_tiered_never_costs_more(rows):
     critical path and only its overrun of the interval is waited for), and tiered checkpoint_cost_s <=
     sync's (rows that may be tiered: the SKU has NVMe and the tier is remote). A per-TiB tier sized by
     the plan buys less bandwidth for async (enough to drain within the interval), so it is compared
-    at the size sync buys."""
+    at the size sync buys. Async stages at its own rate (drawn no slower than a writer): the claim holds
+    while the snapshot fits in the interval; a snapshot longer than the interval that also waits for
+    an overrunning persist can stall longer than sync (a degenerate plan the target rejects anyway)."""
     values = arrays(rows)
     n = len(rows)
     sync = compute({**values, "strategy": np.full(n, "sync")})
     fixed = np.where(sync["sized_per_TiB"], sync["provisioned_bytes"], values["tier_capacity_bytes"])
     asyn = compute({**values, "strategy": np.full(n, "async"), "tier_capacity_bytes": fixed})
-    assert_not_longer(asyn["stall_s"], sync["stall_s"], "async stall_s vs sync")
+    fits = asyn["snapshot_s"] <= values["interval_s"]
+    assert_not_longer(asyn["stall_s"][fits], sync["stall_s"][fits], "async stall_s vs sync")
     tierable = (values["nvme_write_GBps"] > 0) & (values["tier_kind"] != "local_nvme")
     tiered = compute({**values, "strategy": np.full(n, "tiered")})
     assert_not_longer(tiered["checkpoint_cost_s"][tierable], sync["checkpoint_cost_s"][tierable],
@@ -202,11 +220,12 @@ def test_async_never_stalls_more_than_sync_and_tiered_never_costs_more(rows):
 @SETTINGS
 @given(rows=rows_strategy, factor=_f(1, 1000))
 def test_bigger_model_never_has_a_smaller_checkpoint(rows, factor):
-    """More parameters (same recipe) never give a smaller ckpt_bytes."""
+    """More parameters (same recipe) never give a smaller ckpt_bytes (a checkpoint_size given directly
+    stays what it is, to the last bit's rounding)."""
     values = arrays(rows)
     small = compute(values)["ckpt_bytes"]
     big = compute({**values, "params": values["params"] * factor})["ckpt_bytes"]
-    assert (big >= small).all()
+    assert (big >= small * (1 - REL)).all()
 
 
 # ---- one definition, two readings ---------------------------------------------------------------
@@ -275,7 +294,9 @@ def test_printed_excel_formula_computes_the_same_as_numpy(rows):
                                                                for k, x in row.items()}})
             expected = row[name]
             where = f"{name} row {i}: {text} -> {got!r}, numpy {expected!r}"
-            if col.unit in ("label", "bool"):
+            tie = name in ("meets_target", "recommendable") and math.isclose(
+                row["overhead_pct"], row["target_overhead_pct"], rel_tol=1e-12)  # a tier bought to the target
+            if col.unit in ("label", "bool") and not tie:
                 assert got == expected, where
             elif math.isfinite(expected):
                 assert math.isclose(float(got), expected, rel_tol=1e-9, abs_tol=1e-300), where  # /100 may underflow a subnormal

@@ -35,9 +35,10 @@ def test_70b_checkpoint_is_1_13_TB(frame):
     assert row["ckpt_bytes"] == pytest.approx(1.13e12, rel=1e-3)
 
 
-def test_worked_example_sync_write_is_65_s_and_3_6_pct(frame):
-    """Through a 100 GB/s aggregate filesystem that is the bottleneck: ~65 s; every 30 min: 3.6%."""
-    row = pick(frame, **WORKED, strategy="sync")
+def test_worked_example_sync_write_is_65_s_and_3_6_pct():
+    """Through a 100 GB/s aggregate filesystem that is the bottleneck: ~65 s; every 30 min: 3.6%
+    (bandwidth alone: no coordination, as the worked example counts it)."""
+    row = _row(strategy="sync", params=405.85e9, grads_bytes_per_param=2.0)
     assert row["bottleneck"] == "tier"
     assert row["tier_share_GBps"] * row["nodes"] == pytest.approx(100)  # the aggregate binds
     assert row["write_s"] == pytest.approx(6.4936e12 / 100e9, rel=1e-9)  # 64.94 s
@@ -45,15 +46,29 @@ def test_worked_example_sync_write_is_65_s_and_3_6_pct(frame):
     assert round(row["overhead_pct"], 1) == 3.6
 
 
-def test_worked_example_async_stalls_only_for_the_d2h_copy(frame):
-    """Made async on DGX H100 nodes, the stall is the GPU->host copy only; overhead < 1%."""
+def test_worked_example_with_the_fitted_terms(frame):
+    """The shipped models: the tier still takes 64.9 s; the fitted coordination adds 1,024 ranks x
+    0.0148 s = 15.2 s, so the stall is 80.2 s and the overhead 4.46% (README, the worked example)."""
+    row = pick(frame, **WORKED, strategy="sync")
+    assert row["tier_s"] == pytest.approx(6.4936e12 / 100e9, rel=1e-9)
+    assert row["coordination_s"] == pytest.approx(1024 * 0.0148)
+    assert row["write_s"] == pytest.approx(6.4936e12 / 100e9 + 1024 * 0.0148)
+    assert row["stall_s"] == pytest.approx(row["write_s"] + 6.4936e12 / 128 / 358.66e9)
+    assert round(row["overhead_pct"], 2) == 4.46
+
+
+def test_worked_example_async_stalls_only_for_the_snapshot(frame):
+    """Made async on DGX H100 nodes, the stall is the snapshot only: the fixed cost and the copy of a
+    node's 50.7 GB at the staging rate (8 GPUs x 5.81 GB/s); overhead < 1%."""
     row = pick(frame, **WORKED, strategy="async")
     bytes_per_node = 6.4936e12 / 128
-    assert row["stall_s"] == pytest.approx(bytes_per_node / 358.66e9, rel=1e-9)
-    assert row["stall_s"] == row["d2h_s"]
+    assert row["stall_s"] == pytest.approx(0.113 + bytes_per_node / (8 * 5.81e9), rel=1e-9)
+    assert row["stall_s"] == pytest.approx(row["fixed_s"] + row["snapshot_s"])
     assert row["overhead_pct"] < 1
     assert row["background_s"] == pytest.approx(row["write_s"])  # the write drains behind training
     assert row["backpressure_s"] == 0 and row["host_memory_ok"]
+    pinned = _row(strategy="async", params=405.85e9, grads_bytes_per_param=2.0)  # staging in pinned memory
+    assert pinned["stall_s"] == pytest.approx(bytes_per_node / 358.66e9, rel=1e-9) == pinned["d2h_s"]
 
 
 def test_mlperf_storage_llama3_70b_size(shipped, frame):
@@ -120,7 +135,7 @@ def test_async_backpressure_when_persist_outlasts_interval():
     row = _row(strategy="async", interval_s=60.0, tier_write_GBps=10.0)
     assert row["background_s"] > 60
     assert row["backpressure_s"] == pytest.approx(row["background_s"] - 60)
-    assert row["stall_s"] == pytest.approx(row["d2h_s"] + row["backpressure_s"])
+    assert row["stall_s"] == pytest.approx(row["snapshot_s"] + row["backpressure_s"])
 
 
 def test_replica0_counts_only_replica_0s_ranks_as_a_nodes_writers():
@@ -171,7 +186,7 @@ def test_run_length_from_6ND():
 def test_tiered_lands_on_nvme_then_drains():
     """Tiered: the stall is the copy to host; NVMe landing and the drain run in the background."""
     row = _row(strategy="tiered")
-    assert row["stall_s"] == row["d2h_s"]
+    assert row["stall_s"] == row["d2h_s"] == row["snapshot_s"]
     assert row["background_s"] == pytest.approx(row["nvme_s"] + row["write_s"])
     assert row["nvme_needed_bytes"] == row["bytes_per_node"]
 
@@ -194,9 +209,109 @@ BASE = {i.name: i.default for i in INPUTS.values() if i.default is not None} | d
             tier_write_GBps=100.0, tier_node_write_GBps=20.0, usd_per_tb_month=23.0,
             target_overhead_pct=1.0, mfu_pct=40.0, restart_s=600.0, retention=3.0, buffers=1.0,
             sharding="fully_sharded", tp=1.0, pp=1.0, layers=0.0, hidden=0.0, vocab=0.0, writer_GBps=math.inf,
-            sync_fixed_s=0.0, async_fixed_s=0.0, tiered_fixed_s=0.0, async_slowdown_pct=0.0)
+            sync_fixed_s=0.0, async_fixed_s=0.0, tiered_fixed_s=0.0, async_slowdown_pct=0.0,
+            staging_gpu_GBps=55.0)  # the bandwidth-only model: pinned staging, no fitted term
 
 
 def _row(**changes):
     values = {k: np.array([v], dtype=bool if INPUTS[k].unit == "bool" else None) for k, v in {**BASE, **changes}.items()}
     return {k: v[0] for k, v in compute(values).items()}
+
+
+# ---- issue 14: the terms published measurements need, each by hand ----
+
+def test_writers_share_a_node_sub_linearly():
+    """writer_scaling 45%: one writer 1.5 GB/s, eight 1.5 x (1 + 7 x 0.45) = 6.225 GB/s; the heaviest
+    rank is never faster than one writer."""
+    row = _row(writer_GBps=1.5, writer_scaling_pct=45.0)
+    assert row["writers_GBps"] == pytest.approx(1.5 * (1 + 7 * 0.45))
+    assert row["writer_s"] == pytest.approx(row["bytes_per_node"] / (1.5 * 4.15 * 1e9))
+    one = _row(writer_GBps=1.5, writer_scaling_pct=45.0, gpus=1.0, gpus_per_node=8.0)
+    assert one["writers_GBps"] == 1.5
+    linear = _row(writer_GBps=1.5)  # 100%, the declared default: eight writers, eight times one
+    assert linear["writers_GBps"] == pytest.approx(12.0)
+
+
+def test_coordination_grows_with_ranks_and_sits_in_the_persist():
+    """0.01 s per rank on 1,024 ranks: 10.24 s added to every persist. Sync waits for it; async runs it
+    in the background."""
+    row = _row(coordination_per_rank_s=0.01)
+    assert row["coordination_s"] == pytest.approx(10.24)
+    assert row["write_s"] == pytest.approx(10.24 + row["tier_s"])
+    assert row["stall_s"] == pytest.approx(row["d2h_s"] + row["write_s"])
+    big = _row(coordination_per_rank_s=0.01, gpus=4096.0)
+    assert big["coordination_s"] == pytest.approx(40.96) and big["bytes_per_node"] < row["bytes_per_node"]
+    asy = _row(coordination_per_rank_s=0.01, strategy="async")
+    assert asy["stall_s"] == pytest.approx(asy["snapshot_s"]) and asy["background_s"] == pytest.approx(row["write_s"])
+    budget = _row(coordination_per_rank_s=0.01)  # the target's budget leaves the coordination out
+    assert budget["write_budget_s"] == pytest.approx(0.01 * 1800 - budget["d2h_s"] - 10.24)
+
+
+def test_async_snapshot_at_the_staging_rate_plus_its_fixed_cost():
+    """Async stages a node's 50.7 GB at 8 x 5 GB/s = 40 GB/s (pageable memory), not the pinned 358.66:
+    0.2 s fixed + 1.268 s."""
+    row = _row(strategy="async", staging_gpu_GBps=5.0, async_fixed_s=0.2)
+    node = 405.85e9 * 14 / 128
+    assert row["staging_GBps"] == 40.0
+    assert row["stall_s"] == pytest.approx(0.2 + node / 40e9)
+    capped = _row(strategy="async", staging_gpu_GBps=100.0)  # the node's GPU->host total still caps it
+    assert capped["staging_GBps"] == 358.66
+
+
+def test_restore_by_recovery_class_feeds_the_waste_by_hand():
+    """1,024 GPUs, 405.85B x 14 B = 5.682 TB; tier read 200 GB/s, per node 40 GB/s (NIC 100 GB/s);
+    host->GPU 358.66 GB/s per node (44.39 GB per node):
+      from the tier: max(5.682e12 / 200e9, 44.39e9 / 40e9) + 44.39e9 / 358.66e9 = 28.41 + 0.124 s
+      from host memory: 0.124 s
+    Async with 75% host-recoverable: restore = 0.75 x 0.124 + 0.25 x 28.53 = 7.225 s; sync keeps no
+    host copy, so all of its restarts read the tier: 28.53 s. Rework adds the restore to
+    interval/2 + restart per MTBF, and the optimal interval (Daly's, on cost and MTBF) does not move:
+    the restore is paid once per failure whatever the cadence, so only the waste at it rises."""
+    ckpt, node = 405.85e9 * 14, 405.85e9 * 14 / 128
+    tier_s = max(ckpt / 200e9, node / 40e9) + node / 358.66e9
+    host_s = node / 358.66e9
+    args = dict(tier_read_GBps=200.0, tier_node_read_GBps=40.0, host_recoverable_pct=75.0)
+    asy = _row(strategy="async", **args)
+    assert asy["restore_tier_s"] == pytest.approx(tier_s) and asy["restore_host_s"] == pytest.approx(host_s)
+    assert asy["host_restore_pct"] == 75.0
+    assert asy["restore_s"] == pytest.approx(0.75 * host_s + 0.25 * tier_s)
+    mtbf = 50677 * 3600.0 / 1024
+    assert asy["rework_pct"] == pytest.approx(100 * (900 + 600 + 0.75 * host_s + 0.25 * tier_s) / mtbf)
+    syn = _row(strategy="sync", **args)
+    assert syn["host_restore_pct"] == 0 and syn["restore_s"] == pytest.approx(tier_s)
+    none = _row(strategy="async", **{**args, "host_recoverable_pct": 0.0})
+    assert none["optimal_interval_s"] == asy["optimal_interval_s"]
+    assert none["optimal_waste_pct"] - asy["optimal_waste_pct"] == pytest.approx(100 * 0.75 * (tier_s - host_s) / mtbf)
+    omitted = _row(strategy="async")  # no read figures: the write bandwidth bought, the per-node write, the NIC
+    assert omitted["read_GBps"] == 100.0 and omitted["node_read_GBps"] == 20.0
+
+
+def test_restore_from_local_nvme_reads_the_drives():
+    row = _row(tier_kind="local_nvme", tier_write_GBps=math.inf, tier_node_write_GBps=math.inf, nvme_read_GBps=48.0)
+    assert row["node_read_GBps"] == 48.0
+    assert _row(tier_kind="local_nvme", tier_write_GBps=math.inf, tier_node_write_GBps=math.inf)["node_read_GBps"] == 26.0
+
+
+def test_a_models_size_given_directly_replaces_the_recipe():
+    """bytes_per_param 16 on a 14 B recipe: 16 B/param and 2 B/param of 'other'; checkpoint_size wins
+    over both."""
+    row = _row(model_bytes_per_param=16.0)
+    assert row["bytes_per_param"] == 16.0 and row["ckpt_bytes"] == pytest.approx(405.85e9 * 16)
+    assert row["other_bytes"] == pytest.approx(405.85e9 * 2)
+    sized = _row(model_bytes_per_param=16.0, checkpoint_size_bytes=2.3e12)
+    assert sized["ckpt_bytes"] == pytest.approx(2.3e12) and sized["bytes_per_param"] == pytest.approx(2.3e12 / 405.85e9)
+    assert sized["bytes_per_node"] == pytest.approx(2.3e12 / 128)
+
+
+def test_a_consolidated_copy_is_written_by_one_rank():
+    """A bf16 consolidated copy of 405.85B weights (811.7 GB) beside a fully sharded 14 B/param state:
+    the checkpoint grows by it, rank 0 writes all of it, so the heaviest rank and node carry it; the
+    lightest rank does not."""
+    row = _row(consolidated_bytes_per_param=2.0, writer_GBps=2.0)
+    shard = 405.85e9 * 14 / 1024
+    assert row["ckpt_bytes"] == pytest.approx(405.85e9 * 16)
+    assert row["consolidated_bytes"] == pytest.approx(811.7e9)
+    assert row["bytes_per_gpu_max"] == pytest.approx(shard + 811.7e9)
+    assert row["bytes_per_gpu_min"] == pytest.approx(shard)
+    assert row["bytes_per_node"] == pytest.approx(8 * shard + 811.7e9)
+    assert row["writer_s"] == pytest.approx((shard + 811.7e9) / 2e9)  # one writer carries rank 0

@@ -66,10 +66,20 @@ def column(unit: str, *, excel: str | None = None, infinite: str = "unbounded"):
 section("Size")
 
 @column("B/param")
-def bytes_per_param(weights_bytes_per_param, master_bytes_per_param, optimizer_bytes_per_param,
-                    grads_bytes_per_param):
-    """Bytes the checkpoint holds per parameter: weights + master copy + optimizer states + gradients."""
-    return weights_bytes_per_param + master_bytes_per_param + optimizer_bytes_per_param + grads_bytes_per_param
+def recipe_bytes_per_param(weights_bytes_per_param, master_bytes_per_param, optimizer_bytes_per_param,
+                           grads_bytes_per_param, consolidated_bytes_per_param):
+    """Bytes the recipe saves per parameter: weights + master copy + optimizer states + gradients + a
+    consolidated copy of the weights."""
+    return (weights_bytes_per_param + master_bytes_per_param + optimizer_bytes_per_param + grads_bytes_per_param
+            + consolidated_bytes_per_param)
+
+
+@column("B/param")
+def bytes_per_param(checkpoint_size_bytes, params, model_bytes_per_param, recipe_bytes_per_param):
+    """Bytes the checkpoint holds per parameter: the model's checkpoint_size / params, or its bytes_per_param,
+    where given; else the recipe's."""
+    return where(known(checkpoint_size_bytes), checkpoint_size_bytes / params,
+                 where(known(model_bytes_per_param), model_bytes_per_param, recipe_bytes_per_param))
 
 
 @column("bytes")
@@ -97,9 +107,29 @@ def grads_bytes(params, grads_bytes_per_param):
 
 
 @column("bytes")
+def consolidated_bytes(params, consolidated_bytes_per_param):
+    """The consolidated copy of the weights one rank writes (only recipes that save one)."""
+    return params * consolidated_bytes_per_param
+
+
+@column("bytes")
 def ckpt_bytes(params, bytes_per_param):
     """Size of one checkpoint (MoE: every expert is saved)."""
     return params * bytes_per_param
+
+
+@column("bytes")
+def other_bytes(ckpt_bytes, weights_bytes, master_bytes, optimizer_bytes, grads_bytes, consolidated_bytes):
+    """What a model's checkpoint_size or bytes_per_param holds beyond the recipe's components (negative:
+    less); 0 without an override."""
+    return ckpt_bytes - (weights_bytes + master_bytes + optimizer_bytes + grads_bytes + consolidated_bytes)
+
+
+@column("B/param")
+def sharded_bytes_per_param(bytes_per_param, consolidated_bytes_per_param):
+    """Bytes per parameter the ranks split between them: all but the consolidated copy (never negative: a
+    size given below the copy is all copy)."""
+    return maximum(bytes_per_param - consolidated_bytes_per_param, 0)
 
 
 section("Placement over GPUs and nodes")
@@ -138,16 +168,24 @@ def stage_params_max(params, layers, hidden, vocab, pp):
 
 
 @column("bytes")
-def bytes_per_gpu_max(sharding, bytes_per_gpu, stage_params_max, tp, dp_ranks, bytes_per_param,
-                      weights_bytes_per_param, grads_bytes_per_param):
-    """The heaviest rank, which sets the time: fully_sharded splits everything evenly; replica0 has one
+def shard_bytes_max(sharding, params, sharded_bytes_per_param, gpus, stage_params_max, tp, dp_ranks,
+                    weights_bytes_per_param, grads_bytes_per_param):
+    """The heaviest rank's share of the sharded state: fully_sharded splits it evenly; replica0 has one
     data-parallel replica write it all; optimizer_sharded (ZeRO-1, distributed optimizer) has replica 0
     write the weights and every replica its share of master copy and optimizer states."""
     rank_params = stage_params_max / tp
-    replica0 = rank_params * bytes_per_param
+    replica0 = rank_params * sharded_bytes_per_param
     weights = weights_bytes_per_param + grads_bytes_per_param
-    shared = rank_params * weights + rank_params * (bytes_per_param - weights) / dp_ranks
-    return where(sharding == "fully_sharded", bytes_per_gpu, where(sharding == "replica0", replica0, shared))
+    shared = rank_params * weights + rank_params * (sharded_bytes_per_param - weights) / dp_ranks
+    return where(sharding == "fully_sharded", params * sharded_bytes_per_param / gpus,
+                 where(sharding == "replica0", replica0, shared))
+
+
+@column("bytes")
+def bytes_per_gpu_max(shard_bytes_max, consolidated_bytes):
+    """The heaviest rank, which sets the time: its share of the sharded state, plus the consolidated copy of
+    the weights where the recipe saves one (rank 0 writes it)."""
+    return shard_bytes_max + consolidated_bytes
 
 
 @column("count")
@@ -162,32 +200,34 @@ def stage_params_min(params, layers, hidden, vocab, pp):
 
 
 @column("bytes")
-def stage_bytes_first(stage_params_max, bytes_per_param):
+def stage_bytes_first(stage_params_max, sharded_bytes_per_param):
     """Bytes of the first pipeline stage (its layers and the embedding), all of its ranks together."""
-    return stage_params_max * bytes_per_param
+    return stage_params_max * sharded_bytes_per_param
 
 
 @column("bytes")
-def stage_bytes_middle(stage_params_min, bytes_per_param, pp):
+def stage_bytes_middle(stage_params_min, sharded_bytes_per_param, pp):
     """Bytes of the lightest middle pipeline stage, all of its ranks together (0: fewer than three stages)."""
-    return where(pp > 2, stage_params_min * bytes_per_param, 0)
+    return where(pp > 2, stage_params_min * sharded_bytes_per_param, 0)
 
 
 @column("bytes")
-def stage_bytes_last(stage_params_max, bytes_per_param):
+def stage_bytes_last(stage_params_max, sharded_bytes_per_param):
     """Bytes of the last pipeline stage (its layers and the output layer), all of its ranks together."""
-    return stage_params_max * bytes_per_param
+    return stage_params_max * sharded_bytes_per_param
 
 
 @column("bytes")
-def bytes_per_gpu_min(sharding, bytes_per_gpu, stage_params_min, tp, dp_ranks, bytes_per_param,
+def bytes_per_gpu_min(sharding, params, sharded_bytes_per_param, gpus, stage_params_min, tp, dp_ranks,
                       weights_bytes_per_param, grads_bytes_per_param):
-    """The lightest writing rank (a middle pipeline stage's): as bytes_per_gpu_max, for the lightest stage."""
+    """The lightest writing rank (a middle pipeline stage's, never rank 0's consolidated copy): as
+    shard_bytes_max, for the lightest stage."""
     rank_params = stage_params_min / tp
-    replica0 = rank_params * bytes_per_param
+    replica0 = rank_params * sharded_bytes_per_param
     weights = weights_bytes_per_param + grads_bytes_per_param
-    shared = rank_params * weights + rank_params * (bytes_per_param - weights) / dp_ranks
-    return where(sharding == "fully_sharded", bytes_per_gpu, where(sharding == "replica0", replica0, shared))
+    shared = rank_params * weights + rank_params * (sharded_bytes_per_param - weights) / dp_ranks
+    return where(sharding == "fully_sharded", params * sharded_bytes_per_param / gpus,
+                 where(sharding == "replica0", replica0, shared))
 
 
 @column("count")
@@ -204,9 +244,10 @@ def writers_on_node(sharding, gpus_on_node, tp, pp):
 
 
 @column("bytes")
-def bytes_per_node(bytes_per_gpu_max, writers_on_node):
-    """Bytes the heaviest node writes (its writing GPUs at the heaviest rank's load)."""
-    return bytes_per_gpu_max * writers_on_node
+def bytes_per_node(shard_bytes_max, writers_on_node, consolidated_bytes):
+    """Bytes the heaviest node writes: its writing GPUs at the heaviest rank's share, plus the consolidated
+    copy where rank 0 writes one."""
+    return shard_bytes_max * writers_on_node + consolidated_bytes
 
 
 section("The copy to host, and what the target demands")
@@ -224,6 +265,20 @@ def d2h_s(bytes_per_node, d2h_GBps):
     return bytes_per_node / (d2h_GBps * GB)
 
 
+@column("GBps")
+def staging_GBps(writers_on_node, staging_gpu_GBps, d2h_node_GBps):
+    """GPU -> host staging copy of an async or tiered snapshot, for one node: its writing GPUs at the
+    staging rate (pageable or shared memory, or pinned), capped by the node's GPU->host total."""
+    return minimum(writers_on_node * staging_gpu_GBps, d2h_node_GBps)
+
+
+@column("s")
+def snapshot_s(strategy, bytes_per_node, d2h_GBps, staging_GBps):
+    """The copy to host training waits for: sync streams through pinned memory (d2h_GBps); async and
+    tiered stage a snapshot at the staging rate."""
+    return bytes_per_node / (where(strategy == "sync", d2h_GBps, staging_GBps) * GB)
+
+
 @column("s")
 def nvme_s(strategy, bytes_per_node, nvme_write_GBps):
     """Tiered only: time to land a node's shard on its local NVMe."""
@@ -237,13 +292,21 @@ def fixed_s(strategy, sync_fixed_s, async_fixed_s, tiered_fixed_s):
 
 
 @column("s")
-def write_budget_s(strategy, target_overhead_pct, interval_s, fixed_s, d2h_s, nvme_s):
-    """Time the persist may take and still meet the target: sync, what the target leaves after the
-    fixed cost and the GPU->host copy; async and tiered, the interval (less the NVMe landing), if the
-    snapshot meets the target. Zero when nothing is left (never negative)."""
+def coordination_s(gpus, coordination_per_rank_s):
+    """Coordination one persist costs: coordination_per_rank x the job's ranks (one per GPU); it grows with
+    the job while each node's share shrinks."""
+    return coordination_per_rank_s * gpus
+
+
+@column("s")
+def write_budget_s(strategy, target_overhead_pct, interval_s, fixed_s, snapshot_s, nvme_s, coordination_s):
+    """Time the tier write may take and still meet the target: sync, what the target leaves after the
+    fixed cost, the copy to host and the coordination; async and tiered, the interval (less the NVMe
+    landing and the coordination), if the snapshot meets the target. Zero when nothing is left (never
+    negative)."""
     allowed_s = target_overhead_pct / PERCENT * interval_s - fixed_s
-    return maximum(where(strategy == "sync", allowed_s - d2h_s,
-                         where(d2h_s <= allowed_s, interval_s - nvme_s, 0)), 0)
+    return maximum(where(strategy == "sync", allowed_s - snapshot_s - coordination_s,
+                         where(snapshot_s <= allowed_s, interval_s - nvme_s - coordination_s, 0)), 0)
 
 
 @column("GBps", infinite="unreachable")
@@ -345,15 +408,17 @@ def nic_s(tier_kind, bytes_per_node, storage_nic_GBps):
 
 
 @column("GBps")
-def writers_GBps(writers_on_node, writer_GBps):
-    """What the node's writer processes (one per writing GPU), each at most writer_GBps, sustain together."""
-    return writers_on_node * writer_GBps
+def writers_GBps(writers_on_node, writer_GBps, writer_scaling_pct):
+    """What the node's writer processes (one per writing GPU) sustain together: one writer's bandwidth,
+    and each further writer adds writer_scaling of it (they share the node sub-linearly)."""
+    return writer_GBps * (1 + (writers_on_node - 1) * writer_scaling_pct / PERCENT)
 
 
 @column("s")
-def writer_s(bytes_per_node, writers_GBps):
-    """Time for the node's writer processes to write its shard."""
-    return bytes_per_node / (writers_GBps * GB)
+def writer_s(bytes_per_node, writers_GBps, bytes_per_gpu_max, writer_GBps):
+    """Time for the node's writer processes to write its shard; never less than the heaviest rank's
+    bytes at one writer's bandwidth."""
+    return maximum(bytes_per_node / (writers_GBps * GB), bytes_per_gpu_max / (writer_GBps * GB))
 
 
 @column("s")
@@ -364,23 +429,26 @@ def tier_s(ckpt_bytes, tier_bought_GBps, bytes_per_node, tier_node_GBps):
 
 
 @column("s")
-def write_s(nic_s, writer_s, tier_s):
-    """Time to persist from host memory: the writers stream through the NIC into the tier; the slowest sets the pace."""
-    return maximum(maximum(nic_s, writer_s), tier_s)
+def write_s(coordination_s, nic_s, writer_s, tier_s):
+    """Time to persist from host memory: the coordination, then the writers stream through the NIC into
+    the tier; the slowest sets the pace."""
+    return coordination_s + maximum(maximum(nic_s, writer_s), tier_s)
 
 
 @column("label")
-def bottleneck(d2h_s, nvme_s, nic_s, writer_s, tier_s):
-    """The slowest hop of the chain: d2h, nvme, nic, writer or tier."""
-    return largest(d2h=d2h_s, nvme=nvme_s, nic=nic_s, writer=writer_s, tier=tier_s)
+def bottleneck(snapshot_s, nvme_s, nic_s, writer_s, tier_s, coordination_s):
+    """The slowest part of the chain: the d2h copy, nvme, nic, writer, tier, or the coordination."""
+    return largest(d2h=snapshot_s, nvme=nvme_s, nic=nic_s, writer=writer_s, tier=tier_s,
+                   coordination=coordination_s)
 
 
 section("Strategy: what training waits for")
 
 @column("s")
-def checkpoint_cost_s(strategy, fixed_s, d2h_s, write_s):
-    """Time training stops for one checkpoint: sync copies and persists; async and tiered only snapshot to host."""
-    return fixed_s + where(strategy == "sync", d2h_s + write_s, d2h_s)
+def checkpoint_cost_s(strategy, fixed_s, snapshot_s, write_s):
+    """Time training stops for one checkpoint: the fixed cost, then sync copies and persists; async and
+    tiered only stage a snapshot to host."""
+    return fixed_s + snapshot_s + where(strategy == "sync", write_s, 0)
 
 
 @column("s")
@@ -444,6 +512,52 @@ def nvme_ok(nvme_needed_bytes, nvme_capacity_bytes):
     return nvme_needed_bytes <= nvme_capacity_bytes
 
 
+section("Restore after a failure")
+
+@column("GBps")
+def read_GBps(tier_read_GBps, tier_bought_GBps):
+    """Aggregate read bandwidth of the tier as bought: its read figure, else its write bandwidth."""
+    return where(known(tier_read_GBps), tier_read_GBps, tier_bought_GBps)
+
+
+@column("GBps")
+def node_read_GBps(tier_kind, nvme_read_GBps, nvme_write_GBps, tier_node_read_GBps, tier_node_GBps,
+                   storage_nic_GBps):
+    """Most one node reads back: a local_nvme tier, the node's drives; else the tier's per-node read (or
+    write) figure, capped by the storage NIC."""
+    local = where(known(nvme_read_GBps), nvme_read_GBps, nvme_write_GBps)
+    remote = minimum(where(known(tier_node_read_GBps), tier_node_read_GBps, tier_node_GBps), storage_nic_GBps)
+    return where(tier_kind == "local_nvme", local, remote)
+
+
+@column("s")
+def restore_tier_s(ckpt_bytes, read_GBps, bytes_per_node, node_read_GBps, d2h_GBps):
+    """Restore from the durable tier: every node reads its shard back at once (the whole checkpoint at the
+    tier's read bandwidth, or the heaviest node's shard at its read rate, whichever is longer), then copies
+    it to the GPUs (host->GPU taken as the GPU->host figure)."""
+    return (maximum(ckpt_bytes / (read_GBps * GB), bytes_per_node / (node_read_GBps * GB))
+            + bytes_per_node / (d2h_GBps * GB))
+
+
+@column("s")
+def restore_host_s(bytes_per_node, d2h_GBps):
+    """Restore from the copy in host memory: the heaviest node's shard back to its GPUs."""
+    return bytes_per_node / (d2h_GBps * GB)
+
+
+@column("pct")
+def host_restore_pct(strategy, host_recoverable_pct):
+    """The recovery mix used: the share of failures restored from host memory. Sync keeps no copy there,
+    so all of its restarts read the durable tier."""
+    return where(strategy == "sync", 0, host_recoverable_pct)
+
+
+@column("s")
+def restore_s(host_restore_pct, restore_host_s, restore_tier_s):
+    """Expected time to read the checkpoint back after a failure, over the recovery mix."""
+    return host_restore_pct / PERCENT * restore_host_s + (1 - host_restore_pct / PERCENT) * restore_tier_s
+
+
 section("Cadence under failures")
 
 @column("s", excel='#,##0" s"')
@@ -475,9 +589,9 @@ def optimal_interval_s(daly_interval_s, background_s):
 
 
 @column("pct")
-def rework_pct(interval_s, restart_s, cluster_mtbf_s):
-    """Share of training redone after failures: (interval/2 + restart) per MTBF."""
-    return PERCENT * (interval_s / 2 + restart_s) / cluster_mtbf_s
+def rework_pct(interval_s, restart_s, restore_s, cluster_mtbf_s):
+    """Share of training lost to failures: (interval/2 redone + restart + restore) per MTBF."""
+    return PERCENT * (interval_s / 2 + restart_s + restore_s) / cluster_mtbf_s
 
 
 @column("pct")
@@ -487,10 +601,10 @@ def waste_pct(overhead_pct, rework_pct):
 
 
 @column("pct")
-def optimal_waste_pct(checkpoint_cost_s, optimal_interval_s, restart_s, cluster_mtbf_s):
-    """Waste at the optimal interval."""
+def optimal_waste_pct(checkpoint_cost_s, optimal_interval_s, restart_s, restore_s, cluster_mtbf_s):
+    """Waste at the optimal interval, restart and restore included."""
     return PERCENT * (checkpoint_cost_s / optimal_interval_s
-                  + (optimal_interval_s / 2 + restart_s) / cluster_mtbf_s)
+                  + (optimal_interval_s / 2 + restart_s + restore_s) / cluster_mtbf_s)
 
 
 @column("bool")

@@ -149,6 +149,12 @@ _DECLARED = [
     Input("hidden", "count", "hidden size (embedding = vocab x hidden)", MODELS, "hidden", _COUNT, default=0.0,
           absent="0"),
     Input("vocab", "count", "vocabulary size", MODELS, "vocab", _COUNT, default=0.0, absent="0"),
+    Input("model_bytes_per_param", "B/param", "bytes the checkpoint holds per parameter, given directly when no "
+          "recipe of dtypes fits (e.g. 16); replaces the recipe's total", MODELS, "bytes_per_param",
+          Quantity("count"), default=float("nan"), absent="the recipe's dtypes"),
+    Input("checkpoint_size_bytes", "bytes", "size of one checkpoint, given directly (e.g. a measured 2.3 TB); "
+          "replaces the recipe and bytes_per_param", MODELS, "checkpoint_size", Quantity("bytes"),
+          default=float("nan"), absent="params x bytes per parameter"),
     # ---- models.yaml: recipes ----
     Input("weights_bytes_per_param", "B/param", "dtype of the model weights, e.g. bf16 (2 bytes per parameter)",
           RECIPES, "weights",
@@ -160,6 +166,9 @@ _DECLARED = [
           absent="0 (no optimizer state)"),
     Input("grads_bytes_per_param", "B/param", "dtype of gradients, only if the checkpoint saves them", RECIPES,
           "grads", Dtype, default=0.0, absent="0 (gradients not saved)"),
+    Input("consolidated_bytes_per_param", "B/param", "dtype of a consolidated copy of the weights that one rank "
+          "writes beside the sharded state (e.g. a Hugging Face export in bf16)", RECIPES, "consolidated", Dtype,
+          default=0.0, absent="0 (no consolidated copy)"),
     # ---- hardware.yaml: SKUs ----
     Input("gpus_per_node", "count", "GPUs in one node", SKUS, "gpus_per_node", _COUNT, required=True),
     Input("peak_TFLOPS", "TFLOPS", "dense BF16 peak per GPU, e.g. 989 TFLOPS", SKUS, "peak_bf16",
@@ -170,6 +179,10 @@ _DECLARED = [
           derive=_d2h_node, derived_from=("d2h_per_gpu",),
           derived_doc="gpus_per_node x d2h_per_gpu", derived_formula="{gpus_per_node}*{d2h_gpu_GBps}",
           measured="d2h_per_node"),
+    Input("staging_gpu_GBps", "GBps", "GPU->host copy of an async or tiered snapshot, per GPU, into the memory the "
+          "framework stages in: pageable or shared memory runs at a few GB/s, pinned memory at d2h_per_gpu", SKUS,
+          "staging_per_gpu", _BW, derive=lambda s: s.d2h_per_gpu.value, derived_from=("d2h_per_gpu",),
+          derived_doc="d2h_per_gpu (staging in pinned memory)", derived_formula="{d2h_gpu_GBps}"),
     Input("host_memory_bytes", "bytes", "host DRAM per node", SKUS, "host_memory", Quantity("bytes"),
           required=True),
     Input("storage_nic_GBps", "GBps", "per node, toward the storage fabric", SKUS, "storage_nic", _BW,
@@ -177,6 +190,8 @@ _DECLARED = [
     Input("nvme_write_GBps", "GBps", "node-local NVMe: sequential write per node, e.g. 26 GB/s", SKUS,
           "local_nvme.write", _BW, required=True, default=0.0, absent="0 (the SKU has no local NVMe)",
           measured="local_nvme_write"),
+    Input("nvme_read_GBps", "GBps", "node-local NVMe: sequential read per node (restoring a tiered copy)", SKUS,
+          "local_nvme.read", _BW, default=float("nan"), absent="the NVMe write figure"),
     Input("nvme_capacity_bytes", "bytes", "node-local NVMe: usable capacity per node, e.g. 30.72 TB", SKUS,
           "local_nvme.capacity", Quantity("bytes"), required=True, default=0.0,
           absent="0 (the SKU has no local NVMe)"),
@@ -204,6 +219,10 @@ _DECLARED = [
     Input("tier_node_write_GBps", "GBps", "most one node (client) can write; local_nvme: overrides the SKU's "
           "drives", TIERS, "per_node_write", _BW, default=float("inf"), absent="not limited per node",
           measured="tier_write_per_node"),
+    Input("tier_read_GBps", "GBps", "aggregate read bandwidth of the tier (restoring after a failure)", TIERS,
+          "read", _BW, default=float("nan"), absent="the write bandwidth bought (tier_bought_GBps)"),
+    Input("tier_node_read_GBps", "GBps", "most one node can read from the tier", TIERS, "per_node_read", _BW,
+          default=float("nan"), absent="the per-node write figure"),
     Input("tier_write_per_TiB_GBps", "GBps", "cloud file systems: write bandwidth per TiB provisioned; without "
           "capacity the tool buys the TiB the plan needs", TIERS, "write_per_TiB", _BW, default=float("nan"),
           absent="none (not a per-TiB tier)"),
@@ -247,8 +266,18 @@ _DECLARED = [
     Input("retention", "count", "checkpoints kept on the tier", PLAN, "retention", _COUNT, required=True),
     Input("buffers", "count", "host-memory copies of a node's shard an async or tiered checkpoint stages", PLAN,
           "buffers", _COUNT, required=True),
+    Input("host_recoverable_pct", "pct", "share of failures a job can restart from the copy in host memory "
+          "(process-level faults: NCCL errors, network jitter); the rest need the durable tier (lost node, HBM)",
+          PLAN, "host_recoverable", Quantity("percent", inclusive=True, maximum=1.0), default=0.0,
+          absent="0% (every restart reads the durable tier)"),
     Input("writer_GBps", "GBps", "what one writer process sustains (serialisation, one stream)", PLAN,
           "writer_bandwidth", _BW, default=float("inf"), absent="no limit"),
+    Input("writer_scaling_pct", "pct", "what each writer beyond the first adds on one node, as a share of one "
+          "writer's bandwidth (100%: writers scale linearly; less: they share the node sub-linearly)", PLAN,
+          "writer_scaling", Quantity("percent", inclusive=True, maximum=1.0), default=100.0, absent="100%"),
+    Input("coordination_per_rank_s", "s", "coordination a persist costs per rank: planning and metadata gathered "
+          "at one rank, per-file creation; grows with the job", PLAN, "coordination_per_rank",
+          Quantity("duration", inclusive=True), default=0.0, absent="0 s"),
     Input("sync_fixed_s", "s", "fixed cost of a sync checkpoint: coordination, file creation", PLAN,
           "fixed_cost.sync", Quantity("duration", inclusive=True), default=0.0, absent="0 s"),
     Input("async_fixed_s", "s", "fixed cost of an async snapshot: staging set-up", PLAN, "fixed_cost.async",
@@ -276,7 +305,7 @@ class Group:
 
 
 GROUPS: dict[tuple[str, str], Group] = {(g.entity, g.key): g for g in (
-    Group(SKUS, "local_nvme", "LocalNvme", "node-local NVMe (write, capacity); omitted: the SKU has none",
+    Group(SKUS, "local_nvme", "LocalNvme", "node-local NVMe (write, read, capacity); omitted: the SKU has none",
           "The node's own NVMe drives (RAID-0), used by the tiered strategy and the local_nvme tier."),
     Group(PLAN, "fixed_cost", "FixedCost", "fixed cost per checkpoint: sync, async, tiered",
           "Fixed cost of one checkpoint, per strategy."),
