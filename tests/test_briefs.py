@@ -72,6 +72,12 @@ def test_headline_figures_equal_the_engine(built):
         for name, value in data.assumed:
             assert f"{name} {value}" in flat, (spec.name, name)
         assert "Purchase curve" in flat and "write bandwidth bought (GB/s)" in flat
+        # the restore after a failure and the recovery mix it rests on (issue 14)
+        mix = display.value(rec["host_restore_pct"], "pct")
+        assert (f"After a failure: {mix} of restarts read the copy in host memory "
+                f"({display.of('restore_host_s', rec['restore_host_s'])})") in flat, spec.name
+        assert f"{display.of('restore_s', rec['restore_s'])} on average, counted in the rework" in flat, spec.name
+        assert "restore (async)" in flat
         row = result.frame[(result.frame.model == spec.model) & (result.frame.sku == rec["sku"])
                            & (result.frame.tier == rec["tier"]) & (result.frame.strategy == rec["strategy"])
                            & (result.frame.gpus == spec.gpus) & (result.frame.interval_s == spec.interval_s)

@@ -39,16 +39,16 @@ header = [c.value for c in wb["Scenarios"][2]]
 first = {h: c.value for h, c in zip(header, wb["Scenarios"][3])}
 explained = run("explain", "llama3-8b", "dgx-h100", "pfs-100", "--gpus", "1024", "--interval", "30min",
                 "--models", str(models)).output
-(models / "storage.yaml").write_text((models / "storage.yaml").read_text().replace("read: {value: 50 GB/s", "read: {value: 50 GB"))
+(models / "storage.yaml").write_text((models / "storage.yaml").read_text().replace("usd_per_gb_egress: {value: $0.09", "usd_per_gb_egress: {value: 0.09 GB"))
 refused = run("validate", "--models", str(models))
 print(json.dumps({
     "build_exit": built.exit_code, "build_output": built.output,
     "columns": list(frame.columns),
-    "pfs_restore": (pfs["restore_s"] / pfs["ckpt_bytes"]).round(15).unique().tolist(),
-    "pfs_read": pfs["tier_read_GBps"].unique().tolist(), "other_restore": other["restore_s"].unique().tolist(),
-    "assumptions": [r[:7] for r in assumptions if r[1] == "tier_read_GBps"],
-    "scenario_header": "tier_read_GBps" in header and "restore_s" in header,
-    "restore_formula": first["restore_s"], "read_formula": first["tier_read_GBps"],
+    "pfs_egress": (pfs["egress_usd"] / pfs["ckpt_bytes"]).round(15).unique().tolist(),
+    "pfs_price": pfs["usd_per_gb_egress"].unique().tolist(), "other_egress": other["egress_usd"].unique().tolist(),
+    "assumptions": [r[:7] for r in assumptions if r[1] == "usd_per_gb_egress"],
+    "scenario_header": "usd_per_gb_egress" in header and "egress_usd" in header,
+    "egress_formula": first["egress_usd"], "price_formula": first["usd_per_gb_egress"],
     "explain": explained,
     "docs": docs.columns_markdown() + docs.schema_markdown(),
     "refused_exit": refused.exit_code, "refused": refused.output,
@@ -70,7 +70,7 @@ def test_the_readme_snippets_add_an_input_everywhere(tmp_path):
     inputs_py = src / "ckptreport" / "inputs.py"
     text = inputs_py.read_text()
     marker = "    # ---- plan.yaml: globals ----\n"
-    assert marker in text and "tier_read_GBps" not in text
+    assert marker in text and "usd_per_gb_egress" not in text
     inputs_py.write_text(text.replace(marker, declaration + marker))
     columns_py = src / "ckptreport" / "columns.py"
     columns_py.write_text(columns_py.read_text() + "\n\n" + column)
@@ -82,8 +82,8 @@ def test_the_readme_snippets_add_an_input_everywhere(tmp_path):
     text = storage.read_text()
     anchor = "    write: {value: 100 GB/s, basis: assumption"
     assert anchor in text
-    storage.write_text(text.replace(anchor, '    read: {value: 50 GB/s, basis: assumption, source: "assumption: '
-                                    'half the write"}\n' + anchor, 1))
+    storage.write_text(text.replace(anchor, '    usd_per_gb_egress: {value: $0.09, basis: assumption, date: 2026, '
+                                    'region: any, source: "assumption: a cloud\'s list egress"}\n' + anchor, 1))
     env = {**os.environ, "PYTHONPATH": str(src)}
     done = subprocess.run([sys.executable, "-c", CHECK, str(models), str(tmp_path / "out")], env=env,
                           capture_output=True, text=True, timeout=600, cwd=tmp_path)
@@ -91,36 +91,38 @@ def test_the_readme_snippets_add_an_input_everywhere(tmp_path):
     got = json.loads(done.stdout)
     assert got["build_exit"] == 0, got["build_output"]
     # the frame: the input and the column, computed
-    assert {"tier_read_GBps", "restore_s"} <= set(got["columns"])
-    assert got["pfs_read"] == [50.0] and got["pfs_restore"] == [round(1 / 50e9, 15)]
-    assert got["other_restore"] == [0.0]  # omitted: no read limit
+    assert {"usd_per_gb_egress", "egress_usd"} <= set(got["columns"])
+    assert got["pfs_price"] == [0.09] and got["pfs_egress"] == [round(0.09 / 1e9, 15)]
+    assert got["other_egress"] == [0.0]  # omitted: no egress charge
     # the workbook: a blue input per tier with its source; a lookup and a formula on Scenarios
     rows = {r[0]: r for r in got["assumptions"]}
-    assert rows["tiers.pfs-100"][2] == 50 and rows["tiers.pfs-100"][4] == "assumption"
-    assert rows["tiers.pfs-100"][5] == "assumption: half the write" and rows["tiers.pfs-100"][6].startswith("storage.yaml:")
-    assert rows["tiers.superpod-good"][4] == "default" and rows["tiers.superpod-good"][5] == "omitted: no read limit"
-    assert got["scenario_header"] and re.fullmatch(r"=Assumptions!\$C\$\d+", got["read_formula"]), got["read_formula"]
-    assert re.fullmatch(r"=[A-Z]+3/\([A-Z]+3\*BYTES_PER_GB\)", got["restore_formula"]), got["restore_formula"]
+    assert rows["tiers.pfs-100"][2] == 0.09 and rows["tiers.pfs-100"][4] == "assumption"
+    assert rows["tiers.pfs-100"][5] == "assumption: a cloud's list egress"
+    assert rows["tiers.pfs-100"][6].startswith("storage.yaml:")
+    assert rows["tiers.superpod-good"][4] == "default" and rows["tiers.superpod-good"][5] == "omitted: no egress charge"
+    assert got["scenario_header"] and re.fullmatch(r"=Assumptions!\$C\$\d+", got["price_formula"]), got["price_formula"]
+    assert re.fullmatch(r"=[A-Z]+3/BYTES_PER_GB\*[A-Z]+3", got["egress_formula"]), got["egress_formula"]
     # explain: the input with its place, the column with its arithmetic
-    assert re.search(r"tier_read_GBps\s+50 GB/s\s+assumption, storage\.yaml:\d+ — assumption: half the write",
-                     got["explain"])
-    assert "restore_s: Time to read the whole checkpoint back from the tier." in got["explain"]
-    assert "= ckpt_bytes / tier_read_GBps" in got["explain"]
+    assert re.search(r"usd_per_gb_egress\s+\$0\.09\s+assumption \(2026, any\), storage\.yaml:\d+ — assumption: a "
+                     r"cloud's list egress", got["explain"]), got["explain"]
+    assert "egress_usd: Price of copying one checkpoint out of the tier." in got["explain"]
+    assert "= ckpt_bytes × usd_per_gb_egress" in got["explain"]  # bytes read in GB: the unit, not a factor
     # the README's tables, and the schema's errors
-    assert "| `tier_read_GBps` | GB/s (1e9 B/s) | input: aggregate read bandwidth of the tier (tiers.*.read;" \
-           " omitted: no read limit) |" in got["docs"]
-    assert "| `read` | bandwidth | no | aggregate read bandwidth of the tier; omitted: no read limit |" in got["docs"]
+    assert "| `usd_per_gb_egress` | US dollars | input: price per GB (1e9 bytes) copied out of the tier " \
+           "(tiers.*.usd_per_gb_egress; omitted: no egress charge) |" in got["docs"]
+    assert "| `usd_per_gb_egress` | dollar amount | no | price per GB (1e9 bytes) copied out of the tier; omitted: no " \
+           "egress charge |" in got["docs"]
     assert got["refused_exit"] == 2
-    assert re.search(r"storage\.yaml:\d+:\d+: tiers\.pfs-100\.read: expected a bandwidth like .*got '50 GB' "
-                     r"\(that is a size\)", got["refused"]), got["refused"]
+    assert re.search(r"storage\.yaml:\d+:\d+: tiers\.pfs-100\.usd_per_gb_egress: expected a dollar amount",
+                     got["refused"]), got["refused"]
 
 
 def test_the_snippets_are_what_the_readme_shows():
     """The test above runs the README's own text: the declaration and the column as printed."""
     declaration, column = _snippets()
-    assert textwrap.dedent(declaration).startswith('Input("tier_read_GBps", "GBps"')
-    assert "def restore_s(ckpt_bytes, tier_read_GBps):" in column
+    assert textwrap.dedent(declaration).startswith('Input("usd_per_gb_egress", "usd"')
+    assert "def egress_usd(ckpt_bytes, usd_per_gb_egress):" in column
     with pytest.raises(KeyError):
         from ckptreport.inputs import INPUTS
 
-        INPUTS["tier_read_GBps"]  # the example is not part of the product
+        INPUTS["usd_per_gb_egress"]  # the example is not part of the product

@@ -87,6 +87,8 @@ def test_every_formula_cell_equals_the_engine(built, recalc):
     frame = result.frame.astype({c: object for c in result.frame.select_dtypes("category").columns})
     compared = assert_cells_equal_engine(scenario_cells(recalc), frame)
     assert compared == len(frame) * len(scenario_columns(frame)) > 50_000
+    assert {"restore_s", "restore_tier_s", "host_restore_pct", "coordination_s", "snapshot_s"} <= set(
+        scenario_columns(frame))  # restore and the recovery mix are live formulas, recalculated above
 
 
 def test_cached_values_are_what_a_spreadsheet_computes(built, recalc):

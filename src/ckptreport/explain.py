@@ -105,11 +105,14 @@ def headline(v: dict) -> str:
         f"{f('ckpt_bytes', v['ckpt_bytes'])} per checkpoint ({f('params', v['params'])} params x "
         f"{f('bytes_per_param', v['bytes_per_param'])});",
         f"{f('bytes_per_node', v['bytes_per_node'])} per node over {v['nodes']:,} nodes.",
-        f"Persisting takes {f('write_s', v['write_s'])} (bottleneck: {v['bottleneck']});",
+        f"Persisting takes {f('write_s', v['write_s'])} (bottleneck: {v['bottleneck']}; coordination "
+        f"{f('coordination_s', v['coordination_s'])});",
         f"training stalls {f('stall_s', v['stall_s'])} every {f('interval_s', v['interval_s'])}:",
         f"{f('overhead_pct', v['overhead_pct'])} overhead (target {f('target_overhead_pct', v['target_overhead_pct'])}: {met}).",
         f"With failures every {f('cluster_mtbf_s', v['cluster_mtbf_s'])}, the best interval is "
-        f"{f('optimal_interval_s', v['optimal_interval_s'])}.",
+        f"{f('optimal_interval_s', v['optimal_interval_s'])}; a restart reads the checkpoint back in "
+        f"{f('restore_s', v['restore_s'])} on average ({f('host_restore_pct', v['host_restore_pct'])} of "
+        f"failures from host memory).",
         (f"Storage costs {f('storage_usd_month', v['storage_usd_month'])} a month for "
          f"{f('tier_bought_GBps', v['tier_bought_GBps'])} and {f('provisioned_bytes', v['provisioned_bytes'])}; "
          f"GPU time lost costs {f('lost_gpu_usd_month', v['lost_gpu_usd_month'])} a month; over the run "

@@ -111,7 +111,8 @@ def chain_svg(env: jinja2.Environment, row: pd.Series) -> Markup:
     f = display.of
     boxes = [("GPU HBM", [f"{int(row['writers_on_node'])} GPUs x {f('bytes_per_gpu_max', row['bytes_per_gpu_max'])}"]),
              ("host DRAM", [f"{f('host_memory_bytes', row['host_memory_bytes'])} per node"])]
-    arrows = [("GPU -> host", f("d2h_GBps", row["d2h_GBps"]), f("d2h_s", row["d2h_s"]), "d2h")]
+    arrows = [("GPU -> host", f("d2h_GBps", row["d2h_GBps"]), f("d2h_s", row["d2h_s"]), "d2h") if row["strategy"] == "sync"
+              else ("staged to host", f("staging_GBps", row["staging_GBps"]), f("snapshot_s", row["snapshot_s"]), "d2h")]
     boxes.append(("writers", [f"{int(row['writers_on_node'])} x {f('writer_GBps', row['writer_GBps'])}"]))
     arrows.append(("serialise", f("writers_GBps", row["writers_GBps"]), f("writer_s", row["writer_s"]), "writer"))
     if row["strategy"] == "tiered":
@@ -181,6 +182,7 @@ def _tier_rows(data: BriefData) -> list[dict]:
             "sync_ok": bool(sync is not None and sync["meets_target"]),
             "async_ok": bool(asyn is not None and asyn["meets_target"]),
             "required": display.of("required_write_GBps", sync["required_write_GBps"]) if sync is not None else "n/a",
+            "restore": display.of("restore_s", (asyn if asyn is not None else sync)["restore_s"]),
             "storage": _storage(any_row), "recommended": line.recommended,
         })
     return out
@@ -218,8 +220,8 @@ def _words(data: BriefData) -> tuple[str, list[str], list[str]]:
                  f"over the run: {usd(rec['total_usd'])}, of which storage {usd(rec['storage_run_usd'])} "
                  f"({usd(rec['storage_usd_month'])} a month: capacity {usd(rec['capacity_usd_month'])}, bandwidth "
                  f"{usd(rec['bandwidth_usd_month'])}, requests {usd(rec['requests_usd_month'])}) and GPU time lost "
-                 f"to checkpointing {usd(rec['waste_usd'])} (stalls {pct(rec['overhead_pct'])}, rework and restarts "
-                 f"{pct(rec['rework_pct'])} of training, at {f('usd_per_gpu_hour', rec['usd_per_gpu_hour'])} per "
+                 f"to checkpointing {usd(rec['waste_usd'])} (stalls {pct(rec['overhead_pct'])}, rework, restarts "
+                 f"and restores {pct(rec['rework_pct'])} of training, at {f('usd_per_gpu_hour', rec['usd_per_gpu_hour'])} per "
                  f"GPU-hour)."]
         runner = pick.runner_up
         if runner is not None:
@@ -257,7 +259,13 @@ def _words(data: BriefData) -> tuple[str, list[str], list[str]]:
         f"Aggregate write bandwidth of {f('required_write_GBps', rec['required_write_GBps'])} to meet the target "
         f"({f('required_node_write_GBps', rec['required_node_write_GBps'])} per node) for {rec['strategy']}; "
         f"the tier gives each node {f('tier_share_GBps', rec['tier_share_GBps'])}.",
-        f"The write itself takes {f('write_s', rec['write_s'])}; the bottleneck is the {rec['bottleneck']} hop.",
+        f"The write itself takes {f('write_s', rec['write_s'])}, of which {f('coordination_s', rec['coordination_s'])} "
+        f"coordinating {int(rec['gpus']):,} ranks; the bottleneck is "
+        + (f"that coordination." if rec["bottleneck"] == "coordination" else f"the {rec['bottleneck']} hop."),
+        f"After a failure: {pct(rec['host_restore_pct'])} of restarts read the copy in host memory "
+        f"({f('restore_host_s', rec['restore_host_s'])}), the rest read the checkpoint back from {rec['tier']} "
+        f"at {f('read_GBps', rec['read_GBps'])} ({f('restore_tier_s', rec['restore_tier_s'])}): "
+        f"{f('restore_s', rec['restore_s'])} on average, counted in the rework.",
         f"Capacity for {int(rec['retention'])} checkpoints with headroom: "
         f"{f('capacity_needed_bytes', rec['capacity_needed_bytes'])}.",
     ]
@@ -368,6 +376,8 @@ def context(data: BriefData, report: Report, meta: dict[str, str], paper: str) -
         "interval": f("interval_s", rec["interval_s"]), "target": f("target_overhead_pct", rec["target_overhead_pct"]),
         "size_svg": size_chart(rec), "waste_svg": waste_chart(data), "chain_svg": chain_svg(env, rec),
         "purchase_svg": purchase_chart(data), "purchase_what": data.purchase.what,
+        "recovery_mix": f"{display.value(data.pick.row['host_recoverable_pct'], 'pct')} of failures restarting from the "
+                        "copy an async or tiered save keeps in host memory (sync keeps none), the rest from the tier",
         "tiers": _tier_rows(data), "skus": skus if len(skus) > 1 else [], "recommendation": recommendation,
         "requirements": requirements, "sources": sources, "bandwidth_note": bandwidth_note,
         "measured": measured_rows, "calibration": calibration.rows(report.calibration),
@@ -382,9 +392,12 @@ def context(data: BriefData, report: Report, meta: dict[str, str], paper: str) -
 
 def _calibration_summary(results) -> str:
     s = calibration.summary(results)
-    return (f"{s['passed']} of {s['scored']} scored cases within tolerance; time predictions: median error "
-            f"{s['time_median_abs_error']:.1%}, worst {s['time_worst_abs_error']:.1%}; {s['unexplained']} published "
-            "cases no input explains are shown as unexplained, not tuned to.")
+    held = s["held_out"]
+    parts = [f"{what} {st['median_abs_error']:.1%} median, {st['worst_abs_error']:.1%} worst"
+             for what, st in held.items() if st["cases"] and what != "sizes"]
+    return (f"{s['passed']} of {s['scored']} scored cases within tolerance, {s['fit_cases']} of them used to fit the "
+            f"free terms; on the cases held out of the fit: {'; '.join(parts)}; {s['lacks']} cases name a term the "
+            "model lacks")
 
 
 def _css(paper: str) -> str:

@@ -895,7 +895,7 @@ def write_sources(sh: Sheet, book: Book) -> None:
 
 # ---- Checks and Cover -----------------------------------------------------------------------------
 
-SIZE_PARTS = ["weights_bytes", "master_bytes", "optimizer_bytes", "grads_bytes"]
+SIZE_PARTS = ["weights_bytes", "master_bytes", "optimizer_bytes", "grads_bytes", "consolidated_bytes", "other_bytes"]
 STALL_PARTS = ["checkpoint_cost_s", "backpressure_s", "interference_s"]
 
 
