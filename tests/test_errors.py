@@ -179,6 +179,25 @@ def test_bandwidth_must_be_positive(models_dir, out_dir, value):
         f"greater than 0, got '{value}'"])
 
 
+def test_the_new_keys_of_issue_14_are_checked_as_their_units(models_dir, out_dir):
+    """bytes_per_param '16 B' would read as 16 billion: refused; a size for staging, a percentage over
+    100% for the recovery mix, a negative writer scaling, an unknown dtype: each named where it is."""
+    replace(models_dir, "models.yaml", "    recipe: adamw-bf16\n", "    recipe: adamw-bf16\n    bytes_per_param: 16 B\n")
+    replace_line(models_dir, "plan.yaml", r"^host_recoverable: .*$", "host_recoverable: 150%")
+    replace_line(models_dir, "plan.yaml", r"^writer_scaling: .*$", "writer_scaling: -5%")
+    replace_line(models_dir, "hardware.yaml", r"^    staging_per_gpu: .*$", "    staging_per_gpu: 5 GB")
+    replace(models_dir, "models.yaml", "    grads: bf16\n", "    grads: bf16\n    consolidated: fp33\n")
+    result = build(models_dir, out_dir)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    said = " ".join(problem_lines(result))
+    assert "bytes_per_param: expected a count of at most 100, got '16 B'" in said
+    assert "host_recoverable: expected a percentage of at most 100%, got '150%'" in said
+    assert "writer_scaling: expected a percentage at least 0, got '-5%'" in said
+    assert "staging_per_gpu: expected a bandwidth like" in said and "got '5 GB' (that is a size)" in said
+    assert "consolidated: expected a dtype" in said and "5 problems found." in said
+    assert not out_dir.exists() or not any(out_dir.iterdir())
+
+
 @pytest.mark.parametrize("content", ["", "# nothing but a comment\n"])
 def test_empty_file(models_dir, out_dir, content):
     """An empty plan.yaml (or one holding only comments) is 'file is empty' at 1:1, and nothing

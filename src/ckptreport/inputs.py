@@ -150,8 +150,9 @@ _DECLARED = [
           absent="0"),
     Input("vocab", "count", "vocabulary size", MODELS, "vocab", _COUNT, default=0.0, absent="0"),
     Input("model_bytes_per_param", "B/param", "bytes the checkpoint holds per parameter, given directly when no "
-          "recipe of dtypes fits (e.g. 16); replaces the recipe's total", MODELS, "bytes_per_param",
-          Quantity("count"), default=float("nan"), absent="the recipe's dtypes"),
+          "recipe of dtypes fits: a plain number such as 16 ('16 B' would read 16 billion and is refused); replaces "
+          "the recipe's total", MODELS, "bytes_per_param",
+          Quantity("count", maximum=100.0), default=float("nan"), absent="the recipe's dtypes"),
     Input("checkpoint_size_bytes", "bytes", "size of one checkpoint, given directly (e.g. a measured 2.3 TB); "
           "replaces the recipe and bytes_per_param", MODELS, "checkpoint_size", Quantity("bytes"),
           default=float("nan"), absent="params x bytes per parameter"),
