@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -150,3 +152,22 @@ def test_top_level_help_lists_commands():
     out = run("--help").stdout
     for command in ("build", "explain", "validate", "init", "probe", "import"):
         assert command in out
+
+
+def test_shell_completion_as_the_readme_enables_it():
+    """The README's bash line yields click's completion script, and the script completes a command."""
+    import os
+    import subprocess
+
+    exe = Path(sys.executable).with_name("ckptreport")
+    script = subprocess.run([str(exe)], env={**os.environ, "_CKPTREPORT_COMPLETE": "bash_source"},
+                            capture_output=True, text=True, timeout=60).stdout
+    assert "complete -o nosort -F _ckptreport_completion ckptreport" in script
+    words = subprocess.run([str(exe)], env={**os.environ, "_CKPTREPORT_COMPLETE": "bash_complete",
+                                            "COMP_WORDS": "ckptreport cal", "COMP_CWORD": "1"},
+                           capture_output=True, text=True, timeout=60).stdout
+    assert "plain,calibrate" in words.split()
+    options = subprocess.run([str(exe)], env={**os.environ, "_CKPTREPORT_COMPLETE": "bash_complete",
+                                              "COMP_WORDS": "ckptreport calibrate --f", "COMP_CWORD": "2"},
+                             capture_output=True, text=True, timeout=60).stdout
+    assert "plain,--fit" in options.split()

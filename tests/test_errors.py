@@ -179,6 +179,28 @@ def test_bandwidth_must_be_positive(models_dir, out_dir, value):
         f"greater than 0, got '{value}'"])
 
 
+def test_inputs_forgive_what_is_unambiguous(models_dir):
+    """A bare number for a key that says usd in its name is dollars (usd_per_gpu_hour: 4.92 is $4.92);
+    a plan without buffers stages one copy. Both used to be refused. A bare number where the unit is
+    not in the name (a bandwidth, a percentage) is still refused, with file, line and key."""
+    from ckptreport.load import load
+
+    replace_line(models_dir, "hardware.yaml", r"^    usd_per_gpu_hour: .*$", "    usd_per_gpu_hour: 4.92")
+    replace_line(models_dir, "plan.yaml", r"^buffers: .*$", "")
+    result = CliRunner().invoke(main, ["validate", "--models", str(models_dir)])
+    assert result.exit_code == 0, result.output
+    inputs = load(models_dir)
+    first = next(iter(inputs.skus))
+    assert inputs.skus[first].usd_per_gpu_hour.value == 4.92 and inputs.plan.buffers is None
+    from ckptreport.engine import entity_values
+    assert entity_values(inputs, "plan", "plan")["buffers"] == 1.0
+    text = replace_line(models_dir, "plan.yaml", r"^target_overhead: .*$", "target_overhead: 1")
+    line, col = where(text, "target_overhead: 1\n")
+    refused = CliRunner().invoke(main, ["validate", "--models", str(models_dir)])
+    assert refused.exit_code == 2
+    assert f"{shown('plan.yaml')}:{line}:{col}: target_overhead: expected a percentage like '40%'" in refused.output
+
+
 def test_the_new_keys_of_issue_14_are_checked_as_their_units(models_dir, out_dir):
     """bytes_per_param '16 B' would read as 16 billion: refused; a size for staging, a percentage over
     100% for the recovery mix, a negative writer scaling, an unknown dtype: each named where it is."""

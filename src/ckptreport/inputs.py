@@ -266,7 +266,7 @@ _DECLARED = [
           Quantity("duration", inclusive=True), required=True),
     Input("retention", "count", "checkpoints kept on the tier", PLAN, "retention", _COUNT, required=True),
     Input("buffers", "count", "host-memory copies of a node's shard an async or tiered checkpoint stages", PLAN,
-          "buffers", _COUNT, required=True),
+          "buffers", _COUNT, default=1.0, absent="1 (one staged copy, the common case)"),
     Input("host_recoverable_pct", "pct", "share of failures a job can restart from the copy in host memory "
           "(process-level faults: NCCL errors, network jitter); the rest need the durable tier (lost node, HBM)",
           PLAN, "host_recoverable", Quantity("percent", inclusive=True, maximum=1.0), default=0.0,

@@ -139,7 +139,8 @@ _COUNT_SUFFIX = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T":
 _NUMBER = r"[-+]?(?:\d[\d_,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _COUNT_RE = re.compile(rf"^({_NUMBER})\s*([KkMBGTP]?)$")
 _PERCENT_RE = re.compile(rf"^({_NUMBER})\s*%$")
-_USD_RE = re.compile(rf"^(?:\$\s*({_NUMBER})|({_NUMBER})\s*(?:USD|usd|\$))$")
+# a bare number is dollars too: every key of this kind says usd in its name (usd_per_gpu_hour: 4.92)
+_USD_RE = re.compile(rf"^(?:\$\s*({_NUMBER})|({_NUMBER})\s*(?:USD|usd|\$)?)$")
 _MULT_RE = re.compile(rf"^({_NUMBER})\s*[x×*]\s*(.+)$")
 _PLAIN_NUMBER_RE = re.compile(rf"^{_NUMBER}$")
 _LEADING_NUMBER_RE = re.compile(r"^[-+]?\.?\d")
