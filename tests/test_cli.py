@@ -133,14 +133,16 @@ def test_init_copies_the_shipped_set_and_it_builds(tmp_path):
     """init writes a complete starting set that builds as is, and refuses to overwrite."""
     target = tmp_path / "mine"
     run("init", str(target))
-    assert sorted(p.name for p in target.iterdir()) == ["hardware.yaml", "models.yaml", "plan.yaml", "storage.yaml"]
+    assert sorted(p.name for p in target.iterdir()) == [".schema", "hardware.yaml", "models.yaml", "plan.yaml",
+                                                         "storage.yaml"]
     run("validate", "--models", str(target))
     again = run("init", str(target), ok=False)
     assert again.exit_code == 2 and "--force" in again.output
     run("init", str(target), "--force")
 
 
-@pytest.mark.parametrize("command", ["build", "explain", "validate", "init", "probe", "calibrate", "import", "import fio",
+@pytest.mark.parametrize("command", ["build", "explain", "validate", "init", "schema", "probe", "calibrate", "import",
+                                     "import fio",
                                      "import ior", "import nvbandwidth"])
 def test_every_command_has_help_with_examples(command):
     """--help teaches: every command shows at least one example."""

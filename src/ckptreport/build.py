@@ -9,7 +9,6 @@ import hashlib
 import json
 import math
 import os
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from . import __version__
+from . import __version__, schema
 from .errors import InputError, Problem
 from .engine import plan_rows
 from .load import Inputs, load
@@ -281,11 +280,14 @@ def init(target: str | Path, force: bool = False) -> list[Path]:
         raise InputError(Problem(str(target), 0, 0, "", "already holds "
                                  + ", ".join(c.name for c in clashes) + "; pass --force to overwrite"))
     target.mkdir(parents=True, exist_ok=True)
-    written = []
+    written = schema.write_schemas(target / schema.SCHEMA_DIR)
     for f in files:
-        shutil.copyfile(f, target / f.name)
+        # the yaml-language-server modeline: an editor completes and checks keys from the schema beside it
+        line = f"# yaml-language-server: $schema={schema.SCHEMA_DIR}/{schema.schema_file(f.name)}\n"
+        (target / f.name).write_text(line + f.read_text())
         written.append(target / f.name)
     return written
+
 
 
 # ---- golden HTML of the briefs (tests/golden/briefs): python -m ckptreport.build --golden DIR ----

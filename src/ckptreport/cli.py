@@ -440,11 +440,34 @@ def calibrate(as_json, verbose, refit):
         sys.exit(1)
 
 
+@main.command("schema")
+@click.argument("directory", type=click.Path(file_okay=False), default=".schema")
+def schema_command(directory):
+    """Write a JSON Schema for each models file into DIRECTORY (default .schema).
+
+    The schemas come from the same declarations as validation: every key with its type and
+    description, units as patterns with examples. An editor with a YAML language server (VS Code's
+    YAML extension, and others) completes and checks keys as you type when a models file starts with
+    '# yaml-language-server: $schema=.schema/plan.schema.json' (ckptreport init writes that line).
+
+    \b
+    Example:
+      ckptreport schema models/.schema
+    """
+    from .schema import write_schemas
+
+    for path in _run(write_schemas, directory):
+        click.echo(f"wrote {path}")
+
+
 @main.command()
 @click.argument("directory", type=click.Path(file_okay=False))
 @click.option("--force", is_flag=True, help="Overwrite files already there.")
 def init(directory, force):
-    """Copy the shipped models into DIRECTORY as a starting point.
+    """Copy the shipped models into DIRECTORY as a starting point, with their JSON Schemas.
+
+    Each file's first line points an editor's YAML language server at its schema in
+    DIRECTORY/.schema, so keys complete and misspellings show as you type.
 
     \b
     Example:

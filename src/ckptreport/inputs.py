@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .quantity import SHARDINGS, STRATEGIES, TIER_KINDS, Dtype, Name, Q, Quantity
+from .quantity import SHARDINGS, STRATEGIES, TIER_KINDS, Dtype, Flag, Name, Q, Quantity
 from .units import COLUMN_UNITS
 
 SCENARIO, MODELS, RECIPES, SKUS, TIERS, PLAN = "scenario", "models", "recipes", "skus", "tiers", "plan"
@@ -207,7 +207,7 @@ _DECLARED = [
           "no NIC hop)", TIERS, "kind", Literal[TIER_KINDS], required=True),
     Input("tier_durable", "bool", "whether a checkpoint may live there as the system of record (node-local NVMe "
           "and scratch file systems may not: they can only be the fast first level of a tiered save)", TIERS,
-          "durable", bool, default=1.0, derive=lambda t: float(t.kind != "local_nvme"), derived_from=("kind",),
+          "durable", Flag, default=1.0, derive=lambda t: float(t.kind != "local_nvme"), derived_from=("kind",),
           derived_doc="no for local_nvme, else yes", derived_formula='{tier_kind}<>"local_nvme"'),
     Input("tier_family", "label", "tiers sold as steps of one product (a ladder of sizes), compared on one "
           "purchase curve", TIERS, "family", Name, default=NAME, absent="the tier's own name"),

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
 from . import units
@@ -96,11 +96,39 @@ class Kind:
     key: str = ""
 
 
+# What an editor's JSON Schema says a quantity of each kind looks like (``ckptreport schema``): lenient
+# patterns that catch a missing or wrong unit as one types; the parser stays the judge.
+_NUM = r"[-+]?[0-9][0-9,_]*(\.[0-9]+)?([eE][-+]?[0-9]+)?"
+PATTERNS = {
+    "bytes": rf"^\s*{_NUM}\s*[kMGTPE]?i?B\s*$",
+    "bandwidth": rf"^\s*({_NUM}\s*[x×*]\s*)?{_NUM}\s*[kMGTPE]?i?(B|b)(/s|ps|/min|/h)\s*$",
+    "duration": rf"^\s*{_NUM}\s*[A-Za-z]+\s*$",
+    "percent": rf"^\s*{_NUM}\s*%\s*$",
+    "usd": rf"^\s*(\$\s*{_NUM}|{_NUM}\s*(USD|usd|\$)?)\s*$",
+    "count": rf"^\s*{_NUM}\s*[KMBT]?\s*$",
+    "flops": rf"^\s*{_NUM}\s*[kMGTPE]?FLOPS\s*$",
+}
+_BARE_NUMBER_OK = {"usd", "count"}  # a YAML number is read in the key's unit only for these
+
+
+def json_schema(kind: str) -> dict:
+    """The JSON Schema of a quantity of ``kind``: its text (a pattern, with examples), or a mapping that
+    also gives its basis and source."""
+    info = units.KINDS[kind]
+    text = {"type": "string", "pattern": PATTERNS[kind], "examples": re.findall(r"'([^']*)'", info.example)}
+    plain = {"anyOf": [text, {"type": "number"}]} if kind in _BARE_NUMBER_OK else text
+    mapping = {"type": "object", "additionalProperties": False, "required": ["value"],
+               "properties": {"value": plain, "basis": {"enum": list(BASES)},
+                              "source": {"type": "string", "maxLength": 4000},
+                              "date": {"type": ["string", "integer"]}, "region": {"type": "string"}}}
+    return {"anyOf": [plain, mapping], "description": f"a {info.name}, e.g. {info.example}"}
+
+
 def Quantity(kind: str, *, minimum: float = 0.0, inclusive: bool = False, integer: bool = False,
              maximum: float | None = None):
     """An annotated field type: a quantity of ``kind`` (see ``units.KINDS``), positive by default."""
     return Annotated[Q, BeforeValidator(_quantity_validator(kind, minimum, inclusive, integer, maximum)),
-                     Kind(units.KINDS[kind].name, kind)]
+                     WithJsonSchema(json_schema(kind)), Kind(units.KINDS[kind].name, kind)]
 
 
 def _dtype(raw: Any) -> float:
@@ -110,7 +138,11 @@ def _dtype(raw: Any) -> float:
         raise PydanticCustomError("unit", str(e)) from None
 
 
-Dtype = Annotated[float, BeforeValidator(_dtype), Kind("dtype", "dtype")]
+Dtype = Annotated[float, BeforeValidator(_dtype), WithJsonSchema({"enum": sorted(units.DTYPE_BYTES)}),
+                  Kind("dtype", "dtype")]
+# yes or no: what pydantic reads as a boolean (YAML 1.2 editors see 'no' as text, so the schema says so)
+Flag = Annotated[bool, WithJsonSchema({"anyOf": [{"type": "boolean"}, {"enum": [
+    "yes", "no", "true", "false", "on", "off", "y", "n", "Yes", "No", "True", "False"]}]}), Kind("yes or no", "bool")]
 NAME_MAX = 100  # a name becomes a file name, a sheet cell, a chart label: it must stay short
 
 

@@ -9,6 +9,8 @@ mapping that also says where the figure comes from (see ``quantity``).
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, create_model, model_validator
@@ -176,3 +178,60 @@ FILES: dict[str, tuple[str, ...]] = {
     "storage.yaml": ("tiers",),
     "plan.yaml": ("plan",),
 }
+
+
+# ---- JSON Schema for editors (ckptreport schema; ckptreport init points each file at its schema) ----
+
+SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+SECTION_DOCS = {"recipes": "training recipes by name: what a checkpoint holds per parameter",
+                "models": "model families by name", "skus": "hardware SKUs by name: a GPU node and its links",
+                "tiers": "storage tiers by name"}
+
+
+def json_schemas() -> dict[str, dict]:
+    """One JSON Schema per models file (``models.yaml`` -> its schema), built from the same pydantic
+    declarations validation uses: keys, types, descriptions; quantities as lenient unit patterns with
+    examples (``quantity.json_schema``). An editor with a YAML language server completes and checks
+    keys from it; ``ckptreport validate`` stays the judge of values."""
+    out: dict[str, dict] = {}
+    for fname, sections in FILES.items():
+        defs: dict[str, dict] = {}
+        if sections == ("plan",):
+            body = Plan.model_json_schema()
+            defs.update(body.pop("$defs", {}))
+        else:
+            props = {}
+            for sec in sections:
+                model = SECTIONS[sec]
+                sub = model.model_json_schema()
+                defs.update(sub.pop("$defs", {}))
+                defs[model.__name__] = sub
+                props[sec] = {"type": "object", "description": SECTION_DOCS[sec],
+                              "additionalProperties": {"$ref": f"#/$defs/{model.__name__}"}}
+            body = {"type": "object", "additionalProperties": False, "properties": props}
+        body.pop("title", None)
+        out[fname] = {"$schema": SCHEMA_DIALECT, "$id": f"https://ckptreport.invalid/schema/{fname}.json",
+                      "title": f"ckptreport {fname}", **body, **({"$defs": defs} if defs else {})}
+    return out
+
+
+def schema_file(fname: str) -> str:
+    """The name the schema of a models file is written under: ``plan.yaml`` -> ``plan.schema.json``."""
+    return fname.removesuffix(".yaml") + ".schema.json"
+
+
+SCHEMA_DIR = ".schema"
+
+
+def write_schemas(directory: str | Path) -> list[Path]:
+    """Write the JSON Schema of each models file into ``directory`` (``plan.schema.json`` ...)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for fname, body in json_schemas().items():
+        path = directory / schema_file(fname)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+        tmp.replace(path)
+        written.append(path)
+    return written
