@@ -167,18 +167,23 @@ def stage_params_max(params, layers, hidden, vocab, pp):
                  params / pp)
 
 
+def _rank_bytes(sharding, params, sharded_bytes_per_param, gpus, stage_params, tp, dp_ranks, weights):
+    """One rank's share of the sharded state, on a stage of ``stage_params`` (not a column: the heaviest
+    and the lightest rank both read it)."""
+    rank_params = stage_params / tp
+    shared = rank_params * weights + rank_params * (sharded_bytes_per_param - weights) / dp_ranks
+    return where(sharding == "fully_sharded", params * sharded_bytes_per_param / gpus,
+                 where(sharding == "replica0", rank_params * sharded_bytes_per_param, shared))
+
+
 @column("bytes")
 def shard_bytes_max(sharding, params, sharded_bytes_per_param, gpus, stage_params_max, tp, dp_ranks,
                     weights_bytes_per_param, grads_bytes_per_param):
     """The heaviest rank's share of the sharded state: fully_sharded splits it evenly; replica0 has one
     data-parallel replica write it all; optimizer_sharded (ZeRO-1, distributed optimizer) has replica 0
     write the weights and every replica its share of master copy and optimizer states."""
-    rank_params = stage_params_max / tp
-    replica0 = rank_params * sharded_bytes_per_param
-    weights = weights_bytes_per_param + grads_bytes_per_param
-    shared = rank_params * weights + rank_params * (sharded_bytes_per_param - weights) / dp_ranks
-    return where(sharding == "fully_sharded", params * sharded_bytes_per_param / gpus,
-                 where(sharding == "replica0", replica0, shared))
+    return _rank_bytes(sharding, params, sharded_bytes_per_param, gpus, stage_params_max, tp, dp_ranks,
+                       weights_bytes_per_param + grads_bytes_per_param)
 
 
 @column("bytes")
@@ -222,12 +227,8 @@ def bytes_per_gpu_min(sharding, params, sharded_bytes_per_param, gpus, stage_par
                       weights_bytes_per_param, grads_bytes_per_param):
     """The lightest writing rank (a middle pipeline stage's, never rank 0's consolidated copy): as
     shard_bytes_max, for the lightest stage."""
-    rank_params = stage_params_min / tp
-    replica0 = rank_params * sharded_bytes_per_param
-    weights = weights_bytes_per_param + grads_bytes_per_param
-    shared = rank_params * weights + rank_params * (sharded_bytes_per_param - weights) / dp_ranks
-    return where(sharding == "fully_sharded", params * sharded_bytes_per_param / gpus,
-                 where(sharding == "replica0", replica0, shared))
+    return _rank_bytes(sharding, params, sharded_bytes_per_param, gpus, stage_params_min, tp, dp_ranks,
+                       weights_bytes_per_param + grads_bytes_per_param)
 
 
 @column("count")
@@ -273,10 +274,10 @@ def staging_GBps(writers_on_node, staging_gpu_GBps, d2h_node_GBps):
 
 
 @column("s")
-def snapshot_s(strategy, bytes_per_node, d2h_GBps, staging_GBps):
-    """The copy to host training waits for: sync streams through pinned memory (d2h_GBps); async and
+def snapshot_s(strategy, d2h_s, bytes_per_node, staging_GBps):
+    """The copy to host training waits for: sync streams through pinned memory (d2h_s); async and
     tiered stage a snapshot at the staging rate."""
-    return bytes_per_node / (where(strategy == "sync", d2h_GBps, staging_GBps) * GB)
+    return where(strategy == "sync", d2h_s, bytes_per_node / (staging_GBps * GB))
 
 
 @column("s")
@@ -531,18 +532,18 @@ def node_read_GBps(tier_kind, nvme_read_GBps, nvme_write_GBps, tier_node_read_GB
 
 
 @column("s")
-def restore_tier_s(ckpt_bytes, read_GBps, bytes_per_node, node_read_GBps, d2h_GBps):
-    """Restore from the durable tier: every node reads its shard back at once (the whole checkpoint at the
-    tier's read bandwidth, or the heaviest node's shard at its read rate, whichever is longer), then copies
-    it to the GPUs (host->GPU taken as the GPU->host figure)."""
-    return (maximum(ckpt_bytes / (read_GBps * GB), bytes_per_node / (node_read_GBps * GB))
-            + bytes_per_node / (d2h_GBps * GB))
+def restore_host_s(d2h_s):
+    """Restore from the copy in host memory: the heaviest node's shard back to its GPUs, host->GPU taken
+    as the GPU->host copy (nvbandwidth measures the two within 1%)."""
+    return d2h_s
 
 
 @column("s")
-def restore_host_s(bytes_per_node, d2h_GBps):
-    """Restore from the copy in host memory: the heaviest node's shard back to its GPUs."""
-    return bytes_per_node / (d2h_GBps * GB)
+def restore_tier_s(ckpt_bytes, read_GBps, bytes_per_node, node_read_GBps, restore_host_s):
+    """Restore from the durable tier: every node reads its shard back at once (the whole checkpoint at the
+    tier's read bandwidth, or the heaviest node's shard at its read rate, whichever is longer), then copies
+    it to the GPUs."""
+    return maximum(ckpt_bytes / (read_GBps * GB), bytes_per_node / (node_read_GBps * GB)) + restore_host_s
 
 
 @column("pct")

@@ -96,18 +96,6 @@ class Kind:
     key: str = ""
 
 
-# What an editor's JSON Schema says a quantity of each kind looks like (``ckptreport schema``): lenient
-# patterns that catch a missing or wrong unit as one types; the parser stays the judge.
-_NUM = r"[-+]?[0-9][0-9,_]*(\.[0-9]+)?([eE][-+]?[0-9]+)?"
-PATTERNS = {
-    "bytes": rf"^\s*{_NUM}\s*[kMGTPE]?i?B\s*$",
-    "bandwidth": rf"^\s*({_NUM}\s*[x×*]\s*)?{_NUM}\s*[kMGTPE]?i?(B|b)(/s|ps|/min|/h)\s*$",
-    "duration": rf"^\s*{_NUM}\s*[A-Za-z]+\s*$",
-    "percent": rf"^\s*{_NUM}\s*%\s*$",
-    "usd": rf"^\s*(\$\s*{_NUM}|{_NUM}\s*(USD|usd|\$)?)\s*$",
-    "count": rf"^\s*{_NUM}\s*[KMBT]?\s*$",
-    "flops": rf"^\s*{_NUM}\s*[kMGTPE]?FLOPS\s*$",
-}
 _BARE_NUMBER_OK = {"usd", "count"}  # a YAML number is read in the key's unit only for these
 
 
@@ -115,7 +103,7 @@ def json_schema(kind: str) -> dict:
     """The JSON Schema of a quantity of ``kind``: its text (a pattern, with examples), or a mapping that
     also gives its basis and source."""
     info = units.KINDS[kind]
-    text = {"type": "string", "pattern": PATTERNS[kind], "examples": re.findall(r"'([^']*)'", info.example)}
+    text = {"type": "string", "pattern": units.EDITOR_PATTERNS[kind], "examples": re.findall(r"'([^']*)'", info.example)}
     plain = {"anyOf": [text, {"type": "number"}]} if kind in _BARE_NUMBER_OK else text
     mapping = {"type": "object", "additionalProperties": False, "required": ["value"],
                "properties": {"value": plain, "basis": {"enum": list(BASES)},

@@ -142,6 +142,23 @@ _PERCENT_RE = re.compile(rf"^({_NUMBER})\s*%$")
 # a bare number is dollars too: every key of this kind says usd in its name (usd_per_gpu_hour: 4.92)
 _USD_RE = re.compile(rf"^(?:\$\s*({_NUMBER})|({_NUMBER})\s*(?:USD|usd|\$)?)$")
 _MULT_RE = re.compile(rf"^({_NUMBER})\s*[x×*]\s*(.+)$")
+
+
+def _editor(regex: re.Pattern) -> str:
+    """A parser pattern as an editor's JSON Schema pattern: the same, around the spaces parse strips."""
+    return r"^\s*(?:" + regex.pattern.removeprefix("^").removesuffix("$") + r")\s*$"
+
+
+# What an editor's JSON Schema says each kind looks like (``ckptreport schema``). Counts, percentages
+# and dollars are the parser's own patterns; sizes, bandwidths, durations and FLOP rates go through
+# pint, so theirs are lenient: a number and a unit of the family. The parser stays the judge.
+EDITOR_PATTERNS = {
+    "count": _editor(_COUNT_RE), "percent": _editor(_PERCENT_RE), "usd": _editor(_USD_RE),
+    "bytes": rf"^\s*{_NUMBER}\s*[kMGTPE]?i?B\s*$",
+    "bandwidth": rf"^\s*(?:{_NUMBER}\s*[x×*]\s*)?{_NUMBER}\s*[kMGTPE]?i?(?:B|b)(?:/s|ps|/min|/h)\s*$",
+    "duration": rf"^\s*{_NUMBER}\s*[A-Za-z]+\s*$",
+    "flops": rf"^\s*{_NUMBER}\s*[kMGTPE]?FLOPS\s*$",
+}
 _PLAIN_NUMBER_RE = re.compile(rf"^{_NUMBER}$")
 _LEADING_NUMBER_RE = re.compile(r"^[-+]?\.?\d")
 
