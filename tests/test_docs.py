@@ -85,3 +85,23 @@ def test_readme_summary_excerpt_is_real_output(default_build):
     out = [line.rstrip() for line in default_build.cli.stdout.splitlines()]
     for line in excerpt.splitlines():
         assert line.rstrip() in out, line
+
+
+def test_readme_diff_excerpt_is_real_output(models_copy, monkeypatch):
+    """The README's diff example: a copy of the models with superpod storage's price per GB/s up
+    from $25,000 to $40,000 prints those lines."""
+    q4 = models_copy.parent / "models-q4"
+    import shutil
+
+    shutil.copytree(models_copy, q4)
+    storage = q4 / "storage.yaml"
+    storage.write_text(storage.read_text().replace('capex_usd_per_GBps: {value: "$25,000"',
+                                                   'capex_usd_per_GBps: {value: "$40,000"', 1))
+    monkeypatch.chdir(models_copy.parent)
+    excerpt = next(b for b in _blocks("text") if b.startswith("$ ckptreport diff"))
+    command, *lines = excerpt.splitlines()
+    result = CliRunner().invoke(main, shlex.split(command)[2:])
+    assert result.exit_code == 0, result.output
+    got = result.stdout.splitlines()
+    lines = [line for line in lines if line != "..."]
+    assert got[:len(lines)] == lines

@@ -149,6 +149,7 @@ def manifest(report: Report, meta: dict[str, str], files: dict[str, str]) -> dic
     return {
         **meta,
         "inputs": report.inputs.files,
+        "input_values": {f: {k: list(v) for k, v in keys.items()} for f, keys in report.inputs.values.items()},
         "rows": report.rows,
         "dropped": [{"reason": d.reason, "rows": d.rows} for d in report.dropped],
         "measured": [{"hop": f"{m.section}.{m.name}.{m.field}", "basis": m.basis, "median_Bps": m.median,
@@ -157,9 +158,12 @@ def manifest(report: Report, meta: dict[str, str], files: dict[str, str]) -> dic
         "recommendations": [{"model": r["model"], "recipe": r["recipe"], "sku": r["sku"], "gpus": r["gpus"],
                              "interval_s": r["interval_s"], "tier": r["option_tier"],
                              "strategy": r["option_strategy"], "status": r["option_status"],
-                             "meets_target": bool(r["option_meets"]), "bought_GBps": _num(r["option_bought_GBps"]),
+                             "meets_target": bool(r["option_meets"]), "overhead_pct": _num(r["option_overhead_pct"]),
+                             "stall_s": _num(r["option_stall_s"]), "required_GBps": _num(r["option_required_GBps"]),
+                             "bought_GBps": _num(r["option_bought_GBps"]),
                              "storage_usd_month": _num(r["option_storage_usd_month"]),
                              "lost_gpu_usd_month": _num(r["option_lost_gpu_usd_month"]),
+                             "total_usd_month": _num(r["option_total_usd_month"]),
                              "total_usd": _num(r["option_total_usd"]),
                              "runner_up": None if not isinstance(r["runner_up_tier"], str) else {
                                  "tier": r["runner_up_tier"], "strategy": r["runner_up_strategy"],

@@ -440,6 +440,41 @@ def calibrate(as_json, verbose, refit):
         sys.exit(1)
 
 
+@main.command()
+@click.argument("old", type=click.Path(file_okay=False))
+@click.argument("new", type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON (for scripts).")
+@click.option("-v", "--verbose", is_flag=True, help="Also list every figure that moved, line by line.")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing; the exit code alone answers.")
+def diff(old, new, as_json, verbose, quiet):
+    """Compare two builds: the inputs that changed and what they changed in the headline.
+
+    OLD and NEW are output directories of `ckptreport build` (their manifest.json records every
+    input value with its file and line) or models directories (computed here, nothing written); one
+    of each works too. Prints each changed input with file:line on both sides, then each summary
+    line and brief whose recommendation, overhead, stall, cost or bandwidth moved.
+
+    \b
+    Exit code: 0 the recommendation is the same everywhere, 1 it changed for some line or brief
+    (or one appeared or went), 2 bad input.
+    \b
+    Examples:
+      ckptreport build --out out/q3 && ckptreport build --models models-q4 --out out/q4
+      ckptreport diff out/q3 out/q4
+      ckptreport diff models models-q4 --json | jq '.headline'
+      ckptreport diff out/q3 models-q4 -q || echo "the recommendation changed"
+    """
+    from . import diff as diff_
+
+    say = (lambda _: None) if quiet or as_json else (lambda m: click.echo(f"ckptreport: {m}", err=True))
+    result = _run(diff_.compare, _run(diff_.snapshot, old, say), _run(diff_.snapshot, new, say))
+    if as_json:
+        click.echo(json.dumps(result, indent=2, allow_nan=False))
+    elif not quiet:
+        click.echo(diff_.as_text(result, verbose))
+    sys.exit(1 if result["recommendation_changed"] else 0)
+
+
 @main.command("schema")
 @click.argument("directory", type=click.Path(file_okay=False), default=".schema")
 def schema_command(directory):

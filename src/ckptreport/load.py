@@ -23,7 +23,7 @@ from .inputs import INPUTS, PLAN, SCENARIO, Input, of
 from .quantity import name_problem
 from .schema import FILES, SECTIONS, Plan, Q
 from .safeio import read_regular
-from .yamlfile import Marks, dotted, parse as parse_yaml
+from .yamlfile import Marks, dotted, leaves, parse as parse_yaml
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,7 @@ class Inputs:
     measured: dict = field(default_factory=dict, repr=False)  # (section, name, key) -> measured.Measurement
     places: dict[tuple[str, str], Prov] = field(default_factory=dict, repr=False)  # (section, name) -> entry
     files: dict[str, str] = field(default_factory=dict)  # every input file by name -> its sha256
+    values: dict[str, dict[str, tuple[int, str]]] = field(default_factory=dict, repr=False)  # file -> key -> (line, text)
 
     def section(self, name: str) -> dict[str, Any]:
         return getattr(self, name)
@@ -283,7 +284,8 @@ def load(root: Path | str) -> Inputs:
         digest.update(fname.encode() + b"\0" + files[fname][3] + b"\0")
     inputs = Inputs(sections["recipes"], sections["models"], sections["skus"], sections["tiers"],
                     plan, prov, digest.hexdigest(), str(root), places=places,
-                    files={f: hashlib.sha256(files[f][3]).hexdigest() for f in sorted(files)})
+                    files={f: hashlib.sha256(files[f][3]).hexdigest() for f in sorted(files)},
+                    values={f: leaves(files[f][0], files[f][1]) for f in sorted(files)})
     check_size(inputs, files["plan.yaml"][2], files["plan.yaml"][1])
     return inputs
 

@@ -158,6 +158,8 @@ def summary(frame: pd.DataFrame, inputs: Inputs, point: Point) -> tuple[pd.DataF
                      "option_lost_gpu_usd_month": float(best.row["lost_gpu_usd_month"]),
                      "option_bought_GBps": float(best.row["tier_bought_GBps"]),
                      "option_overhead_pct": float(best.row["overhead_pct"]),
+                     "option_stall_s": float(full["stall_s"]),
+                     "option_required_GBps": float(full["required_write_GBps"]),
                      "runner_up_tier": None if best.runner_up is None else str(best.runner_up["tier"]),
                      "runner_up_strategy": None if best.runner_up is None else str(best.runner_up["strategy"]),
                      "runner_up_extra_usd": best.runner_up_extra_usd,

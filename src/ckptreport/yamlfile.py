@@ -172,3 +172,32 @@ def parse(raw: bytes, name: str) -> tuple[Any, Marks]:
     if problems:
         raise InputError(problems)
     return data, marks
+
+
+def leaves(data: Any, marks: Marks) -> dict[str, tuple[int, str]]:
+    """Every value of a document as written, by dotted key: ``{"tiers.pfs-100.write.value": (12,
+    "100 GB/s")}`` with its line. A list of plain values is one value (``[1024, 4096]``), so that
+    adding a GPU count reads as one change; a list of mappings is walked by index. Empty values are
+    ``~``. What ``ckptreport diff`` compares."""
+    out: dict[str, tuple[int, str]] = {}
+
+    def text(value) -> str:
+        return "~" if value is None else value
+
+    def walk(value, path: Path_) -> None:
+        line = marks.get(path, (0, 0))[0]
+        if isinstance(value, dict):
+            if not value:
+                out[dotted(path)] = (line, "{}")
+            for k, v in value.items():
+                walk(v, (*path, k))
+        elif isinstance(value, list) and not any(isinstance(v, (dict, list)) for v in value):
+            out[dotted(path)] = (line, "[" + ", ".join(text(v) for v in value) + "]")
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                walk(v, (*path, i))
+        else:
+            out[dotted(path)] = (line, text(value))
+
+    walk(data, ())
+    return out

@@ -1,0 +1,300 @@
+"""Compare two builds for a planning review: what changed in the inputs, and what it changed in the
+headline (the recommendation, overhead, stall, cost, bandwidth needed).
+
+Each side is an output directory (its manifest.json records every input value with its file and
+line, and every recommendation) or a models directory (loaded and computed here, nothing written).
+Both reduce to the same snapshot, the manifest's own fields, so a build and its models compare
+equal. ``ckptreport diff`` prints ``as_text`` or the ``compare`` dict as JSON."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import display
+from .errors import InputError, Problem
+from .safeio import read_regular
+
+MANIFEST = "manifest.json"
+MAX_MANIFEST_BYTES = 64 * 2**20
+
+
+@dataclass(frozen=True)
+class Field:
+    key: str  # in a manifest recommendation
+    label: str
+    unit: str  # units.COLUMN_UNITS key
+    infinite: str = "unbounded"
+
+
+# The headline of one summary line, in the order a reviewer reads it. A missing figure (None in the
+# manifest) is an infinite one: a bandwidth no tier reaches, a cost without a price.
+FIELDS = [
+    Field("overhead_pct", "overhead", "pct"),
+    Field("stall_s", "stall per checkpoint", "duration"),
+    Field("required_GBps", "tier bandwidth needed", "GBps", "unreachable"),
+    Field("bought_GBps", "bandwidth bought", "GBps"),
+    Field("storage_usd_month", "storage a month", "usd", "not priced"),
+    Field("lost_gpu_usd_month", "GPU time lost a month", "usd", "not priced"),
+    Field("total_usd_month", "total a month", "usd", "not priced"),
+    Field("total_usd", "total over the run", "usd", "not priced"),
+]
+
+
+def _manifest(path: Path, shown: str) -> dict:
+    try:
+        doc = json.loads(read_regular(path, shown, MAX_MANIFEST_BYTES))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise InputError(Problem(shown, 0, 0, "", f"not a ckptreport manifest (not JSON: {e})")) from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("recommendations"), list):
+        raise InputError(Problem(shown, 0, 0, "recommendations", "not a ckptreport manifest (no recommendations)"))
+    return doc
+
+
+def snapshot(where: str | Path, progress=lambda _: None) -> dict:
+    """One side of a diff: ``{"where", "kind", "values", "measured", "recommendations", "briefs"}``.
+    ``values`` is None for a manifest written before inputs were recorded."""
+    path = Path(where)
+    if (path / MANIFEST).exists():
+        doc = _manifest(path / MANIFEST, str(path / MANIFEST))
+        kind = "build"
+    elif (path / "plan.yaml").exists() or (path / "models.yaml").exists():
+        from .build import manifest
+        from .load import load
+        from .report import compute
+
+        progress(f"computing {path}")
+        report = compute(load(path), workbook=False, briefs=True)
+        doc = manifest(report, {}, {})
+        kind = "models"
+    else:
+        raise InputError(Problem(str(path), 0, 0, "", f"is neither a build (no {MANIFEST}) nor a models directory "
+                                 "(no plan.yaml): pass two output directories of ckptreport build, or two models "
+                                 "directories"))
+    _check(doc, str(path / MANIFEST) if kind == "build" else str(path))
+    return {"where": str(path), "kind": kind, "values": doc.get("input_values"),
+            "measured": {m["hop"]: m for m in doc.get("measured") or []},
+            "recommendations": doc["recommendations"], "briefs": doc.get("briefs") or []}
+
+
+def _check(doc: dict, shown: str) -> None:
+    """A manifest edited by hand or cut short is refused with the key at fault, not compared wrongly."""
+
+    def bad(key: str, what: str):
+        raise InputError(Problem(shown, 0, 0, key, f"expected {what}; is this a ckptreport manifest?"))
+
+    values = doc.get("input_values")
+    if values is not None:
+        if not isinstance(values, dict):
+            bad("input_values", "a mapping of files")
+        for file, keys in values.items():
+            if not isinstance(keys, dict) or not all(
+                    isinstance(v, list) and len(v) == 2 and type(v[0]) is int and isinstance(v[1], str)
+                    for v in keys.values()):
+                bad(f"input_values.{file}", "a mapping of keys to [line, text]")
+    for section, fields in (("recommendations", [f.key for f in FIELDS]), ("briefs", []), ("measured", ["median_Bps"])):
+        items = doc.get(section) or []
+        if not isinstance(items, list):
+            bad(section, "a list")
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                bad(f"{section}[{i}]", "a mapping")
+            for key in fields:
+                v = item.get(key)
+                if v is not None and (type(v) not in (int, float) or not math.isfinite(v)):
+                    bad(f"{section}[{i}].{key}", "a number or null")
+            if section == "measured" and not isinstance(item.get("hop"), str):
+                bad(f"{section}[{i}].hop", "text")
+
+
+def _inputs(old: dict, new: dict) -> list[dict]:
+    """Every input value that differs, with file and line on both sides."""
+    if old["values"] is None or new["values"] is None:
+        return []
+    out = []
+    for file in sorted(set(old["values"]) | set(new["values"])):
+        a, b = old["values"].get(file, {}), new["values"].get(file, {})
+        for key in [*a, *(k for k in b if k not in a)]:
+            was, now = a.get(key), b.get(key)
+            if was is not None and now is not None and was[1] == now[1]:
+                continue
+            out.append({"file": file, "key": key,
+                        "old": None if was is None else {"line": was[0], "value": was[1]},
+                        "new": None if now is None else {"line": now[0], "value": now[1]}})
+    for hop in sorted(set(old["measured"]) | set(new["measured"]), key=str):
+        was, now = old["measured"].get(hop), new["measured"].get(hop)
+        shown = [None if m is None else {"line": 0, "value": f"{m.get('basis')} "
+                                         + display.value(m.get("median_Bps") or 0, "bandwidth")} for m in (was, now)]
+        if shown[0] != shown[1]:
+            out.append({"file": "measured", "key": str(hop), "old": shown[0], "new": shown[1]})
+    return out
+
+
+def _option(r: dict | None) -> str | None:
+    if r is None:
+        return None
+    text = f"{r.get('strategy')} to {r.get('tier')}"
+    status = r.get("status")
+    return text if status == "recommended" else f"{text} ({status})"
+
+
+def _same(a, b) -> bool:
+    if a is None or b is None:
+        return a is b
+    return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
+
+
+def _line_key(r: dict) -> tuple:
+    return (r.get("model"), r.get("recipe"), r.get("sku"), r.get("gpus"), r.get("interval_s"))
+
+
+def _headline(old: dict, new: dict) -> list[dict]:
+    a = {_line_key(r): r for r in old["recommendations"]}
+    b = {_line_key(r): r for r in new["recommendations"]}
+    out = []
+    for key in [*a, *(k for k in b if k not in a)]:
+        was, now = a.get(key), b.get(key)
+        model, recipe, sku, gpus, interval_s = key
+        line = {"model": model, "recipe": recipe, "sku": sku, "gpus": gpus, "interval_s": interval_s,
+                "recommendation": {"old": _option(was), "new": _option(now)}, "changed": {}}
+        line["recommendation_changed"] = line["recommendation"]["old"] != line["recommendation"]["new"]
+        if was is not None and now is not None:
+            for f in FIELDS:
+                if not _same(was.get(f.key), now.get(f.key)):
+                    line["changed"][f.key] = {"old": was.get(f.key), "new": now.get(f.key)}
+            runner = [None if r.get("runner_up") is None else
+                      f"{r['runner_up'].get('strategy')} to {r['runner_up'].get('tier')}" for r in (was, now)]
+            if runner[0] != runner[1]:
+                line["changed"]["runner_up"] = {"old": runner[0], "new": runner[1]}
+            prices = [sorted(r.get("assumed_prices") or []) for r in (was, now)]
+            if prices[0] != prices[1]:
+                line["changed"]["assumed_prices"] = {"old": prices[0], "new": prices[1]}
+        if line["recommendation_changed"] or line["changed"]:
+            out.append(line)
+    return out
+
+
+def _briefs(old: dict, new: dict) -> list[dict]:
+    if not old["briefs"] or not new["briefs"]:  # a build without briefs (--no-briefs): nothing to compare
+        return []
+    a = {b.get("name"): b for b in old["briefs"]}
+    b = {x.get("name"): x for x in new["briefs"]}
+    out = []
+    for name in [*a, *(k for k in b if k not in a)]:
+        options = [None if x is None else f"{_option(x)} on {x.get('sku')}" for x in (a.get(name), b.get(name))]
+        if options[0] != options[1]:
+            out.append({"brief": name, "old": options[0], "new": options[1]})
+    return out
+
+
+def compare(old: dict, new: dict) -> dict:
+    """What changed from ``old`` to ``new`` (two snapshots). ``recommendation_changed`` is true when
+    any summary line or brief recommends another option (or a line appears or goes)."""
+    headline = _headline(old, new)
+    briefs = _briefs(old, new)
+    return {"old": old["where"], "new": new["where"],
+            "inputs_recorded": old["values"] is not None and new["values"] is not None,
+            "inputs": _inputs(old, new), "headline": headline, "briefs": briefs,
+            "briefs_compared": bool(old["briefs"]) and bool(new["briefs"]),
+            "recommendation_changed": any(h["recommendation_changed"] for h in headline) or bool(briefs)}
+
+
+def _show(f: Field, v) -> str:
+    if v is None:
+        return f.infinite
+    return display.value(v, f.unit)
+
+
+def _delta(f: Field, a, b) -> str:
+    if a is None or b is None or not a:
+        return ""
+    change = (b - a) / abs(a)
+    return f" ({'+' if change >= 0 else ''}{change:.1%})"
+
+
+TABLE = ["overhead_pct", "stall_s", "required_GBps", "total_usd_month"]  # the headline the table shows
+
+
+def _cell(f: Field, change: dict | None) -> str:
+    if change is None:
+        return "="
+    a, b = change["old"], change["new"]
+    return f"{_show(f, a)} -> {_show(f, b)}{_delta(f, a, b)}"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    return [fmt.format(*header).rstrip(), fmt.format(*("-" * w for w in widths))] + [fmt.format(*r).rstrip() for r in rows]
+
+
+def as_text(d: dict, verbose: bool = False) -> str:
+    """The comparison as a reviewer reads it: the verdict, the inputs that changed (file:line on
+    both sides), then a table of the summary lines that moved (recommendation, overhead, stall,
+    bandwidth needed, total cost a month; ``=`` unchanged) and the briefs. ``verbose`` adds every
+    figure that moved, line by line."""
+    from .errors import printable
+
+    moved = d["headline"]
+    flipped = [h for h in moved if h["recommendation_changed"]]
+    verdict = (f"The recommendation changed: {len(flipped)} summary line(s), {len(d['briefs'])} brief(s) (exit 1)."
+               if d["recommendation_changed"] else "The recommendation is the same everywhere (exit 0).")
+    lines = [f"ckptreport diff: {printable(d['old'])} -> {printable(d['new'])}", verdict, ""]
+    if not d["inputs_recorded"]:
+        lines += ["Inputs: not compared (a manifest from before ckptreport recorded its input values; rebuild it)", ""]
+    elif not d["inputs"]:
+        lines += ["Inputs: no change", ""]
+    else:
+        lines.append(f"Inputs that changed ({len(d['inputs'])}):")
+        for c in d["inputs"]:
+            was, now = c["old"], c["new"]
+            place = (f"{c['file']}:{was['line'] if was else '-'} -> {c['file']}:{now['line'] if now else '-'}"
+                     if c["file"] != "measured" else "measured")
+            shown = ("(added) " + repr(now["value"]) if was is None else
+                     "(removed) was " + repr(was["value"]) if now is None else f"{was['value']!r} -> {now['value']!r}")
+            lines.append(f"  {printable(c['key'])}  [{place}]")
+            lines.append(f"      {printable(shown)}")
+        lines.append("")
+    if not moved:
+        lines.append("Headline: no summary line moved (recommendation, overhead, stall, cost, bandwidth).")
+    else:
+        points = {(h["recipe"], h["gpus"], h["interval_s"]) for h in moved}
+        shown_fields = [f for f in FIELDS if f.key in TABLE and any(f.key in h["changed"] for h in moved)]
+        header = ["model", "sku", *([] if len(points) == 1 else ["recipe", "GPUs", "interval"]), "recommendation",
+                  *(f.label for f in shown_fields)]
+        rows = []
+        for h in moved:
+            rec = h["recommendation"]
+            where = [] if len(points) == 1 else [str(h["recipe"]), f"{h['gpus'] or 0:,}",
+                                                 display.of("interval_s", h["interval_s"] or 0)]
+            rows.append([printable(str(h["model"])), printable(str(h["sku"])), *where,
+                         f"{rec['old'] or '(none)'} -> {rec['new'] or '(none)'}" if h["recommendation_changed"]
+                         else f"= {rec['new']}", *(_cell(f, h["changed"].get(f.key)) for f in shown_fields)])
+        at = ""
+        if len(points) == 1:
+            recipe, gpus, interval = next(iter(points))
+            at = f" at {gpus or 0:,} GPUs, every {display.of('interval_s', interval or 0)}"
+        lines.append(f"Summary lines that moved{at} ({len(moved)}; '=' unchanged):")
+        lines += ["  " + r for r in _table(header, rows)]
+        if verbose:
+            for h in moved:
+                lines += ["", f"{printable(str(h['model']))} on {printable(str(h['sku']))}:"]
+                for f in FIELDS:
+                    if f.key in h["changed"]:
+                        lines.append(f"  {f.label}: {_cell(f, h['changed'][f.key])}")
+                for key, label in (("runner_up", "runner-up"), ("assumed_prices", "assumed prices")):
+                    if key in h["changed"]:
+                        a, b = h["changed"][key]["old"], h["changed"][key]["new"]
+                        show = (lambda v: ", ".join(v) or "none") if key == "assumed_prices" else (lambda v: v or "none")
+                        lines.append(f"  {label}: {printable(show(a))} -> {printable(show(b))}")
+        elif any(set(h["changed"]) - set(TABLE) for h in moved):
+            lines.append("  (storage and GPU-time costs, runner-up, assumed prices also moved: --verbose or --json)")
+    if not d["briefs_compared"]:
+        lines += ["", "Briefs: not compared (a side has none: built with --no-briefs?)"]
+    elif d["briefs"]:
+        lines += ["", "Briefs whose recommendation changed:"]
+        lines += [f"  {printable(str(b['brief']))}: {b['old'] or '(no brief)'} -> {b['new'] or '(no brief)'}"
+                  for b in d["briefs"]]
+    return "\n".join(lines)
