@@ -218,7 +218,7 @@ def write(result: Result, inputs: Inputs, progress: Progress = lambda _: None, w
 
                 progress(f"writing the workbook ({len(report.workbook_index):,} scenario rows of formulas)")
                 t_wb = time.perf_counter()
-                result.notes += render_workbook.write(staging / "ckptreport.xlsx", report, meta, when)
+                result.notes += render_workbook.write(staging / "ckptreport.xlsx", report, meta, when, progress)
                 result.seconds["workbook"] = time.perf_counter() - t_wb
             if pending is not None:
                 pending.wait()

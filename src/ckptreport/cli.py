@@ -71,7 +71,10 @@ class Commands(click.Group):
 
 
 def _progress(quiet: bool):
-    return (lambda _: None) if quiet else (lambda msg: click.echo(f"ckptreport: {msg}", err=True))
+    """Progress on stderr: bars on a terminal, plain lines in a log, nothing with -q."""
+    from .progress import for_terminal
+
+    return for_terminal(sys.stderr, quiet)
 
 
 @click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

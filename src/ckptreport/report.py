@@ -487,16 +487,21 @@ def _stream(inputs: Inputs, sink, point: Point, selection: Selection | None, row
     (the summary point's rows, the workbook's selection) is kept."""
     import time
 
+    from .progress import task
+
     at_point, done, t = [], 0, time.perf_counter()
-    for chunk in chunks(inputs, CHUNK_ROWS):
-        if sink is not None:
-            sink(chunk)
-        at_point.append(chunk[(chunk["gpus"] == point.gpus).to_numpy() & (chunk["interval_s"] == point.interval_s).to_numpy()])
-        if selection is not None:
-            selection.add(chunk)
-        done += len(chunk)
-        rate = done / max(time.perf_counter() - t, 1e-9)
-        progress(f"computed {done:,} of {rows:,} scenarios ({rate / 1e6:.2f} M rows/s)")
+    with task(progress, "scenarios", rows) as advance:
+        for chunk in chunks(inputs, CHUNK_ROWS):
+            if sink is not None:
+                sink(chunk)
+            at_point.append(chunk[(chunk["gpus"] == point.gpus).to_numpy()
+                                  & (chunk["interval_s"] == point.interval_s).to_numpy()])
+            if selection is not None:
+                selection.add(chunk)
+            done += len(chunk)
+            advance(len(chunk))
+    rate = done / max(time.perf_counter() - t, 1e-9)
+    progress(f"computed {done:,} of {rows:,} scenarios ({rate / 1e6:.2f} M rows/s)")
     kept = concat(at_point + ([selection.kept] if selection is not None else []))
     kept = kept[~kept.index.duplicated()].sort_index()
     return kept, (selection.kept.index if selection is not None else pd.Index([], dtype=np.int64))

@@ -419,17 +419,20 @@ class Briefs:
 
     def wait(self) -> list[Path]:
         """Wait for every PDF; returns their paths. A missing WeasyPrint or Pango is a clean error."""
+        from ..progress import task
+
         try:
             futures = {future: (name, path) for name, path, future in self.jobs}
-            for done, future in enumerate(as_completed(futures), 1):
-                name, path = futures[future]
-                try:
-                    self.refused[name] = refused = future.result()
-                except pdf.NoRenderer as e:
-                    raise _no_weasyprint(e) from None
-                self.progress(f"brief {done}/{len(futures)}: {path.name}")
-                if refused:
-                    self.progress(f"{path.name}: refused to fetch {len(refused)} URL(s)")
+            with task(self.progress, "briefs", len(futures)) as advance:
+                for future in as_completed(futures):
+                    name, path = futures[future]
+                    try:
+                        self.refused[name] = refused = future.result()
+                    except pdf.NoRenderer as e:
+                        raise _no_weasyprint(e) from None
+                    advance(1, path.name)
+                    if refused:
+                        self.progress(f"{path.name}: refused to fetch {len(refused)} URL(s)")
             return [path for _, path, _ in self.jobs]
         finally:
             self.close()

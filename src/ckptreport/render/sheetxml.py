@@ -132,7 +132,7 @@ def _distinct(values: np.ndarray) -> tuple[np.ndarray, list]:
     return codes, np.asarray(uniques).tolist()  # Python scalars: repr(np.float64(x)) is not a number
 
 
-def rows_xml(columns: list[Column], first_row: int, n: int) -> Iterator[bytes]:
+def rows_xml(columns: list[Column], first_row: int, n: int, advance=lambda k: None) -> Iterator[bytes]:
     """The ``<row>`` elements of rows first_row .. first_row + n - 1, in chunks of bytes.
 
     A template column is one shared formula (ECMA-376 §18.3.1.40): its first cell holds the formula
@@ -140,7 +140,7 @@ def rows_xml(columns: list[Column], first_row: int, n: int) -> Iterator[bytes]:
     from its row number a cell depends only on its value, and a row is the row number joining the
     printed cells (each cell's text ends with the next cell's ``<c r="LETTER``): no cell is
     formatted more than once per distinct value in a chunk. Work goes a chunk of rows at a time, so
-    memory stays flat with the row count."""
+    memory stays flat with the row count; ``advance(k)`` is called as each chunk of k rows is done."""
     if n <= 0:
         return
     last = first_row + n - 1
@@ -190,6 +190,7 @@ def rows_xml(columns: list[Column], first_row: int, n: int) -> Iterator[bytes]:
             rows[0] = f"{first_row}{opening}" + "".join(_cell_text(col, shared, first_row, last, end)
                                                         for col, end in zip(columns, ends))
         yield ('<row r="' + "".join(rows)).removesuffix('<row r="').encode()
+        advance(stop - start)
 
 
 def _cell_text(col: Column, shared: dict[str, int], first_row: int, last: int, end: str) -> str:

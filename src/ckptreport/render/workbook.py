@@ -443,14 +443,15 @@ def _cached(name: str, column: pd.Series) -> np.ndarray:
     return values
 
 
-def _scenario_rows(book: Book, styles: dict[str, int]):
-    """The Scenarios rows as SpreadsheetML, each column with the style openpyxl gave its first cell."""
+def _scenario_rows(book: Book, styles: dict[str, int], advance=lambda n: None):
+    """The Scenarios rows as SpreadsheetML, each column with the style openpyxl gave its first cell;
+    ``advance(k)`` after each chunk of k rows."""
     columns = []
     for n, what in book.scenario_columns:
         letter = book.letters[n]
         columns.append(sheetxml.Column(letter, styles.get(letter, 0), **what))
     n = len(book.scenario_row)
-    return sheetxml.rows_xml(columns, FIRST, n)
+    return sheetxml.rows_xml(columns, FIRST, n, advance)
 
 
 # ---- Summary --------------------------------------------------------------------------------------
@@ -983,8 +984,12 @@ def write_cover(sh: Sheet, book: Book) -> None:
 
 # ---- the workbook ---------------------------------------------------------------------------------
 
-def write(path, report: Report, meta: dict[str, str], when: dt.datetime | None = None) -> list[str]:
-    """Write the workbook to ``path``; returns notes (e.g. rows left out of Scenarios)."""
+def write(path, report: Report, meta: dict[str, str], when: dt.datetime | None = None,
+          progress=lambda _: None) -> list[str]:
+    """Write the workbook to ``path``; returns notes (e.g. rows left out of Scenarios). ``progress``
+    counts the Scenarios rows as they are written (the long part)."""
+    from ..progress import task
+
     book = Book(report, meta, notes=[report.workbook_note] if report.workbook_note else [])
     wb = Workbook(write_only=True)
     sheets = {title: Sheet(wb, title) for title in SHEETS}  # created in the order they are shown
@@ -1004,7 +1009,9 @@ def write(path, report: Report, meta: dict[str, str], when: dt.datetime | None =
             protect.sheet, protect.formatColumns, protect.formatRows = True, False, False
     wb.calculation.fullCalcOnLoad = False  # every formula carries its result: nothing to recalculate on open
     wb.save(path)
-    book.streams["Scenarios"] = sheetxml.Stream(FIRST, lambda styles_of: _scenario_rows(book, styles_of(FIRST)))
-    sheetxml.rewrite(Path(path), when or dt.datetime(1980, 1, 1, tzinfo=dt.UTC), book.streams,
-                     {title: sheet.values for title, sheet in sheets.items() if sheet.values})
+    with task(progress, "workbook rows", len(book.scenario_row)) as advance:
+        book.streams["Scenarios"] = sheetxml.Stream(FIRST, lambda styles_of: _scenario_rows(book, styles_of(FIRST),
+                                                                                           advance))
+        sheetxml.rewrite(Path(path), when or dt.datetime(1980, 1, 1, tzinfo=dt.UTC), book.streams,
+                         {title: sheet.values for title, sheet in sheets.items() if sheet.values})
     return book.notes
