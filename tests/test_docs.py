@@ -105,3 +105,36 @@ def test_readme_diff_excerpt_is_real_output(models_copy, monkeypatch):
     got = result.stdout.splitlines()
     lines = [line for line in lines if line != "..."]
     assert got[:len(lines)] == lines
+
+
+def test_readme_models_from_scratch_validate_and_build_on_the_first_try(tmp_path, monkeypatch):
+    """The README's four YAML files, saved as their first line names them, validate and build as
+    the README says; their schema line points at schemas `ckptreport schema` writes, and the files
+    validate against them (what an editor checks as the user types)."""
+    import json
+
+    import jsonschema
+    import yaml
+
+    blocks = [b for b in _blocks("yaml") if b.startswith("# my-models/")]
+    assert sorted(b.splitlines()[0] for b in blocks) == [f"# my-models/{f}.yaml" for f in
+                                                         ("hardware", "models", "plan", "storage")]
+    monkeypatch.chdir(tmp_path)
+    for block in blocks:
+        path = tmp_path / block.splitlines()[0].removeprefix("# ")
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(block)
+    runner = CliRunner()
+    assert runner.invoke(main, ["schema", "my-models/.schema"]).exit_code == 0
+    for block in blocks:
+        name = block.splitlines()[0].removeprefix("# my-models/")
+        schema_ref = re.search(r"\$schema=(\S+)", block.splitlines()[1]).group(1)
+        schema = json.loads((tmp_path / "my-models" / schema_ref).read_text())
+        jsonschema.validate(yaml.safe_load(block), schema)
+        assert schema_ref == f".schema/{name.removesuffix('.yaml')}.schema.json"
+    valid = runner.invoke(main, ["validate", "--models", "my-models"])
+    assert valid.exit_code == 0, valid.output
+    assert "valid — 1 models, 1 recipes, 1 SKUs, 1 tiers" in valid.output
+    built = runner.invoke(main, ["build", "--models", "my-models", "--out", "out", "-q"])
+    assert built.exit_code == 0, built.output
+    assert "llama3-8b" in built.stdout and (tmp_path / "out" / "ckptreport.xlsx").is_file()

@@ -17,12 +17,13 @@ from typing import IO
 import click
 
 Advance = Callable[..., None]  # advance(n=1, item=None)
+SLOW_S = 1.0  # in a log, a counted step says how far it is only once it has taken this long
 
 
 class Progress:
     """Messages as ``ckptreport: ...`` lines on ``stream``; counted steps as a bar when ``bars``
-    (a terminal), else a line at each tenth of the way and at the end (and one for each named item,
-    as the briefs are)."""
+    (a terminal), else, once a step has run a second, a line at each tenth of the way and at the end
+    (and always one for each named item, as the briefs are)."""
 
     def __init__(self, stream: IO[str], bars: bool):
         self.stream, self.bars = stream, bars
@@ -44,13 +45,15 @@ class Progress:
 
         def advance(n: int = 1, item: str | None = None) -> None:
             state["done"] = done = min(state["done"] + n, total)
-            if item is not None or (done < total and done - state["shown"] >= total / 10):
+            slow = time.perf_counter() - state["t"] >= SLOW_S
+            if item is not None or (slow and done < total and done - state["shown"] >= total / 10):
                 state["shown"] = done
                 self(f"{label} {done:,}/{total:,}" + (f": {item}" if item else ""))
 
         yield advance
-        if state["done"] >= total and state["shown"] < total:
-            self(f"{label} {total:,}/{total:,} in {time.perf_counter() - state['t']:.1f} s")
+        took = time.perf_counter() - state["t"]
+        if state["done"] >= total and state["shown"] < total and (state["shown"] or took >= SLOW_S):
+            self(f"{label} {total:,}/{total:,} in {took:.1f} s")
 
 
 def for_terminal(stream: IO[str], quiet: bool) -> Callable[[str], None]:
