@@ -429,3 +429,20 @@ def test_a_plan_with_no_possible_combination_is_a_user_error(models_dir, out_dir
     assert result.exit_code == 2 and "internal error" not in result.output
     assert "every combination of the plan was left out" in result.output and "no local NVMe" in result.output
     assert not out_dir.exists() or not any(out_dir.iterdir())
+
+
+def test_a_missing_key_says_what_it_means(models_copy):
+    """A new user who leaves a key out learns what it is from the message, not only its name."""
+    plan = models_copy / "plan.yaml"
+    plan.write_text("\n".join(line for line in plan.read_text().splitlines() if not line.startswith("mfu:")))
+    hardware = models_copy / "hardware.yaml"
+    hardware.write_text(hardware.read_text().replace("    gpu_mtbf:", "    gpu_mtbf_typo:", 1))
+    from ckptreport.errors import InputError
+    from ckptreport.load import load
+
+    with pytest.raises(InputError) as caught:
+        load(models_copy)
+    messages = {p.path: p.message for p in caught.value.problems}
+    assert messages["mfu"] == "missing required key 'mfu' (model FLOPs utilisation, e.g. 40%)"
+    missing = next(m for k, m in messages.items() if k.endswith(".gpu_mtbf"))
+    assert missing == "missing required key 'gpu_mtbf' (mean time between job-stopping failures, per GPU)"

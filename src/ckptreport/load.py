@@ -91,6 +91,18 @@ def _fields_at(model: type[BaseModel], loc: tuple) -> list[str]:
     return list(model.model_fields)
 
 
+def _what(model: type[BaseModel], loc: tuple) -> str:
+    """What a missing key means, from its declaration: ' (model FLOPs utilisation, e.g. 40%)'."""
+    for part in loc[:-1]:
+        if not isinstance(part, str) or part not in model.model_fields:
+            return ""
+        model = _submodel(model.model_fields[part].annotation)
+        if model is None:
+            return ""
+    info = model.model_fields.get(str(loc[-1]))
+    return f" ({info.description})" if info is not None and info.description else ""
+
+
 def did_you_mean(word: str, choices: typing.Iterable[str]) -> str:
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f" (did you mean '{close[0]}'?)" if close else ""
@@ -113,7 +125,7 @@ def _message(err: dict, model: type[BaseModel]) -> str:
         return (f"unknown key '{loc[-1]}'{did_you_mean(str(loc[-1]), allowed)}; "
                 f"allowed keys: {', '.join(allowed)}")
     if kind == "missing":
-        return f"missing required key '{loc[-1]}'"
+        return f"missing required key '{loc[-1]}'" + _what(model, loc)
     if kind in ("model_type", "dict_type", "model_attributes_type"):
         return f"expected a mapping of keys, got {_describe(err.get('input'))}"
     if kind == "list_type":
