@@ -138,3 +138,14 @@ def test_readme_models_from_scratch_validate_and_build_on_the_first_try(tmp_path
     built = runner.invoke(main, ["build", "--models", "my-models", "--out", "out", "-q"])
     assert built.exit_code == 0, built.output
     assert "llama3-8b" in built.stdout and (tmp_path / "out" / "ckptreport.xlsx").is_file()
+
+
+def test_readme_sensitivity_excerpt_is_real_output(monkeypatch):
+    """Every line of the README's sensitivity excerpt is a line of what the command prints."""
+    monkeypatch.chdir(REPO)
+    excerpt = next(b for b in _blocks("text") if b.startswith("$ ckptreport sensitivity"))
+    out = CliRunner().invoke(main, ["sensitivity"]).stdout.splitlines()
+    for line in excerpt.splitlines()[1:]:
+        if line.strip() in ("", "..."):
+            continue
+        assert line in out, line

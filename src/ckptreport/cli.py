@@ -478,6 +478,53 @@ def diff(old, new, as_json, verbose, quiet):
     sys.exit(1 if result["recommendation_changed"] else 0)
 
 
+@main.command()
+@click.option("--models", "models", type=click.Path(file_okay=False), help=MODELS_HELP)
+@click.option("--model", help="The summary line's model [default: the plan's summary model].")
+@click.option("--sku", help="The summary line's SKU [default: the plan's summary SKU].")
+@click.option("--all", "every", is_flag=True, help="Every summary line (model x SKU), one after another.")
+@click.option("--json", "as_json", is_flag=True, help="Print the swings and break-evens as JSON.")
+def sensitivity(models, model, sku, every, as_json):
+    """Which assumption moves the answer: the tornado and the break-even values of a summary line.
+
+    Every input whose quantity carries a range ({value, low, high}) is swept from its low to its
+    high with the others held, at the plan's summary cluster size and cadence: the total cost a
+    month and overhead of the option recommended at each end, and whether the recommendation
+    changes, largest swing first. Then the values, nearest each input's own, at which the
+    recommendation flips (found on the engine, within a factor of 10 of the value).
+
+    \b
+    Examples:
+      ckptreport sensitivity
+      ckptreport sensitivity --model llama3-70b --sku aws-p5
+      ckptreport sensitivity --all --json > sensitivity.json
+    """
+    from . import uncertainty
+    from .load import load, summary_point
+    from .paths import resolve_models
+    from .report import compute
+
+    inputs = _run(load, resolve_models(models))
+    report = _run(compute, inputs, None, lambda _: None, False, False)
+    params = uncertainty.parameters(inputs)
+    table = report.summary
+    point = summary_point(inputs)
+    if every:
+        lines = list(range(len(table)))
+    else:
+        want_model, want_sku = model or point.model, sku or point.sku
+        lines = [i for i, r in enumerate(table.to_dict("records")) if r["model"] == want_model and r["sku"] == want_sku]
+        if not lines:
+            raise UserError(f"no summary line for model {want_model!r} on SKU {want_sku!r}; the plan's summary has "
+                            + ", ".join(sorted({f"{r['model']}/{r['sku']}" for r in table.to_dict("records")})))
+    found = [_run(uncertainty.sensitivity, report, params, i) for i in lines]
+    if as_json:
+        click.echo(json.dumps([uncertainty.as_dict(s) for s in found], indent=2, allow_nan=False))
+        return
+    click.echo(f"{len(params)} input(s) carry a range; every other figure is taken as certain.\n")
+    click.echo("\n\n".join(uncertainty.as_text(s, params) for s in found))
+
+
 @main.command("schema")
 @click.argument("directory", type=click.Path(file_okay=False), default=".schema")
 def schema_command(directory):

@@ -1,8 +1,11 @@
 """The types of input keys: quantities with units and a source, dtypes, names and free text.
 
 Every quantity is a string with a unit (``100 GB/s``), or a mapping that also says where the figure
-comes from: ``{value: 100 GB/s, basis: spec, source: "vendor datasheet ..."}``. ``Q`` is what a
-validated quantity holds: its value in base units, the text the user wrote, and its basis and source.
+comes from: ``{value: 100 GB/s, basis: spec, source: "vendor datasheet ..."}``, and how uncertain it
+is: ``low`` and ``high`` (in the same unit) and a ``distribution`` (triangular, the default, from
+low to high with its mode at the value; uniform from low to high; lognormal with its median at the
+value and low and high its 10th and 90th percentiles). ``Q`` is what a validated quantity holds:
+its value in base units, the text the user wrote, its basis and source, and its range.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from . import units
 
 from .vocab import BASES, SHARDINGS, STRATEGIES, TIER_KINDS  # noqa: F401  (re-exported)
 
-MAPPING_KEYS = ("value", "basis", "source", "date", "region")
+MAPPING_KEYS = ("value", "basis", "source", "date", "region", "low", "high", "distribution", "driver")
+DISTRIBUTIONS = ("triangular", "uniform", "lognormal")  # the first is a range's default
 DATE = re.compile(r"(19|20)\d\d(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?)?")
 
 
@@ -34,13 +38,24 @@ class Q:
     source: str | None = None
     date: str | None = None  # when the figure was published or quoted: 2025-07 or 2025-07-08
     region: str | None = None  # where a price applies: us-east-1, us-central1, any
+    low: float | None = None  # the range, in base units: None when the figure is taken as certain
+    high: float | None = None
+    distribution: str | None = None  # one of DISTRIBUTIONS when the figure has a range
+    driver: str | None = None  # figures naming the same driver move together (one draw, one tornado bar)
+
+    @property
+    def uncertain(self) -> bool:
+        return self.low is not None
 
 
-def _quantity_validator(kind: str, minimum: float, inclusive: bool, integer: bool, maximum: float | None):
+def _quantity_validator(kind: str, minimum: float, inclusive: bool, integer: bool, maximum: float | None,
+                        ranged: bool):
     def validate(raw: Any) -> Q:
         if isinstance(raw, Q):
             return raw
         basis = source = date = region = None
+        bounds: dict[str, Any] = {}
+        distribution = driver = None
         if isinstance(raw, dict):
             unknown = set(raw) - set(MAPPING_KEYS)
             if unknown or "value" not in raw:
@@ -60,30 +75,66 @@ def _quantity_validator(kind: str, minimum: float, inclusive: bool, integer: boo
                 if text is not None and (not isinstance(text, str) or len(text) > 4000):
                     raise PydanticCustomError("text", "{name} must be text of at most 4000 characters",
                                               {"name": name})
+            bounds = {k: raw[k] for k in ("low", "high") if k in raw}
+            distribution = raw.get("distribution")
+            driver = raw.get("driver")
+            if driver is not None and (not isinstance(driver, str) or name_problem(driver)):
+                raise PydanticCustomError("range", "driver is a name shared by the figures that move together, "
+                                          "e.g. gpu-failure-rate")
+            if driver is not None and "low" not in raw:
+                raise PydanticCustomError("range", "a driver goes with a range: give low and high too")
             raw = raw["value"]
+        value = check(raw, "")
+        if not bounds and distribution is None:
+            return Q(value, str(raw).strip(), kind, basis, source, date, region)
+        if not ranged:
+            raise PydanticCustomError("range", "this key takes one figure, not a range (low, high, distribution): "
+                                      + ("a whole number is not sampled" if integer else "it names a point of the plan"))
+        if set(bounds) != {"low", "high"}:
+            raise PydanticCustomError("range", "a range gives both low and high, in the value's unit (value: 50000 h, "
+                                      "low: 20000 h, high: 120000 h)")
+        if distribution is None:
+            distribution = DISTRIBUTIONS[0]
+        if distribution not in DISTRIBUTIONS:
+            raise PydanticCustomError("range", "distribution must be one of {known}, got {got}",
+                                      {"known": ", ".join(DISTRIBUTIONS), "got": repr(distribution)})
+        low, high = check(bounds["low"], "low: "), check(bounds["high"], "high: ")
+        if not low <= value <= high or low == high:
+            raise PydanticCustomError("range", "expected low <= value <= high with low below high, got low {low}, "
+                                      "value {value}, high {high}", {"low": repr(bounds["low"]), "value": repr(raw),
+                                                                    "high": repr(bounds["high"])})
+        if distribution == "lognormal" and low <= 0:
+            raise PydanticCustomError("range", "a lognormal range needs low above 0, got {low}",
+                                      {"low": repr(bounds["low"])})
+        if not all(math.isfinite(v) for v in (low, value, high)):
+            raise PydanticCustomError("range", "a range is finite: low, value and high are numbers with units")
+        return Q(value, str(raw).strip(), kind, basis, source, date, region, low, high, distribution, driver)
+
+    def check(raw: Any, where: str) -> float:
+        """One figure of the quantity (its value, or a bound of its range) parsed and checked."""
         try:
             value = units.parse(raw, kind)
         except units.UnitError as e:
-            raise PydanticCustomError("unit", str(e)) from None
+            raise PydanticCustomError("unit", where + str(e)) from None
         if value < minimum or (value == minimum and not inclusive):
             word = "at least" if inclusive else "greater than"
             floor = units.fmt(minimum, kind) if minimum else "0"
             raise PydanticCustomError(
-                "unit_range", "expected a {kind} {word} {floor}, got {got}",
+                "unit_range", where + "expected a {kind} {word} {floor}, got {got}",
                 {"kind": units.KINDS[kind].name, "word": word, "floor": floor, "got": repr(raw)})
         low, high = units.PLAUSIBLE.get(kind, (0.0, math.inf))
         if value != 0 and not low <= value <= high:
             raise PydanticCustomError(
-                "unit_range", "expected a {kind} from {low} to {high}, got {got}",
+                "unit_range", where + "expected a {kind} from {low} to {high}, got {got}",
                 {"kind": units.KINDS[kind].name, "low": units.fmt(low, kind), "high": units.fmt(high, kind),
                  "got": repr(raw)})
         if maximum is not None and value > maximum:
             raise PydanticCustomError(
-                "unit_range", "expected a {kind} of at most {ceiling}, got {got}",
+                "unit_range", where + "expected a {kind} of at most {ceiling}, got {got}",
                 {"kind": units.KINDS[kind].name, "ceiling": units.fmt(maximum, kind), "got": repr(raw)})
         if integer and value != int(value):
-            raise PydanticCustomError("unit_int", "expected a whole number, got {got}", {"got": repr(raw)})
-        return Q(value, str(raw).strip(), kind, basis, source, date, region)
+            raise PydanticCustomError("unit_int", where + "expected a whole number, got {got}", {"got": repr(raw)})
+        return value
 
     return validate
 
@@ -99,24 +150,29 @@ class Kind:
 _BARE_NUMBER_OK = {"usd", "count"}  # a YAML number is read in the key's unit only for these
 
 
-def json_schema(kind: str) -> dict:
+def json_schema(kind: str, ranged: bool = True) -> dict:
     """The JSON Schema of a quantity of ``kind``: its text (a pattern, with examples), or a mapping that
     also gives its basis and source."""
     info = units.KINDS[kind]
     text = {"type": "string", "pattern": units.EDITOR_PATTERNS[kind], "examples": re.findall(r"'([^']*)'", info.example)}
     plain = {"anyOf": [text, {"type": "number"}]} if kind in _BARE_NUMBER_OK else text
     mapping = {"type": "object", "additionalProperties": False, "required": ["value"],
-               "properties": {"value": plain, "basis": {"enum": list(BASES)},
+               "properties": {"value": plain, **({"low": plain, "high": plain,
+                                                    "distribution": {"enum": list(DISTRIBUTIONS)},
+                                                    "driver": {"type": "string"}} if ranged else {}),
+                              "basis": {"enum": list(BASES)},
                               "source": {"type": "string", "maxLength": 4000},
                               "date": {"type": ["string", "integer"]}, "region": {"type": "string"}}}
     return {"anyOf": [plain, mapping], "description": f"a {info.name}, e.g. {info.example}"}
 
 
 def Quantity(kind: str, *, minimum: float = 0.0, inclusive: bool = False, integer: bool = False,
-             maximum: float | None = None):
-    """An annotated field type: a quantity of ``kind`` (see ``units.KINDS``), positive by default."""
-    return Annotated[Q, BeforeValidator(_quantity_validator(kind, minimum, inclusive, integer, maximum)),
-                     WithJsonSchema(json_schema(kind)), Kind(units.KINDS[kind].name, kind)]
+             maximum: float | None = None, ranged: bool | None = None):
+    """An annotated field type: a quantity of ``kind`` (see ``units.KINDS``), positive by default.
+    ``ranged``: whether it may carry a range (default: unless it is a whole number)."""
+    ranged = not integer if ranged is None else ranged
+    return Annotated[Q, BeforeValidator(_quantity_validator(kind, minimum, inclusive, integer, maximum, ranged)),
+                     WithJsonSchema(json_schema(kind, ranged)), Kind(units.KINDS[kind].name, kind)]
 
 
 def _dtype(raw: Any) -> float:

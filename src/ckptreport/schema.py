@@ -128,7 +128,7 @@ class Summary(Strict):
     """Which cluster size and cadence the terminal summary and headlines use."""
 
     gpus: Quantity("count", integer=True) = Field(description="one of the plan's gpus")
-    interval: Quantity("duration") = Field(description="one of the plan's intervals")
+    interval: Quantity("duration", ranged=False) = Field(description="one of the plan's intervals")
     model: Name | None = Field(None, description="model whose overhead by tier the workbook charts; default: first")
     sku: Name | None = Field(None, description="SKU for that chart and the per-model briefs; default: first")
 
@@ -142,7 +142,7 @@ class Brief(Strict):
     skus: list[Name] = Field(min_length=1, description="candidate SKUs")
     tiers: list[Name] = Field(min_length=1, description="candidate storage tiers")
     gpus: Quantity("count", integer=True) = Field(description="GPUs proposed")
-    interval: Quantity("duration") = Field(description="checkpoint cadence proposed")
+    interval: Quantity("duration", ranged=False) = Field(description="checkpoint cadence proposed")
     recipe: Name | None = Field(None, description="recipe; default: the model's own")
     title: Text | None = Field(None, description="title on the first page; default from the model")
 
@@ -153,7 +153,7 @@ _AXES = {
     "skus": (list[Name] | None, Field(None, description="SKU names; omitted: all")),
     "tiers": (list[Name] | None, Field(None, description="tier names; omitted: all")),
     "gpus": (list[Quantity("count", integer=True)], Field(min_length=1, description="cluster sizes in GPUs")),
-    "intervals": (list[Quantity("duration")], Field(min_length=1, description="checkpoint cadences")),
+    "intervals": (list[Quantity("duration", ranged=False)], Field(min_length=1, description="checkpoint cadences")),
     "strategies": (list[Literal[STRATEGIES]], Field(default_factory=lambda: list(STRATEGIES), min_length=1,
                                                     description=", ".join(STRATEGIES) + "; omitted: all")),
 }

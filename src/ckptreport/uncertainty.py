@@ -1,0 +1,439 @@
+"""Which assumption moves the answer: one-at-a-time sensitivity (the tornado), the values where the
+recommendation flips (break-even), and Monte Carlo over every uncertain input at once.
+
+An input is uncertain when its quantity carries a range (``{value, low, high, distribution}``,
+``quantity.Q``). Each uncertain figure of an entity is one ``Param``: it moves the input's column in
+every row that uses that entity (every row of a tier, or of the plan), and the inputs derived from it
+when they were omitted (a SKU's node copy rate from its per-GPU rate). The rows are re-evaluated by
+the same column definitions as the scenario frame (``engine.compute``), and the option a summary
+line recommends is picked by the same rule as ``report.ranked`` (recommendable options by least
+total cost, then the smaller system, then the lower overhead), vectorised over draws.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .engine import compute
+from .inputs import INPUTS, MODELS, PLAN, RECIPES, SKUS, TIERS, Input, attribute, of
+from .load import Inputs, Prov
+from .quantity import Q
+
+ENTITY_COLUMN = {MODELS: "model", RECIPES: "recipe", SKUS: "sku", TIERS: "tier"}  # PLAN: every row
+Z90 = 1.2815515655446004  # the standard normal's 90th percentile: a lognormal's low and high are its P10 and P90
+METRICS = ["overhead_pct", "stall_s", "waste_pct", "total_usd_month", "total_usd"]  # what a draw reports
+
+
+@dataclass(frozen=True)
+class Member:
+    """One figure a Param sets: ``section.name.key``, the input column it sets, its value there, and
+    the columns derived from it when they were omitted (each with its value: they move in proportion)."""
+
+    section: str
+    name: str
+    key: str
+    input: str
+    value: float
+    prov: Prov
+    dependents: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def label(self) -> str:
+        return f"plan.{self.key}" if self.section == PLAN else f"{self.section}.{self.name}.{self.key}"
+
+
+@dataclass(frozen=True)
+class Param:
+    """One uncertain figure (or, with a ``driver``, every figure naming it, moved together in
+    proportion to the first): its value and range in the first member's column unit."""
+
+    members: tuple[Member, ...]
+    value: float
+    low: float
+    high: float
+    distribution: str
+    driver: str | None = None
+
+    @property
+    def first(self) -> Member:
+        return self.members[0]
+
+    @property
+    def input(self) -> str:
+        return self.first.input
+
+    @property
+    def prov(self) -> Prov:
+        return self.first.prov
+
+    @property
+    def label(self) -> str:
+        if self.driver is None:
+            return self.first.label
+        return f"{self.driver} ({len(self.members)} figures)" if len(self.members) > 1 else self.driver
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` draws in the column's unit."""
+        if self.distribution == "uniform":
+            return rng.uniform(self.low, self.high, n)
+        if self.distribution == "lognormal":
+            sigma = math.log(self.high / self.low) / (2 * Z90)
+            return self.value * np.exp(sigma * rng.standard_normal(n))
+        return rng.triangular(self.low, self.value, self.high, n)
+
+
+def _with(entity, key: str, q: Q):
+    """A copy of a validated entity with ``key`` (dotted: local_nvme.write) set to ``q``."""
+    head, _, rest = key.partition(".")
+    if rest:
+        return entity.model_copy(update={attribute(head): _with(getattr(entity, attribute(head)), rest, q)})
+    return entity.model_copy(update={attribute(head): q})
+
+
+def parameters(inputs: Inputs) -> list[Param]:
+    """Every uncertain figure of the inputs, in declaration order (plan first, then each entity);
+    figures sharing a driver are one Param. Figures of one driver must agree on their range
+    relative to their value and on their distribution (else an InputError names the one that
+    does not)."""
+    out: list[Param] = []
+    drivers: dict[str, int] = {}
+    for section in (PLAN, MODELS, RECIPES, SKUS, TIERS):
+        names = [PLAN] if section == PLAN else sorted(inputs.section(section))
+        for name in names:
+            entity = inputs.entity(section, name)
+            for inp in of(section):
+                raw = inp.raw(entity) if inp.key else None
+                if not isinstance(raw, Q) or not raw.uncertain:
+                    continue
+                member = Member(section, name, inp.key, inp.name, raw.value / inp.scale,
+                                inputs.prov[(section, name, inp.key)], _dependents(inp, entity, raw))
+                if raw.driver is not None and raw.driver in drivers:
+                    k = drivers[raw.driver]
+                    _agree(out[k], member, raw)
+                    out[k] = dataclasses.replace(out[k], members=(*out[k].members, member))
+                    continue
+                if raw.driver is not None:
+                    drivers[raw.driver] = len(out)
+                out.append(Param((member,), member.value, raw.low / inp.scale, raw.high / inp.scale,
+                                 raw.distribution, raw.driver))
+    return out
+
+
+def _agree(param: Param, member: Member, raw: Q) -> None:
+    from .errors import InputError, Problem
+
+    ratios = (raw.low / raw.value, raw.high / raw.value) if raw.value else (math.nan, math.nan)
+    want = (param.low / param.value, param.high / param.value) if param.value else (math.nan, math.nan)
+    first = param.first
+    if (raw.distribution != param.distribution or member.input != first.input and INPUTS[member.input].unit !=
+            INPUTS[first.input].unit or not all(math.isclose(a, b, rel_tol=1e-6) for a, b in zip(ratios, want))):
+        raise InputError(Problem(member.prov.file, member.prov.line, 0, member.label,
+                                 f"driver '{raw.driver}' moves its figures together in proportion: its range must be "
+                                 f"the same share of its value, with the same distribution and unit, as "
+                                 f"{first.label} ({first.prov.file}:{first.prov.line})"))
+
+
+def _dependents(inp: Input, entity, raw: Q) -> tuple[tuple[str, float], ...]:
+    """The inputs of the entity derived from ``inp``'s key when omitted, each with its value; each
+    must move in proportion (every derive rule is a product), which is checked here."""
+    out = []
+    for other in of(inp.entity):
+        if other.key and inp.key in other.derived_from and other.derived(entity) is not None:
+            base = other.value(entity)
+            doubled = other.value(_with(entity, inp.key, dataclasses.replace(raw, value=2 * raw.value)))
+            if not math.isclose(doubled, 2 * base, rel_tol=1e-9):
+                raise ValueError(f"{other.name} is not proportional to {inp.key}")
+            out.append((other.name, float(base)))
+    return tuple(out)
+
+
+class Evaluator:
+    """Rows of the scenario frame (``rows``: their input columns) re-evaluated with the uncertain figures
+    set to other values: ``run(values)`` with ``values`` of shape (draws, params) in each param's
+    unit gives every column, shape (draws, rows). A param's other members, and the inputs derived
+    from any member, move in proportion to its first member."""
+
+    def __init__(self, rows: pd.DataFrame, params: list[Param]):
+        self.params = params
+        self.n = len(rows)
+        self.base = {k: (rows[k].astype(str).to_numpy(object) if INPUTS[k].unit == "label" else
+                         rows[k].to_numpy(bool if INPUTS[k].unit == "bool" else float)) for k in INPUTS}
+        self.masks = []  # per param: per member, the rows it applies to
+        for p in params:
+            self.masks.append([np.ones(self.n, bool) if m.section == PLAN else
+                               rows[ENTITY_COLUMN[m.section]].astype(str).to_numpy() == m.name for m in p.members])
+
+    def touches(self, j: int) -> bool:
+        return any(m.any() for m in self.masks[j])
+
+    def run(self, values: np.ndarray, columns: list[str] | None = None) -> dict[str, np.ndarray]:
+        draws = values.shape[0]
+        env = {k: np.tile(v, draws) for k, v in self.base.items()}
+        for j, p in enumerate(self.params):
+            x = values[:, j]
+            scale = x / p.value if p.value else np.ones(draws)  # a zero value: its proportional dependents are 0 too
+            for member, mask in zip(p.members, self.masks[j]):
+                if not mask.any():
+                    continue
+                for column, base in ((member.input, member.value), *member.dependents):
+                    moved = x if (column == member.input and member is p.first) else base * scale
+                    env[column].reshape(draws, self.n)[:, mask] = moved[:, None]
+        out = compute(env)
+        keep = columns or list(out)
+        return {k: np.asarray(out[k]).reshape(draws, self.n) for k in keep}
+
+
+RANK_COLUMNS = ["recommendable", "total_usd", "tier_bought_GBps", "overhead_pct", "tier_durable", "meets_target"]
+
+
+def picks(cols: dict[str, np.ndarray], groups: list[np.ndarray]) -> list[np.ndarray]:
+    """Per group of row positions (a summary line's options, in the frame's order), the position
+    the rule picks in each draw (shape (draws,)), -1 when no option is recommendable (the line's
+    status is then 'needs a price' or 'closest', as ``report.ranked`` says)."""
+    out = []
+    for g in groups:
+        ok = cols["recommendable"][:, g].astype(bool)
+        total = np.where(ok, cols["total_usd"][:, g], np.inf)
+        bought = np.where(ok, cols["tier_bought_GBps"][:, g], np.inf)
+        over = np.where(ok, cols["overhead_pct"][:, g], np.inf)
+        order = np.broadcast_to(np.arange(len(g)), total.shape)
+        first = np.lexsort((order, over, bought, total), axis=-1)[:, 0]
+        chosen = np.asarray(g)[first]
+        out.append(np.where(ok.any(axis=1), chosen, -1))
+    return out
+
+
+def base_values(params: list[Param]) -> np.ndarray:
+    return np.array([[p.value for p in params]])
+
+
+# ---- the tornado: one input at a time, low and high ------------------------------------------------
+
+@dataclass(frozen=True)
+class Swing:
+    """What one input, swept from low to high with the others held, does to a summary line."""
+
+    param: Param
+    low: dict  # at the input's low: the pick (option label) and its metrics
+    high: dict
+    flips: bool  # the recommendation differs at low or high from the base's
+
+    def swing(self, metric: str) -> float:
+        a, b = self.low.get(metric), self.high.get(metric)
+        return abs(b - a) if a is not None and b is not None and math.isfinite(a) and math.isfinite(b) else math.inf
+
+
+def _option(rows: pd.DataFrame, pos: int) -> str:
+    if pos < 0:
+        return "none recommendable"
+    r = rows.iloc[pos]
+    return f"{r['strategy']} to {r['tier']}"
+
+
+def _at(rows: pd.DataFrame, cols: dict[str, np.ndarray], draw: int, pos: int) -> dict:
+    out = {"option": _option(rows, pos)}
+    for m in METRICS:
+        out[m] = float(cols[m][draw, pos]) if pos >= 0 else None
+    return out
+
+
+def tornado(rows: pd.DataFrame, params: list[Param], rank_by: str = "total_usd") -> tuple[dict, list[Swing]]:
+    """One summary line's options (``rows``, in the frame's order): the base pick, and per uncertain
+    input that touches them its swing, largest first by ``rank_by``."""
+    ev = Evaluator(rows, params)
+    used = [j for j in range(len(params)) if ev.touches(j)]
+    base = base_values(params)[0]
+    values = [base]
+    for j in used:
+        for end in ("low", "high"):
+            v = base.copy()
+            v[j] = getattr(params[j], end)
+            values.append(v)
+    cols = ev.run(np.array(values), RANK_COLUMNS + METRICS)
+    (chosen,) = picks(cols, [np.arange(len(rows))])
+    at_base = _at(rows, cols, 0, int(chosen[0]))
+    swings = []
+    for k, j in enumerate(used):
+        lo, hi = 1 + 2 * k, 2 + 2 * k
+        low, high = _at(rows, cols, lo, int(chosen[lo])), _at(rows, cols, hi, int(chosen[hi]))
+        swings.append(Swing(params[j], low, high, low["option"] != at_base["option"] or
+                            high["option"] != at_base["option"]))
+    swings.sort(key=lambda s: (-s.swing(rank_by) if math.isfinite(s.swing(rank_by)) else -math.inf, s.param.label))
+    return at_base, swings
+
+
+# ---- break-even: where the recommendation flips -----------------------------------------------------
+
+@dataclass(frozen=True)
+class BreakEven:
+    """The value of one input at which the line's recommendation changes, nearest the base on one
+    side (``direction``: 'above' or 'below'), and the option it changes to."""
+
+    param: Param
+    direction: str
+    value: float
+    to: str
+
+
+def _span(p: Param) -> tuple[float, float]:
+    """How far a break-even is looked for: a factor of 10 either side of the value (or the range, if
+    wider), never past what the unit allows (a share stays within 0-100%)."""
+    low, high = min(p.low, p.value / 10), max(p.high, p.value * 10)
+    if INPUTS[p.input].unit == "pct":
+        high = min(high, 100.0)
+    return max(low, 0.0), high
+
+
+def break_even(rows: pd.DataFrame, params: list[Param], grid: int = 48, steps: int = 30) -> list[BreakEven]:
+    """Per uncertain input touching ``rows``, the nearest value above and below its own at which the
+    pick changes, found by a grid then bisection on the engine itself (each within a factor of 10)."""
+    ev = Evaluator(rows, params)
+    used = [j for j in range(len(params)) if ev.touches(j)]
+    base = base_values(params)[0]
+    everything = np.arange(len(rows))
+
+    def pick_at(js: list[int], xs: np.ndarray) -> np.ndarray:
+        values = np.repeat(base[None, :], len(js), axis=0)
+        values[np.arange(len(js)), js] = xs
+        cols = ev.run(values, RANK_COLUMNS)
+        return picks(cols, [everything])[0]
+
+    start = int(pick_at([0], base[:1])[0]) if params else -1
+    found = []
+    for j in used:
+        p = params[j]
+        lo_end, hi_end = _span(p)
+        for direction, end in (("above", hi_end), ("below", lo_end)):
+            if (direction == "above" and end <= p.value) or (direction == "below" and end >= p.value):
+                continue
+            if p.value > 0 and end > 0:
+                xs = p.value * (end / p.value) ** (np.arange(1, grid + 1) / grid)
+            else:
+                xs = p.value + (end - p.value) * np.arange(1, grid + 1) / grid
+            got = pick_at([j] * grid, xs)
+            changed = np.flatnonzero(got != start)
+            if not len(changed):
+                continue
+            k = int(changed[0])
+            inside, outside = (p.value if k == 0 else xs[k - 1]), xs[k]
+            to = int(got[k])
+            for _ in range(steps):
+                mid = (inside + outside) / 2
+                now = int(pick_at([j], np.array([mid]))[0])
+                if now == start:
+                    inside = mid
+                else:
+                    outside, to = mid, now
+            found.append(BreakEven(p, direction, float(outside), _option(rows, to)))
+    return found
+
+
+# ---- Monte Carlo: every uncertain input at once ----------------------------------------------------
+
+def draws(params: list[Param], samples: int, seed: int, chunk: int = 1000) -> Iterator[tuple[int, np.ndarray]]:
+    """The draws, (first sample, values of shape (k, params)) ``chunk`` samples at a time, the same
+    from ``seed`` whatever the chunking: each param has its own stream (SeedSequence.spawn)."""
+    streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(len(params))]
+    for first in range(0, samples, chunk):
+        k = min(chunk, samples - first)
+        yield first, np.column_stack([p.sample(rng, k) for p, rng in zip(params, streams)]) if params else \
+            np.zeros((k, 0))
+
+
+# ---- per summary line: what the terminal, the brief and the manifest show --------------------------
+
+@dataclass(frozen=True)
+class Sensitivity:
+    """One summary line's sensitivity: its options, the base pick, the tornado and the break-evens."""
+
+    line: dict  # model, sku, recipe, gpus, interval_s
+    base: dict
+    swings: list[Swing]
+    breaks: list[BreakEven]
+
+
+def line_rows(report, line: int) -> pd.DataFrame:
+    """The options of summary line ``line`` (frame rows), in the frame's order."""
+    return report.frame.loc[sorted(report.candidates[line])]
+
+
+def sensitivity(report, params: list[Param], line: int) -> Sensitivity:
+    rows = line_rows(report, line)
+    base, swings = tornado(rows, params)
+    head = report.summary.iloc[line]
+    return Sensitivity({k: head[k] for k in ("model", "sku", "recipe", "gpus", "interval_s")}, base, swings,
+                       break_even(rows, params))
+
+
+def _show(column: str, v) -> str:
+    from . import display
+
+    return "n/a" if v is None else display.of(column, v)
+
+
+def as_text(s: Sensitivity, params: list[Param]) -> str:
+    """A summary line's tornado and break-evens as a planner reads them in a review."""
+    from . import display
+    from .errors import printable
+
+    line = s.line
+    out = [f"{printable(line['model'])} on {printable(line['sku'])} ({printable(line['recipe'])}, "
+           f"{line['gpus']:,} GPUs, every {display.of('interval_s', line['interval_s'])})",
+           f"  recommended: {s.base['option']}, {_show('total_usd', s.base['total_usd'])} over the run "
+           f"({_show('total_usd_month', s.base['total_usd_month'])} a month), overhead "
+           f"{_show('overhead_pct', s.base['overhead_pct'])}", ""]
+    if not s.swings:
+        out.append("  No uncertain input touches this line: every figure it uses is taken as certain. Give an input "
+                   "a range (low, high) to sweep it.")
+        return "\n".join(out)
+    out.append("  Each uncertain input from its low to its high, the others held; largest swing in the cost over the "
+               "run (what the recommendation minimises) first:")
+    header = ["input", "low -> high", "total over the run", "total a month", "overhead", "recommendation at low / high"]
+    rows = []
+    for w in s.swings:
+        p = w.param
+        rec = "=" if not w.flips else f"{w.low['option']} / {w.high['option']}"
+        rows.append([printable(p.label), f"{_show(p.input, p.low)} -> {_show(p.input, p.high)}",
+                     f"{_show('total_usd', w.low['total_usd'])} -> {_show('total_usd', w.high['total_usd'])}",
+                     f"{_show('total_usd_month', w.low['total_usd_month'])} -> "
+                     f"{_show('total_usd_month', w.high['total_usd_month'])}",
+                     f"{_show('overhead_pct', w.low['overhead_pct'])} -> {_show('overhead_pct', w.high['overhead_pct'])}",
+                     rec])
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    out += ["    " + fmt.format(*header).rstrip(), "    " + fmt.format(*("-" * w for w in widths))]
+    out += ["    " + fmt.format(*r).rstrip() for r in rows]
+    out.append("")
+    if s.breaks:
+        out.append("  The recommendation holds unless:")
+        for b in sorted(s.breaks, key=lambda b: abs(math.log(max(b.value, 1e-300) / max(b.param.value, 1e-300)))):
+            word = "rises above" if b.direction == "above" else "falls below"
+            inside = " (inside its range)" if b.param.low <= b.value <= b.param.high else ""
+            out.append(f"    {printable(b.param.label)} {word} {_show(b.param.input, b.value)}{inside}: then {b.to}")
+    else:
+        out.append("  No uncertain input flips the recommendation within a factor of 10 of its value.")
+    return "\n".join(out)
+
+
+def _num(v):
+    return None if v is None or not math.isfinite(v) else float(v)
+
+
+def as_dict(s: Sensitivity) -> dict:
+    """For --json and the manifest: finite numbers or null."""
+    def point(d: dict) -> dict:
+        return {"option": d["option"], **{m: _num(d[m]) for m in METRICS}}
+
+    return {"line": {k: (v.item() if hasattr(v, "item") else v) for k, v in s.line.items()}, "base": point(s.base),
+            "swings": [{"input": w.param.label, "file": w.param.prov.file, "line": w.param.prov.line,
+                        "basis": w.param.prov.basis, "low": w.param.low, "value": w.param.value, "high": w.param.high,
+                        "distribution": w.param.distribution, "at_low": point(w.low), "at_high": point(w.high),
+                        "flips": w.flips} for w in s.swings],
+            "break_even": [{"input": b.param.label, "direction": b.direction, "value": b.value, "to": b.to}
+                           for b in s.breaks]}
