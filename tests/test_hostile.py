@@ -509,19 +509,25 @@ def test_a_build_killed_at_any_moment_leaves_the_old_set_or_the_new(tmp_path):
     old = _consistent(out)
     plan = tmp_path / "models" / "plan.yaml"
     plan.write_text(plan.read_text().replace("retention: '2'", "retention: '3'"))
-    seen, mid_build = set(), 0
-    for fraction in (0.15, 0.35, 0.55, 0.7, 0.8, 0.9, 0.95, 1.0):
+    seen, mid_build, attempts = set(), 0, 0
+    fractions = [0.15, 0.35, 0.55, 0.7, 0.8, 0.9, 0.95, 1.0]
+    while fractions and attempts < 24:  # a kill that came too late (a loaded machine) is tried again earlier
+        fraction = fractions.pop(0)
+        attempts += 1
         process = subprocess.Popen([sys.executable, "-m", "ckptreport.cli", "build", "--models",
                                     str(tmp_path / "models"), "--out", str(out), "-q"],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                    env={**os.environ, "SOURCE_DATE_EPOCH": "1700000000"})
         time.sleep(fraction * took)
-        mid_build += process.poll() is None
+        landed = process.poll() is None
+        mid_build += landed
         process.send_signal(signal.SIGKILL)
         process.wait()
         seen.add(_consistent(out))
+        if not landed:
+            fractions.append(fraction * 0.6)
         _log("killed build", "ok")
-    assert mid_build >= 5, f"only {mid_build} of 8 kills landed before the build ended"
+    assert mid_build >= 8, f"only {mid_build} kills landed before the build ended in {attempts} tries"
     assert seen <= {old, _hash_of(tmp_path)}
     assert _tiny_build(tmp_path, out).returncode == 0
     assert _consistent(out) == _hash_of(tmp_path)

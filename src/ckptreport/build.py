@@ -50,6 +50,7 @@ class Result:
     seconds: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     refused: dict[str, list[str]] = field(default_factory=dict)  # per brief: URLs its renderer refused
+    sampled: object = None  # uncertainty.Sampled when the build drew samples (--samples)
 
     @property
     def inputs(self):
@@ -179,7 +180,8 @@ def manifest(report: Report, meta: dict[str, str], files: dict[str, str]) -> dic
 
 
 def write(result: Result, inputs: Inputs, progress: Progress = lambda _: None, workbook: bool = True,
-          briefs: bool = True, paper: str | None = None, csv: bool | None = None) -> None:
+          briefs: bool = True, paper: str | None = None, csv: bool | None = None, samples: int = 0,
+          seed: int = 1) -> None:
     """Compute and write every output into a staging directory beside ``out``, then switch it in at
     once (``publish``): a failed or killed build leaves the previous outputs as they were. The rows
     go to Parquet (and CSV) as they are computed; then the workbook and the briefs (laid out by
@@ -206,6 +208,10 @@ def write(result: Result, inputs: Inputs, progress: Progress = lambda _: None, w
             tables.close()
         result.seconds["engine"] = time.perf_counter() - t
         progress(f"computed {report.rows:,} scenarios in {result.seconds['engine']:.2f} s")
+        if samples:
+            t = time.perf_counter()
+            result.sampled = sample(report, staging, meta, samples, seed, progress)
+            result.seconds["samples"] = time.perf_counter() - t
         t = time.perf_counter()
         pending = None
         if briefs:
@@ -229,6 +235,8 @@ def write(result: Result, inputs: Inputs, progress: Progress = lambda _: None, w
                 pending.close()
         files = {str(p.relative_to(staging).as_posix()): _sha256(p) for p in sorted(staging.rglob("*")) if p.is_file()}
         doc = manifest(report, meta, files)
+        if result.sampled is not None:
+            doc["samples"] = sampled_doc(result.sampled)
         (staging / "manifest.json").write_text(json.dumps(doc, indent=2, allow_nan=False) + "\n")
         kept = publisher.commit()
     out = publisher.out
@@ -236,6 +244,42 @@ def write(result: Result, inputs: Inputs, progress: Progress = lambda _: None, w
     result.seconds["write"] = time.perf_counter() - t
     progress(f"wrote {', '.join(str(p) for p in result.written)}"
              + (f"; kept {len(kept)} file(s) of yours in {out}" if kept else ""))
+
+
+def sample(report: Report, staging: Path, meta: dict[str, str], samples: int, seed: int, progress: Progress):
+    """Monte Carlo over the summary lines (``uncertainty.monte_carlo``): every draw streamed to
+    samples.parquet a chunk at a time, the quantiles and win shares returned."""
+    from . import uncertainty
+
+    params = uncertainty.parameters(report.inputs)
+    progress(f"drawing {samples:,} samples of {len(params)} uncertain input(s) (seed {seed}) over "
+             f"{len(report.summary):,} summary lines")
+    writer = None
+
+    def sink(frame: pd.DataFrame) -> None:
+        nonlocal writer
+        table = _table(frame, {**meta, "samples": str(samples), "seed": str(seed)})
+        if writer is None:
+            writer = pq.ParquetWriter(staging / "samples.parquet", table.schema, compression="zstd")
+        writer.write_table(table)
+
+    scratch = staging / ".scratch"
+    scratch.mkdir()
+    try:
+        return uncertainty.monte_carlo(report, params, samples, seed, scratch, sink, progress)
+    finally:
+        if writer is not None:
+            writer.close()
+        scratch.rmdir()
+
+
+def sampled_doc(s) -> dict:
+    """The Monte Carlo summary the manifest records (and ``--json`` tools read)."""
+    return {"samples": s.samples, "seed": s.seed,
+            "inputs": [{"input": p.label, "low": p.low, "value": p.value, "high": p.high,
+                        "distribution": p.distribution, "file": p.prov.file, "line": p.prov.line,
+                        "figures": [m.label for m in p.members]} for p in s.params],
+            "lines": s.lines}
 
 
 def csv_safe(frame: pd.DataFrame) -> pd.DataFrame:
@@ -262,15 +306,17 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 def build(models: str | Path | None, out: str | Path, progress: Progress = lambda _: None,
           workbook: bool = True, workbook_rows: int | None = None, briefs: bool = True,
-          paper: str | None = None, measured: list | None = None, csv: bool | None = None) -> Result:
+          paper: str | None = None, measured: list | None = None, csv: bool | None = None,
+          samples: int = 0, seed: int = 1) -> Result:
     """Load, compute, write. ``workbook_rows`` overrides the plan's limit on workbook rows;
     ``measured`` names measured files or directories whose figures replace the spec; ``csv``
-    forces scenarios.csv on or off (default: written up to CSV_MAX_ROWS rows)."""
+    forces scenarios.csv on or off (default: written up to CSV_MAX_ROWS rows); ``samples`` draws the
+    uncertain inputs that many times (seeded by ``seed``) into samples.parquet and the manifest."""
     models_dir = resolve_models(models)
     t = time.perf_counter()
     inputs = load_inputs(models_dir, progress, measured, workbook_rows)  # every input error before any output
     result = Result(None, models_dir, Path(out), seconds={"load": time.perf_counter() - t})
-    write(result, inputs, progress, workbook, briefs, paper, csv)
+    write(result, inputs, progress, workbook, briefs, paper, csv, samples, seed)
     return result
 
 

@@ -105,8 +105,13 @@ def main():
               help="Measured files or directories (ckptreport probe / import): they replace spec figures.")
 @click.option("--csv/--no-csv", "csv", default=None,
               help="Write scenarios.csv [default: when the plan has at most 1,000,000 rows; Parquet always].")
+@click.option("--samples", type=click.IntRange(0, 10_000_000), default=0, show_default=True,
+              help="Monte Carlo: draw every input that carries a range this many times, together; writes "
+              "samples.parquet and P10/P50/P90 per summary line.")
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=1, show_default=True,
+              help="Seed of the draws: the same seed gives the same bytes.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the summary.")
-def build(models, out, workbook_rows, no_workbook, no_briefs, paper, measured_paths, csv, quiet):
+def build(models, out, workbook_rows, no_workbook, no_briefs, paper, measured_paths, csv, samples, seed, quiet):
     """Compute every scenario of the plan and write out/.
 
     \b
@@ -131,7 +136,8 @@ def build(models, out, workbook_rows, no_workbook, no_briefs, paper, measured_pa
 
     progress = _progress(quiet)
     result = _run(run_build, models, out, progress, workbook=not no_workbook, workbook_rows=workbook_rows,
-                  briefs=not no_briefs, paper=paper, measured=list(measured_paths), csv=csv)
+                  briefs=not no_briefs, paper=paper, measured=list(measured_paths), csv=csv, samples=samples,
+                  seed=seed)
     for m in result.inputs.measured.values():
         progress(f"{m.section}.{m.name}.{m.field}: {m.basis}, {units.fmt(m.median, 'bandwidth')} "
                  f"(spec {units.fmt(m.spec, 'bandwidth') if m.spec else 'none'})" + (f" — {m.flag}" if m.flag else ""))
@@ -140,6 +146,11 @@ def build(models, out, workbook_rows, no_workbook, no_briefs, paper, measured_pa
     for note in result.notes:
         progress(note)
     click.echo(_summary_text(result.report))
+    if result.sampled is not None:
+        from . import uncertainty
+
+        click.echo("")
+        click.echo(uncertainty.sampled_text(result.sampled))
 
 
 def _summary_text(report) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterator
+from pathlib import Path
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,6 +72,11 @@ class Param:
     @property
     def prov(self) -> Prov:
         return self.first.prov
+
+    @property
+    def name(self) -> str:
+        """The driver, or the one figure's section.name.key: a column name in samples.parquet."""
+        return self.driver or self.first.label
 
     @property
     def label(self) -> str:
@@ -437,3 +443,149 @@ def as_dict(s: Sensitivity) -> dict:
                         "flips": w.flips} for w in s.swings],
             "break_even": [{"input": b.param.label, "direction": b.direction, "value": b.value, "to": b.to}
                            for b in s.breaks]}
+
+
+# ---- Monte Carlo over the summary lines --------------------------------------------------------------
+
+QUANTILES = (0.1, 0.5, 0.9)
+ROWS_PER_CHUNK = 100_000  # rows of options x draws evaluated at once: ~150 MB of columns
+
+
+@dataclass
+class Sampled:
+    """What ``monte_carlo`` found: per summary line, the base recommendation's P10/P50/P90 of each
+    metric over the draws, and the share of draws in which each option is the recommendation."""
+
+    samples: int
+    seed: int
+    params: list[Param]
+    lines: list[dict]
+
+
+def monte_carlo(report, params: list[Param], samples: int, seed: int, scratch, sink=None,
+                progress=lambda _: None) -> Sampled:
+    """Draw every uncertain input together ``samples`` times (seeded) and re-evaluate every summary
+    line's options, a chunk of draws at a time: memory stays bounded whatever ``samples``. ``sink``
+    receives a frame per chunk (one row per draw x line: the draw's inputs, the option recommended
+    in it, the base recommendation's metrics). The metrics of each line's base recommendation go to
+    a memory-mapped file in ``scratch`` (a directory), so the quantiles are exact and the memory
+    flat: one line's values are read at a time."""
+    from .progress import task
+
+    table = report.summary
+    groups_labels = [sorted(c) for c in report.candidates]
+    labels = sorted({i for g in groups_labels for i in g})
+    at = {label: k for k, label in enumerate(labels)}
+    rows = report.frame.loc[labels]
+    groups = [np.array([at[i] for i in g]) for g in groups_labels]
+    base_pick = [at[int(i)] for i in table["option_index"]]
+    ev = Evaluator(rows, params)
+    n_lines = len(groups)
+    chunk = max(1, ROWS_PER_CHUNK // max(len(rows), 1))
+    path = Path(scratch) / "metrics.f64"
+    store = Scratch(path, n_lines * len(METRICS), max(samples, 1))
+    wins = np.zeros((n_lines, len(rows)), dtype=np.int64)  # draws in which each option is recommended
+    none = np.zeros(n_lines, dtype=np.int64)  # draws in which no option is recommendable
+    option = [f"{s} to {t}" for s, t in zip(rows["strategy"].astype(str), rows["tier"].astype(str))]
+    names = sorted(set(option)) + ["none recommendable"]
+    code = np.array([names.index(o) for o in option] + [len(names) - 1])  # a row's option; -1: none
+    line_keys = table[["model", "sku"]].astype(str)
+    try:
+        with task(progress, "samples", samples) as advance:
+            for first, values in draws(params, samples, seed, chunk):
+                k = len(values)
+                cols = ev.run(values, RANK_COLUMNS + METRICS)
+                chosen = picks(cols, groups)
+                frames = []
+                for line, (g, picked) in enumerate(zip(groups, chosen)):
+                    ok = picked >= 0
+                    np.add.at(wins[line], picked[ok], 1)
+                    none[line] += int((~ok).sum())
+                    for m, metric in enumerate(METRICS):
+                        store.array[line * len(METRICS) + m, first:first + k] = cols[metric][:, base_pick[line]]
+                    if sink is not None:
+                        frames.append(pd.DataFrame({
+                            "sample": np.arange(first, first + k, dtype=np.int64),
+                            "model": line_keys.iat[line, 0], "sku": line_keys.iat[line, 1],
+                            "recommended": pd.Categorical.from_codes(code[picked], names),
+                            **{f"{m}": cols[m][:, base_pick[line]] for m in METRICS},
+                            **{f"input {p.name}": values[:, j] for j, p in enumerate(params)}}))
+                if sink is not None:
+                    sink(pd.concat(frames, ignore_index=True))
+                store.release()
+                advance(k)
+        lines = []
+        for line in range(n_lines):
+            head = table.iloc[line]
+            quant = {}
+            for m, metric in enumerate(METRICS):
+                got = np.array(store.array[line * len(METRICS) + m, :samples])
+                store.release()
+                finite = got[np.isfinite(got)]
+                quant[metric] = ({f"p{int(q * 100)}": float(np.quantile(finite, q)) for q in QUANTILES}
+                                 if len(finite) else {f"p{int(q * 100)}": None for q in QUANTILES})
+            share = {option[r]: int(wins[line, r]) / samples for r in np.flatnonzero(wins[line])}
+            if none[line]:
+                share["none recommendable"] = int(none[line]) / samples
+            lines.append({"model": str(head["model"]), "sku": str(head["sku"]), "recipe": str(head["recipe"]),
+                          "gpus": int(head["gpus"]), "interval_s": float(head["interval_s"]),
+                          "option": option[base_pick[line]], "status": str(head["option_status"]),
+                          "quantiles": quant, "wins": dict(sorted(share.items(), key=lambda kv: (-kv[1], kv[0])))})
+    finally:
+        store.close()
+        path.unlink(missing_ok=True)
+    return Sampled(samples, seed, params, lines)
+
+
+class Scratch:
+    """A float64 array of shape (rows, columns) in a file: written a chunk of columns at a time, read
+    a row at a time, its pages handed back to the kernel after each (``release``), so the process's
+    memory stays flat however many samples there are (the disk holds 8 bytes per value)."""
+
+    def __init__(self, path: Path, rows: int, columns: int):
+        import mmap
+
+        self._file = open(path, "w+b")  # noqa: SIM115 - closed by close()
+        self._file.truncate(rows * columns * 8)
+        self._map = mmap.mmap(self._file.fileno(), rows * columns * 8)
+        self.array = np.frombuffer(self._map, dtype=np.float64).reshape(rows, columns)
+
+    def release(self) -> None:
+        import mmap
+
+        self._map.flush()
+        if hasattr(mmap, "MADV_DONTNEED"):
+            self._map.madvise(mmap.MADV_DONTNEED)  # written back: the pages leave this process's memory
+
+    def close(self) -> None:
+        del self.array
+        self._map.close()
+        self._file.close()
+
+
+def sampled_text(s: Sampled) -> str:
+    """The Monte Carlo summary for the terminal: per summary line, how often its recommendation wins
+    and the P10-P50-P90 of its cost and overhead."""
+    from . import display
+    from .errors import printable
+
+    if not s.params:
+        return ("Monte Carlo: no input carries a range, so every draw is the same; give inputs a range "
+                "(low, high) to sample them.")
+    head = (f"Monte Carlo: {s.samples:,} draws of {len(s.params)} uncertain input(s) together (seed {s.seed}); "
+            "per line, the recommendation's share of the draws it wins and P10 / P50 / P90 of its cost and overhead")
+    header = ["model", "sku", "recommended", "wins", "total a month P10 / P50 / P90", "overhead P10 / P50 / P90",
+              "else recommended"]
+    rows = []
+    for line in s.lines:
+        q = line["quantiles"]
+        trio = lambda m: " / ".join(_show(m, q[m][f"p{p}"]) for p in (10, 50, 90))  # noqa: E731
+        others = [f"{name} {share:.0%}" for name, share in line["wins"].items() if name != line["option"]]
+        rows.append([printable(line["model"]), printable(line["sku"]), line["option"],
+                     f"{line['wins'].get(line['option'], 0.0):.0%}", trio("total_usd_month"), trio("overhead_pct"),
+                     ", ".join(others) or "-"])
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    del display
+    return "\n".join([head, "", fmt.format(*header).rstrip(), fmt.format(*("-" * w for w in widths))]
+                     + [fmt.format(*r).rstrip() for r in rows])
