@@ -105,10 +105,23 @@ def test_the_readme_api_block_runs_as_written(small_models, monkeypatch):
     import re
 
     readme = (REPO / "README.md").read_text()
-    block = next(b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "import ckptreport.api as ck" in b)
+    block = next(b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "ck.recommendations(inputs)" in b)
     monkeypatch.chdir(small_models.parent)
     scope: dict = {}
     exec(compile(block, "README.md (Python API)", "exec"), scope)  # noqa: S102 - the README's own code
     assert scope["best"]["status"] in ("recommended", "needs a price", "closest")
     assert isinstance(scope["table"], pd.DataFrame) and not scope["table"].empty
     assert (small_models.parent / "out" / "manifest.json").is_file()
+
+
+def test_sensitivity_and_monte_carlo_from_python(small_build):
+    inputs = ck.load(small_build.models)
+    s = ck.sensitivity(inputs, "llama3-405b", "dgx-h100")
+    line = ck.recommendations(inputs).set_index(["model", "sku"]).loc[("llama3-405b", "dgx-h100")]
+    assert s.base["option"] == f"{line['option_strategy']} to {line['option_tier']}"
+    assert {w.param.name for w in s.swings} >= {"gpu-failure-rate"}
+    sampled = ck.monte_carlo(inputs, samples=100, seed=5)
+    assert len(sampled.lines) == len(ck.recommendations(inputs))
+    assert sampled.lines == ck.monte_carlo(inputs, samples=100, seed=5).lines  # seeded
+    with pytest.raises(ck.InputError, match="no summary line"):
+        ck.sensitivity(inputs, "llama3-405b", "nope")

@@ -243,3 +243,22 @@ def test_same_seed_same_bytes_other_seed_consistent_quantiles(small_models, tmp_
     assert table.num_rows == 4000 * len(a["lines"])
     assert {"sample", "model", "sku", "recommended", "total_usd_month", "input gpu-failure-rate", "input skus.dgx-h100.usd_per_gpu_hour"} <= set(
         table.column_names)
+
+
+def test_the_readme_dask_block_gives_what_the_build_gives(tmp_path, monkeypatch):
+    """The README's Dask example, run as written on a two-worker local cluster (processes): its
+    result equals the build's --samples 2000 --seed 1, in the manifest, exactly."""
+    import re
+
+    from conftest import REPO
+
+    readme = (REPO / "README.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "LocalCluster" in b)
+    monkeypatch.chdir(REPO)
+    scope: dict = {"__name__": "readme_dask"}
+    exec(compile(block, "README.md (Dask)", "exec"), scope)  # noqa: S102 - the README's own code
+    built = CliRunner().invoke(main, ["build", "--out", str(tmp_path / "out"), "--no-workbook", "--no-briefs",
+                                      "--samples", "2000", "--seed", "1", "-q"])
+    assert built.exit_code == 0, built.output
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())["samples"]
+    assert json.loads(json.dumps(scope["sampled"].lines)) == manifest["lines"]

@@ -27,7 +27,7 @@ from .errors import InputError
 from .load import Inputs
 
 __all__ = ["Explanation", "InputError", "Inputs", "build", "columns", "explain", "inputs_table", "load",
-           "recommend", "recommendations", "scenarios"]
+           "monte_carlo", "recommend", "recommendations", "sample_plan", "scenarios", "sensitivity"]
 
 
 def load(models: str | Path | None = None, measured: list[str | Path] | None = None) -> Inputs:
@@ -145,6 +145,42 @@ def inputs_table(inputs: Inputs) -> pd.DataFrame:
     rows = [{"file": f, "key": k, "line": line, "value": text}
             for f, keys in inputs.values.items() for k, (line, text) in keys.items()]
     return pd.DataFrame(rows, columns=["file", "key", "line", "value"])
+
+
+def sensitivity(inputs: Inputs, model: str, sku: str):
+    """The tornado and break-even values of one summary line (``ckptreport sensitivity``): an
+    ``uncertainty.Sensitivity`` with ``.base`` (the recommendation and its metrics), ``.swings``
+    (per uncertain input: ``.low`` and ``.high`` ends, ``.flips``) and ``.breaks``."""
+    from . import uncertainty
+    from .report import compute
+
+    report = compute(inputs, workbook=False, briefs=False)
+    table = report.summary
+    match = table.index[(table["model"] == model) & (table["sku"] == sku)]
+    if not len(match):
+        raise InputError(f"no summary line for model {model!r} on SKU {sku!r}")
+    return uncertainty.sensitivity(report, uncertainty.parameters(inputs), int(match[0]))
+
+
+def sample_plan(inputs: Inputs, samples: int, seed: int = 1):
+    """The Monte Carlo run of ``build --samples`` as independent pieces, for a cluster to map:
+    ``plan.chunks()`` lists them, ``uncertainty.evaluate(plan, piece)`` computes one anywhere,
+    ``plan.tally()`` adds the results up in any order (``.add(chunk)``, then ``.result()``)."""
+    from . import uncertainty
+    from .report import compute
+
+    report = compute(inputs, workbook=False, briefs=False)
+    return uncertainty.SamplePlan.of(report, uncertainty.parameters(inputs), samples, seed)
+
+
+def monte_carlo(inputs: Inputs, samples: int, seed: int = 1):
+    """``build --samples`` without writing: per summary line the recommendation's share of the
+    draws it wins and P10/P50/P90 of its metrics (``.lines``), here, in this process."""
+    plan = sample_plan(inputs, samples, seed)
+    tally = plan.tally()
+    for piece in plan.chunks():
+        tally.add(plan.evaluate(piece))
+    return tally.result()
 
 
 def build(models: str | Path | None = None, out: str | Path = "out", **options):

@@ -13,8 +13,8 @@ total cost, then the smaller system, then the lower overhead), vectorised over d
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
-from collections.abc import Iterator
 from pathlib import Path
 from dataclasses import dataclass
 
@@ -342,14 +342,25 @@ def break_even(rows: pd.DataFrame, params: list[Param], grid: int = 48, steps: i
 
 # ---- Monte Carlo: every uncertain input at once ----------------------------------------------------
 
-def draws(params: list[Param], samples: int, seed: int, chunk: int = 1000) -> Iterator[tuple[int, np.ndarray]]:
-    """The draws, (first sample, values of shape (k, params)) ``chunk`` samples at a time, the same
-    from ``seed`` whatever the chunking: each param has its own stream (SeedSequence.spawn)."""
-    streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(len(params))]
-    for first in range(0, samples, chunk):
-        k = min(chunk, samples - first)
-        yield first, np.column_stack([p.sample(rng, k) for p, rng in zip(params, streams)]) if params else \
-            np.zeros((k, 0))
+BLOCK = 32  # samples drawn from one seeded stream per input: a chunk of work is whole blocks
+
+
+def block_draws(params: list[Param], seed: int, first_block: int, blocks: int, samples: int) -> np.ndarray:
+    """The draws of samples ``first_block * BLOCK`` onwards, ``blocks`` blocks of them (fewer at the
+    end of ``samples``), shape (k, params). Block b of input j comes from its own stream, seeded by
+    (seed, j, b): any partition of the samples into whole blocks, in any order, on any machine,
+    draws the same values."""
+    start = first_block * BLOCK
+    stop = min(samples, (first_block + blocks) * BLOCK)
+    out = np.empty((max(stop - start, 0), len(params)))
+    for b in range(first_block, first_block + blocks):
+        lo, hi = b * BLOCK, min(samples, (b + 1) * BLOCK)
+        if lo >= hi:
+            break
+        for j, p in enumerate(params):
+            rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(j, b)))
+            out[lo - start:hi - start, j] = p.sample(rng, BLOCK)[:hi - lo]
+    return out
 
 
 # ---- per summary line: what the terminal, the brief and the manifest show --------------------------
@@ -462,79 +473,177 @@ class Sampled:
     lines: list[dict]
 
 
+@dataclass(frozen=True)
+class SamplePlan:
+    """What a Monte Carlo run evaluates, in one picklable piece a worker process (or a Dask worker)
+    receives: every summary line's options (frame rows), the lines as positions into them, each
+    line's base recommendation, the uncertain inputs, the number of draws and the seed. ``chunks``
+    splits the draws into independent pieces; ``evaluate`` computes one; ``Tally`` adds them up."""
+
+    rows: pd.DataFrame
+    groups: tuple[np.ndarray, ...]
+    base: tuple[int, ...]  # per line: the position of its recommendation in ``rows``
+    lines: pd.DataFrame  # per line: model, sku, recipe, gpus, interval_s, status
+    params: tuple[Param, ...]
+    samples: int
+    seed: int
+
+    @classmethod
+    def of(cls, report, params: list[Param], samples: int, seed: int) -> SamplePlan:
+        table = report.summary
+        labels = sorted({int(i) for c in report.candidates for i in c})
+        at = {label: k for k, label in enumerate(labels)}
+        groups = tuple(np.array([at[int(i)] for i in sorted(c)]) for c in report.candidates)
+        lines = table[["model", "sku", "recipe", "gpus", "interval_s", "option_status"]].astype(
+            {"model": str, "sku": str, "recipe": str})
+        return cls(report.frame.loc[labels], groups, tuple(at[int(i)] for i in table["option_index"]),
+                   lines.reset_index(drop=True), tuple(params), samples, seed)
+
+    @functools.cached_property
+    def evaluator(self) -> Evaluator:
+        return Evaluator(self.rows, list(self.params))
+
+    @property
+    def options(self) -> list[str]:
+        return [f"{s} to {t}" for s, t in zip(self.rows["strategy"].astype(str), self.rows["tier"].astype(str))]
+
+    def chunks(self, rows_per_chunk: int | None = None) -> list[tuple[int, int]]:
+        """(first block, blocks) pieces of about ``rows_per_chunk`` option x draw rows each."""
+        per = max(1, (rows_per_chunk or ROWS_PER_CHUNK) // max(len(self.rows) * BLOCK, 1))
+        total = -(-self.samples // BLOCK)
+        return [(b, min(per, total - b)) for b in range(0, total, per)]
+
+    def evaluate(self, piece: tuple[int, int], frame: bool = False) -> Chunk:
+        """One piece of the draws: which option each line recommends in each, the metrics of each
+        line's base recommendation, and (``frame``) the rows samples.parquet holds."""
+        first_block, blocks = piece
+        values = block_draws(list(self.params), self.seed, first_block, blocks, self.samples)
+        k = len(values)
+        first = first_block * BLOCK
+        cols = self.evaluator.run(values, RANK_COLUMNS + METRICS)
+        chosen = picks(cols, list(self.groups))
+        metrics = np.stack([np.stack([cols[m][:, b] for m in METRICS]) for b in self.base])  # (lines, M, k)
+        out = None
+        if frame:
+            names, code = self._codes()
+            parts = []
+            for line, picked in enumerate(chosen):
+                head = self.lines.iloc[line]
+                parts.append(pd.DataFrame({
+                    "sample": np.arange(first, first + k, dtype=np.int64), "model": head["model"], "sku": head["sku"],
+                    "recommended": pd.Categorical.from_codes(code[picked], names),
+                    **{m: metrics[line, i] for i, m in enumerate(METRICS)},
+                    **{f"input {p.name}": values[:, j] for j, p in enumerate(self.params)}}))
+            out = pd.concat(parts, ignore_index=True)
+        return Chunk(first, np.stack(chosen), metrics, out)
+
+    def tally(self) -> Tally:
+        """A Tally holding the metrics in memory: (lines x metrics x samples) floats, enough for
+        millions of draws of the default summary (60 lines: 2.4 GB per million)."""
+        return Tally(self, InMemory(len(self.groups) * len(METRICS), max(self.samples, 1)))
+
+    def _codes(self) -> tuple[list[str], np.ndarray]:
+        option = self.options
+        names = sorted(set(option)) + ["none recommendable"]
+        return names, np.array([names.index(o) for o in option] + [len(names) - 1])
+
+
+@dataclass
+class Chunk:
+    first: int  # the first sample
+    picked: np.ndarray  # (lines, k): the position of the option recommended; -1 none
+    metrics: np.ndarray  # (lines, len(METRICS), k): the base recommendation's
+    frame: pd.DataFrame | None = None
+
+
+class Tally:
+    """The chunks added up as they arrive, in any order: wins per option, and the metrics in a
+    ``Scratch`` file (or in memory) for exact quantiles."""
+
+    def __init__(self, plan: SamplePlan, store):
+        self.plan, self.store = plan, store
+        self.wins = np.zeros((len(plan.groups), len(plan.rows)), dtype=np.int64)
+        self.none = np.zeros(len(plan.groups), dtype=np.int64)
+
+    def add(self, chunk: Chunk) -> None:
+        k = chunk.picked.shape[1]
+        for line, picked in enumerate(chunk.picked):
+            ok = picked >= 0
+            np.add.at(self.wins[line], picked[ok], 1)
+            self.none[line] += int((~ok).sum())
+        lines, m, _ = chunk.metrics.shape
+        self.store.array[:, chunk.first:chunk.first + k] = chunk.metrics.reshape(lines * m, k)
+        self.store.release()
+
+    def result(self) -> Sampled:
+        plan, option, n = self.plan, self.plan.options, self.plan.samples
+        out = []
+        for line in range(len(plan.groups)):
+            head = plan.lines.iloc[line]
+            quant = {}
+            for m, metric in enumerate(METRICS):
+                got = np.array(self.store.array[line * len(METRICS) + m, :n])
+                self.store.release()
+                finite = got[np.isfinite(got)]
+                quant[metric] = ({f"p{int(q * 100)}": float(np.quantile(finite, q)) for q in QUANTILES}
+                                 if len(finite) else {f"p{int(q * 100)}": None for q in QUANTILES})
+            share: dict[str, float] = {}
+            for r in np.flatnonzero(self.wins[line]):
+                share[option[r]] = share.get(option[r], 0.0) + int(self.wins[line, r]) / n
+            if self.none[line]:
+                share["none recommendable"] = int(self.none[line]) / n
+            out.append({"model": head["model"], "sku": head["sku"], "recipe": head["recipe"], "gpus": int(head["gpus"]),
+                        "interval_s": float(head["interval_s"]), "option": option[plan.base[line]],
+                        "status": str(head["option_status"]), "quantiles": quant,
+                        "wins": dict(sorted(share.items(), key=lambda kv: (-kv[1], kv[0])))})
+        return Sampled(n, plan.seed, list(plan.params), out)
+
+
+def evaluate(plan: SamplePlan, piece: tuple[int, int]) -> Chunk:
+    """``plan.evaluate(piece)`` as a plain function: what a Dask client maps over ``plan.chunks()``."""
+    return plan.evaluate(piece)
+
+
+class InMemory:
+    """A Tally's store held in memory (a Dask client gathering a modest run)."""
+
+    def __init__(self, rows: int, columns: int):
+        self.array = np.empty((rows, columns))
+
+    def release(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
 def monte_carlo(report, params: list[Param], samples: int, seed: int, scratch, sink=None,
                 progress=lambda _: None) -> Sampled:
     """Draw every uncertain input together ``samples`` times (seeded) and re-evaluate every summary
     line's options, a chunk of draws at a time: memory stays bounded whatever ``samples``. ``sink``
     receives a frame per chunk (one row per draw x line: the draw's inputs, the option recommended
     in it, the base recommendation's metrics). The metrics of each line's base recommendation go to
-    a memory-mapped file in ``scratch`` (a directory), so the quantiles are exact and the memory
-    flat: one line's values are read at a time."""
+    a scratch file in ``scratch`` (a directory), so the quantiles are exact and the memory flat:
+    one line's values are read at a time. Each chunk is independent (``SamplePlan.evaluate``): a
+    Dask cluster maps the same pieces (README: Monte Carlo on Dask)."""
     from .progress import task
 
-    table = report.summary
-    groups_labels = [sorted(c) for c in report.candidates]
-    labels = sorted({i for g in groups_labels for i in g})
-    at = {label: k for k, label in enumerate(labels)}
-    rows = report.frame.loc[labels]
-    groups = [np.array([at[i] for i in g]) for g in groups_labels]
-    base_pick = [at[int(i)] for i in table["option_index"]]
-    ev = Evaluator(rows, params)
-    n_lines = len(groups)
-    chunk = max(1, ROWS_PER_CHUNK // max(len(rows), 1))
+    plan = SamplePlan.of(report, params, samples, seed)
     path = Path(scratch) / "metrics.f64"
-    store = Scratch(path, n_lines * len(METRICS), max(samples, 1))
-    wins = np.zeros((n_lines, len(rows)), dtype=np.int64)  # draws in which each option is recommended
-    none = np.zeros(n_lines, dtype=np.int64)  # draws in which no option is recommendable
-    option = [f"{s} to {t}" for s, t in zip(rows["strategy"].astype(str), rows["tier"].astype(str))]
-    names = sorted(set(option)) + ["none recommendable"]
-    code = np.array([names.index(o) for o in option] + [len(names) - 1])  # a row's option; -1: none
-    line_keys = table[["model", "sku"]].astype(str)
+    store = Scratch(path, len(plan.groups) * len(METRICS), max(samples, 1))
     try:
+        tally = Tally(plan, store)
         with task(progress, "samples", samples) as advance:
-            for first, values in draws(params, samples, seed, chunk):
-                k = len(values)
-                cols = ev.run(values, RANK_COLUMNS + METRICS)
-                chosen = picks(cols, groups)
-                frames = []
-                for line, (g, picked) in enumerate(zip(groups, chosen)):
-                    ok = picked >= 0
-                    np.add.at(wins[line], picked[ok], 1)
-                    none[line] += int((~ok).sum())
-                    for m, metric in enumerate(METRICS):
-                        store.array[line * len(METRICS) + m, first:first + k] = cols[metric][:, base_pick[line]]
-                    if sink is not None:
-                        frames.append(pd.DataFrame({
-                            "sample": np.arange(first, first + k, dtype=np.int64),
-                            "model": line_keys.iat[line, 0], "sku": line_keys.iat[line, 1],
-                            "recommended": pd.Categorical.from_codes(code[picked], names),
-                            **{f"{m}": cols[m][:, base_pick[line]] for m in METRICS},
-                            **{f"input {p.name}": values[:, j] for j, p in enumerate(params)}}))
+            for piece in plan.chunks():
+                chunk = plan.evaluate(piece, frame=sink is not None)
+                tally.add(chunk)
                 if sink is not None:
-                    sink(pd.concat(frames, ignore_index=True))
-                store.release()
-                advance(k)
-        lines = []
-        for line in range(n_lines):
-            head = table.iloc[line]
-            quant = {}
-            for m, metric in enumerate(METRICS):
-                got = np.array(store.array[line * len(METRICS) + m, :samples])
-                store.release()
-                finite = got[np.isfinite(got)]
-                quant[metric] = ({f"p{int(q * 100)}": float(np.quantile(finite, q)) for q in QUANTILES}
-                                 if len(finite) else {f"p{int(q * 100)}": None for q in QUANTILES})
-            share = {option[r]: int(wins[line, r]) / samples for r in np.flatnonzero(wins[line])}
-            if none[line]:
-                share["none recommendable"] = int(none[line]) / samples
-            lines.append({"model": str(head["model"]), "sku": str(head["sku"]), "recipe": str(head["recipe"]),
-                          "gpus": int(head["gpus"]), "interval_s": float(head["interval_s"]),
-                          "option": option[base_pick[line]], "status": str(head["option_status"]),
-                          "quantiles": quant, "wins": dict(sorted(share.items(), key=lambda kv: (-kv[1], kv[0])))})
+                    sink(chunk.frame)
+                advance(chunk.picked.shape[1])
+        return tally.result()
     finally:
         store.close()
         path.unlink(missing_ok=True)
-    return Sampled(samples, seed, params, lines)
 
 
 class Scratch:
