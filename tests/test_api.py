@@ -119,7 +119,7 @@ def test_sensitivity_and_monte_carlo_from_python(small_build):
     s = ck.sensitivity(inputs, "llama3-405b", "dgx-h100")
     line = ck.recommendations(inputs).set_index(["model", "sku"]).loc[("llama3-405b", "dgx-h100")]
     assert s.base["option"] == f"{line['option_strategy']} to {line['option_tier']}"
-    assert {w.param.name for w in s.swings} >= {"gpu-failure-rate"}
+    assert {w.param.name for w in s.swings} >= {"gpu-mtbf"}
     sampled = ck.monte_carlo(inputs, samples=100, seed=5)
     assert len(sampled.lines) == len(ck.recommendations(inputs))
     assert sampled.lines == ck.monte_carlo(inputs, samples=100, seed=5).lines  # seeded

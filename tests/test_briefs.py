@@ -13,9 +13,11 @@ from pathlib import Path
 import jinja2
 import pytest
 import weasyprint
+from click.testing import CliRunner
 
 from ckptreport import display
 from ckptreport.build import build
+from ckptreport.cli import main
 from ckptreport.render import brief
 from conftest import REPO
 
@@ -245,3 +247,54 @@ def test_without_weasyprint_the_build_says_what_to_install(small_build, tmp_path
     monkeypatch.setitem(sys.modules, "weasyprint", None)  # import weasyprint now raises ImportError
     with pytest.raises(InputError, match="apt-get install libpango.*--no-briefs"):
         brief.write_all(tmp_path / "b", small_build.result.report, brief.GOLDEN_META, workers=0)
+
+
+@needs_poppler
+def test_every_brief_says_how_sure_it_is(built):
+    """The band (P10/P50/P90 of the recommendation's cost, the share of draws it wins), the break-even
+    verdict and the tornado are in each brief's text, as the engine computed them."""
+    result, briefs = built
+    for data in result.briefs:
+        r = data.robust
+        flat = re.sub(r"\s+", " ", pdftotext(briefs / f"{data.spec.name}.pdf", layout=False))
+        assert "How sure this is" in flat
+        q = r.quantiles["total_usd_month"]
+        band = ", ".join(f"P{p} {display.of('total_usd_month', q[f'p{p}'])}" for p in (10, 50, 90))
+        assert f"Its total cost a month: {band}" in flat, data.spec.name
+        share = r.wins[r.base["option"]]
+        assert f"{r.base['option']} is the recommendation in {share:.0%} of draws" in flat
+        assert "Tornado: each uncertain input moved alone" in flat
+        for w in r.swings[:3]:  # the tornado's bars are labelled with the inputs (up to 40 characters)
+            assert w.param.label[:30] in flat, w.param.label
+        assert ("holds unless" in flat) == bool(r.breaks)
+        assert ("No uncertain input flips this recommendation" in flat) == (not r.breaks)
+
+
+@needs_poppler
+def test_a_brief_names_the_break_even_where_its_recommendation_flips(small_models, tmp_path):
+    """One tier's price per GB/s given a range alone: the 405B brief says above which price the
+    recommendation changes, and to what (the engine's break-even)."""
+    import re as re_
+
+    from ckptreport import uncertainty
+    from ckptreport.load import load
+    from ckptreport.report import compute
+
+    for name in ("hardware.yaml", "storage.yaml", "plan.yaml"):
+        path = small_models / name
+        path.write_text(re_.sub(r'low: (?:"[^"]*"|[^,]+), high: (?:"[^"]*"|[^,]+), (distribution: \w+, )?'
+                                r'(driver: [\w-]+, )?', "", path.read_text()))
+    storage = small_models / "storage.yaml"
+    storage.write_text(storage.read_text().replace('capex_usd_per_GBps: {value: "$25,000", basis: assumption',
+                                                   'capex_usd_per_GBps: {value: "$25,000", low: "$20,000", '
+                                                   'high: "$40,000", basis: assumption', 1))
+    report = compute(load(small_models))
+    data = next(b for b in report.briefs if b.spec.name == "llama3-405b")
+    (flip,) = [b for b in data.robust.breaks if b.direction == "above"]
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["build", "--models", str(small_models), "--out", str(out), "--no-workbook",
+                                     "-q"]).exit_code == 0
+    flat = re.sub(r"\s+", " ", pdftotext(out / "briefs" / "llama3-405b.pdf", layout=False))
+    assert (f"This recommendation holds unless tiers.superpod-good.capex_usd_per_GBps rises above "
+            f"{display.of('capex_usd_per_GBps', flip.value)} (then {flip.to})") in flat
+    assert uncertainty.parameters(report.inputs)[0].label == "tiers.superpod-good.capex_usd_per_GBps"

@@ -241,7 +241,7 @@ def test_same_seed_same_bytes_other_seed_consistent_quantiles(small_models, tmp_
         assert abs(y["quantiles"]["total_usd_month"]["p50"] - p50) <= 0.05 * spread + 1e-9 * p50
     table = pq.read_table(tmp_path / "a" / "samples.parquet")
     assert table.num_rows == 4000 * len(a["lines"])
-    assert {"sample", "model", "sku", "recommended", "total_usd_month", "input gpu-failure-rate", "input skus.dgx-h100.usd_per_gpu_hour"} <= set(
+    assert {"sample", "model", "sku", "recommended", "total_usd_month", "input gpu-mtbf", "input skus.dgx-h100.usd_per_gpu_hour"} <= set(
         table.column_names)
 
 

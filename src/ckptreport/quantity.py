@@ -80,7 +80,7 @@ def _quantity_validator(kind: str, minimum: float, inclusive: bool, integer: boo
             driver = raw.get("driver")
             if driver is not None and (not isinstance(driver, str) or name_problem(driver)):
                 raise PydanticCustomError("range", "driver is a name shared by the figures that move together, "
-                                          "e.g. gpu-failure-rate")
+                                          "e.g. gpu-mtbf")
             if driver is not None and "low" not in raw:
                 raise PydanticCustomError("range", "a driver goes with a range: give low and high too")
             raw = raw["value"]

@@ -227,6 +227,7 @@ class BriefData:
     explanation: dict  # every input of the pick with its provenance (explain.explain_row)
     purchase: Purchase
     assumed: list[tuple[str, str]]  # the assumed prices the recommendation rests on: (input, value)
+    robust: object = None  # uncertainty.Robustness: tornado, break-even values, Monte Carlo band
 
 
 def _slug(name: str) -> str:
@@ -290,8 +291,11 @@ def brief(inputs: Inputs, frame: pd.DataFrame, spec: Spec) -> BriefData:
         if not same.empty:
             intervals = CURVE_MIN * 60
             curves[strategy] = (intervals, curve(same.iloc[0], intervals)["waste_pct"])
+    from . import uncertainty
+
+    robust = uncertainty.robustness(rows, uncertainty.parameters(inputs))
     return BriefData(spec, rows, pick, tiers, skus, curves, explain_row(inputs, pick.row), purchase(on_sku, pick),
-                     assumed_prices(inputs, pick.row))
+                     assumed_prices(inputs, pick.row), robust)
 
 
 def purchase(on_sku: pd.DataFrame, pick: Pick) -> Purchase:

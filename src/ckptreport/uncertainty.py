@@ -698,3 +698,49 @@ def sampled_text(s: Sampled) -> str:
     del display
     return "\n".join([head, "", fmt.format(*header).rstrip(), fmt.format(*("-" * w for w in widths))]
                      + [fmt.format(*r).rstrip() for r in rows])
+
+
+# ---- a brief's robustness: one decision, its tornado, break-evens and band --------------------------
+
+BRIEF_SAMPLES = 1000  # draws behind a brief's P10/P50/P90 (seed 1): a second on the largest brief
+
+
+@dataclass(frozen=True)
+class Robustness:
+    """What a brief says about how sure its recommendation is."""
+
+    params: list[Param]
+    base: dict
+    swings: list[Swing]
+    breaks: list[BreakEven]
+    samples: int
+    seed: int
+    wins: dict[str, float]  # option -> share of the draws it is recommended in
+    quantiles: dict[str, dict[str, float | None]]  # metric -> p10/p50/p90 of the recommendation's
+
+
+def robustness(rows: pd.DataFrame, params: list[Param], samples: int = BRIEF_SAMPLES, seed: int = 1) -> Robustness:
+    """The tornado, break-even values and a Monte Carlo band of one decision among ``rows`` (a brief's
+    options, every one of them a candidate), re-evaluated by the engine's columns."""
+    base, swings = tornado(rows, params)
+    breaks = break_even(rows, params)
+    touching = [p for p, m in zip(params, Evaluator(rows, params).masks) if any(x.any() for x in m)]
+    wins: dict[str, float] = {}
+    quant: dict[str, dict[str, float | None]] = {m: {"p10": None, "p50": None, "p90": None} for m in METRICS}
+    if touching:
+        ev = Evaluator(rows, touching)
+        values = block_draws(touching, seed, 0, -(-samples // BLOCK), samples)
+        cols = ev.run(values, RANK_COLUMNS + METRICS)
+        (chosen,) = picks(cols, [np.arange(len(rows))])
+        labels = [_option(rows, int(i)) for i in range(len(rows))] + ["none recommendable"]
+        for code, count in zip(*np.unique(chosen, return_counts=True)):
+            wins[labels[int(code)]] = int(count) / samples
+        at = [i for i in range(len(rows)) if _option(rows, i) == base["option"]]
+        if at:
+            for m in METRICS:
+                got = cols[m][:, at[0]]
+                got = got[np.isfinite(got)]
+                if len(got):
+                    quant[m] = {f"p{int(q * 100)}": float(np.quantile(got, q)) for q in QUANTILES}
+    return Robustness(touching, base, swings, breaks, samples if touching else 0, seed,
+                      dict(sorted(wins.items(), key=lambda kv: (-kv[1], kv[0]))), quant)

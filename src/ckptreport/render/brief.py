@@ -11,6 +11,7 @@ fetches nothing: every URL is refused.
 from __future__ import annotations
 
 import io
+import math
 import re
 from concurrent.futures import as_completed
 from pathlib import Path
@@ -314,6 +315,70 @@ def purchase_chart(data: BriefData) -> Markup:
     return _svg(fig, "purchase")
 
 
+TORNADO_BARS = 8  # the inputs a brief's tornado shows, largest swing first
+
+
+def tornado_chart(data: BriefData) -> Markup | None:
+    """The cost over the run of the option recommended at each input's low (light) and high (dark)
+    end, the others held, around the base (the line): the inputs that move the answer most on top."""
+    robust = data.robust
+    swings = [w for w in robust.swings if math.isfinite(w.swing("total_usd"))][:TORNADO_BARS]
+    if not swings:
+        return None
+    plt = _mpl()
+    fig, ax = plt.subplots(figsize=(6.4, 0.35 + 0.3 * len(swings)))
+    base = robust.base["total_usd"]
+    for y, w in enumerate(reversed(swings)):
+        for end, color in (("low", "#9fc5e8"), ("high", "#2f6db5")):
+            value = getattr(w, end)["total_usd"]
+            ax.barh(y, value - base, left=base, color=color, height=0.6, label=f"at its {end}" if y == 0 else None)
+            shown = display.of(w.param.input, getattr(w.param, end))
+            ax.annotate(shown + (" *" if getattr(w, end)["option"] != robust.base["option"] else ""),
+                        (value, y), xytext=(3 if value >= base else -3, 0), textcoords="offset points",
+                        ha="left" if value >= base else "right", va="center", fontsize=6)
+    ax.axvline(base, color="#333", linewidth=0.8)
+    ax.set_yticks(range(len(swings)), [_short(w.param.label, 40) for w in reversed(swings)])
+    ax.xaxis.set_major_formatter(lambda v, _: f"${v / 1e6:,.1f}M" if abs(v) >= 1e6 else f"${v / 1e3:,.0f}k")
+    ax.set_xlabel("cost over the run of the option recommended (storage + GPU time lost)")
+    lo = min(min(w.low["total_usd"], w.high["total_usd"]) for w in swings)
+    hi = max(max(w.low["total_usd"], w.high["total_usd"]) for w in swings)
+    pad = (hi - lo) * 0.18 or base * 0.05
+    ax.set_xlim(lo - pad, hi + pad)
+    ax.legend(frameon=False, fontsize=6, loc="lower right")
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    return _svg(fig, "tornado")
+
+
+def _robust_words(data: BriefData) -> dict:
+    """The brief's 'How sure is this' paragraph: the band, the share of draws, the break-evens."""
+    r = data.robust
+    f = display.of
+    option = r.base["option"]
+    if not r.params:
+        return {"band": "Every figure this recommendation uses is taken as certain: no input it reads carries a "
+                        "range, so there is no band or tornado. Give an input a range (low, high) to see one.",
+                "holds": "", "inputs": 0}
+    q = r.quantiles
+    trio = lambda m: ", ".join(f"P{p} {f(m, q[m][f'p{p}'])}" for p in (10, 50, 90)) if q[m]["p50"] is not None         else "not priced"  # noqa: E731
+    share = r.wins.get(option, 0.0)
+    others = [f"{name} in {s:.0%}" for name, s in r.wins.items() if name != option]
+    band = (f"Over {r.samples:,} draws of the {len(r.params)} uncertain inputs it reads, taken together (seed "
+            f"{r.seed}), {option} is the recommendation in {share:.0%} of draws"
+            + (f" ({'; '.join(others)})" if others else "") + f". Its total cost a month: {trio('total_usd_month')}; "
+            f"over the run: {trio('total_usd')}; overhead: {trio('overhead_pct')}.")
+    if r.breaks:
+        parts = []
+        for b in sorted(r.breaks, key=lambda b: abs(math.log(max(b.value, 1e-300) / max(b.param.value, 1e-300)))):
+            word = "rises above" if b.direction == "above" else "falls below"
+            parts.append(f"{b.param.label} {word} {f(b.param.input, b.value)} (then {b.to})")
+        holds = "This recommendation holds unless " + "; or ".join(parts) + " (break-even values found on the engine)."
+    else:
+        holds = ("No uncertain input flips this recommendation within a factor of 10 of its value, each moved "
+                 "alone (searched on the engine).")
+    return {"band": band, "holds": holds, "inputs": len(r.params)}
+
+
 def _provenance(data: BriefData, measured) -> tuple[list[dict], str, list[dict]]:
     """The appendix: every input with its basis and source, which bandwidths were measured."""
     rec = data.pick.row
@@ -376,6 +441,7 @@ def context(data: BriefData, report: Report, meta: dict[str, str], paper: str) -
         "interval": f("interval_s", rec["interval_s"]), "target": f("target_overhead_pct", rec["target_overhead_pct"]),
         "size_svg": size_chart(rec), "waste_svg": waste_chart(data), "chain_svg": chain_svg(env, rec),
         "purchase_svg": purchase_chart(data), "purchase_what": data.purchase.what,
+        "tornado_svg": tornado_chart(data), "robust": _robust_words(data),
         "recovery_mix": f"{display.value(data.pick.row['host_recoverable_pct'], 'pct')} of failures restarting from the "
                         "copy an async or tiered save keeps in host memory (sync keeps none), the rest from the tier",
         "tiers": _tier_rows(data), "skus": skus if len(skus) > 1 else [], "recommendation": recommendation,
