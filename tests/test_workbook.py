@@ -140,7 +140,8 @@ def test_every_formula_on_every_sheet_carries_what_a_spreadsheet_computes(built,
                 compared[name] = compared.get(name, 0) + 1
     for wb in (formulas, ours, theirs):
         wb.close()
-    assert set(compared) >= {"Summary", "Choice", "Purchase", "Cadence", "Checks", "Cover", "Scenarios"}, compared
+    assert set(compared) >= {"Summary", "Choice", "Purchase", "Cadence", "Checks", "Cover", "Scenarios",
+                             "Sensitivity"}, compared
     assert compared["Cadence"] > 1000 and compared["Choice"] > 100, compared
 
 
@@ -225,7 +226,8 @@ def test_changed_assumptions_recompute_like_the_engine(built, small_models, tmp_
         path.write_text(text.replace(old, new, 1))
 
     sub("storage.yaml", "write: {value: 100 GB/s", "write: {value: 250 GB/s")
-    sub("storage.yaml", 'capex_usd_per_GBps: {value: "$25,000"', 'capex_usd_per_GBps: {value: "$2,500,000"')
+    sub("storage.yaml", 'capex_usd_per_GBps: {value: "$25,000", low: "$8,400", high: "$50,000", driver: '
+        'flash-price-per-GBps', 'capex_usd_per_GBps: {value: "$2,500,000"')  # far outside the range: dropped
     sub("hardware.yaml", "usd_per_gpu_hour: {value: $4.916", "usd_per_gpu_hour: {value: $2.5")
     sub("plan.yaml", "intervals: [10 min, 30 min]", "intervals: [10 min, 45 min]")
     sub("plan.yaml", "interval: 30 min", "interval: 45 min")
@@ -321,8 +323,8 @@ def test_layout_a_finance_reader_expects(built):
     headers; units in number formats; over-target cells highlighted; landscape, fit to width; charts."""
     _, xlsx = built
     wb = openpyxl.load_workbook(xlsx)
-    assert wb.sheetnames == ["Cover", "Summary", "Assumptions", "Scenarios", "Choice", "Purchase", "Cadence", "Sources",
-                            "Checks"]
+    assert wb.sheetnames == ["Cover", "Summary", "Assumptions", "Scenarios", "Choice", "Purchase", "Cadence",
+                             "Sensitivity", "Sources", "Checks"]
     for name in ("target_overhead_pct", "mfu_pct", "restart_s", "retention", "buffers"):
         assert name in wb.defined_names
     assumptions = wb["Assumptions"]

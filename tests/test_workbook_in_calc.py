@@ -29,7 +29,7 @@ HAVE_UNO = SOFFICE is not None and Path(UNO_PYTHON).exists() and subprocess.run(
 pytestmark = pytest.mark.skipif(not HAVE_UNO and not os.environ.get("CI"),
                                 reason="LibreOffice or python3-uno is not installed: run `make system-deps`")
 
-LIVE = ("Summary", "Choice", "Purchase", "Cadence", "Checks", "Cover")
+LIVE = ("Summary", "Choice", "Purchase", "Cadence", "Sensitivity", "Checks", "Cover")
 
 
 def calc(xlsx: Path, actions: list[dict], tmp_path: Path) -> dict:
@@ -175,3 +175,29 @@ def test_typing_a_percent_and_a_size_equals_the_yaml(small_build, workbook, tmp_
             if math.isinf(want) or math.isnan(want):
                 continue
             assert math.isclose(got_, want, rel_tol=1e-9, abs_tol=1e-12), (key, name, got_, want)
+
+
+def test_the_sensitivity_table_follows_an_edited_range(small_build, workbook, tmp_path):
+    """Type a new low over dgx-h100's GPU-hour on the Sensitivity sheet, as finance would: after a
+    hard recalculation the headline option's cost at that end is what the engine computes with the
+    GPU-hour written as that value in the YAML, and the swing follows."""
+    wb = openpyxl.load_workbook(workbook, read_only=True)
+    rows = list(wb["Sensitivity"].iter_rows(values_only=True))
+    wb.close()
+    key = rows[2][2]  # the headline option's scenario key
+    row = next(i + 1 for i, r in enumerate(rows) if r and r[0] == "skus.dgx-h100.usd_per_gpu_hour")
+    got = calc(workbook, [{"op": "type", "cell": f"Sensitivity!C{row}", "text": "2.5"},
+                          {"op": "recalc"}, {"op": "read", "sheets": ["Sensitivity"], "as": "edited"}], tmp_path)
+    edited = got["reads"]["edited"]["Sensitivity"]["values"][row - 1]
+    assert edited[2] == 2.5
+    models = tmp_path / "models"
+    shutil.copytree(small_build.models, models)
+    hardware = (models / "hardware.yaml").read_text()
+    old = "usd_per_gpu_hour: {value: $4.916, low: $1.85, high: $6.155,"
+    assert old in hardware
+    (models / "hardware.yaml").write_text(hardware.replace(old, "usd_per_gpu_hour: {value: $2.50,", 1))
+    frame = build(models, tmp_path / "expected", workbook=False, briefs=False).frame
+    at_low = frame.at[key, "total_usd"]
+    assert math.isclose(edited[5], at_low, rel_tol=1e-9), (edited[5], at_low)
+    assert math.isclose(edited[7], abs(edited[6] - edited[5]), rel_tol=1e-12)
+    assert math.isclose(edited[10], frame.at[key, "overhead_pct"] / 100, rel_tol=1e-9)

@@ -50,7 +50,8 @@ LITERAL = {i.name for i in INPUTS.values() if i.entity == SCENARIO and i.unit ==
 GLOBALS = {i.name for i in of(PLAN)}  # plan-wide inputs: one named cell on Assumptions, no Scenarios column
 KEY = "scenario_id"  # Scenarios column A: each row's key, looked up with an exact match
 FIRST = 3  # first data row of the Scenarios table (row 1: note, row 2: header)
-SHEETS = ("Cover", "Summary", "Assumptions", "Scenarios", "Choice", "Purchase", "Cadence", "Sources", "Checks")
+SHEETS = ("Cover", "Summary", "Assumptions", "Scenarios", "Choice", "Purchase", "Cadence", "Sensitivity", "Sources",
+          "Checks")
 ENTITY_KINDS = ((MODELS, "model"), (RECIPES, "recipe"), (SKUS, "sku"), (TIERS, "tier"))
 PCT = COLUMN_UNITS["pct"].excel
 USD = COLUMN_UNITS["usd"].excel_format()
@@ -871,6 +872,114 @@ def _charts_cadence(sh: Sheet, charts: dict, letter: dict[str, str]) -> None:
         anchor += 17
 
 
+# ---- Sensitivity ----------------------------------------------------------------------------------
+
+SENSITIVITY_OUT = ("total_usd", "total_usd_month", "overhead_pct")
+
+
+def _dependents_of(inputs: set[str]) -> list[str]:
+    """The columns that change with ``inputs`` and that the sensitivity outputs need, in evaluation order."""
+    changed = set(inputs)
+    for name, col in COLUMNS.items():
+        if changed & set(col.params):
+            changed.add(name)
+    needed = set(SENSITIVITY_OUT)
+    for name in reversed(list(COLUMNS)):
+        if name in needed:
+            needed |= {p for p in COLUMNS[name].params if p in changed}
+    return [n for n in COLUMNS if n in needed and n in changed]
+
+
+def write_sensitivity(sh: Sheet, book: Book) -> None:
+    """The tornado of the headline option as a live table: per uncertain input its low and high
+    (blue, editable) and the option's cost over the run, a month, and overhead at each end, with the
+    swing. Below, one computation block per input: the columns that depend on it recomputed (same
+    definitions as Scenarios) with the input at its low and its high, the rest read from the
+    option's Scenarios row by its key. Edit a low or a high and the table follows."""
+    from .. import uncertainty
+
+    head = ["input", "where", "low", "today", "high", "over the run at low", "at high", "swing",
+            "a month at low", "at high", "overhead at low", "at high"]
+    sh.layout({1: 44, 2: 18, **{k: 16 for k in range(3, 13)}}, "A6")
+    sh.append([sh.text("Sensitivity: which assumption moves the headline option's cost", font=TITLE)])
+    point = book.report.point
+    table = book.summary
+    lines = table.index[(table["model"] == point.model) & (table["sku"] == point.sku)]
+    idx = _index(table.at[lines[0], "option_index"]) if len(lines) else None
+    if idx is None or idx not in book.scenario_row:
+        sh.append([sh.text("The headline option is not on the Scenarios sheet: no sensitivity table.")])
+        return
+    row = book.frame.loc[[idx]]
+    params = uncertainty.parameters(book.inputs)
+    ev = uncertainty.Evaluator(row, params)
+    touched = [j for j in range(len(params)) if ev.touches(j)]
+    option = f"{row['strategy'].iat[0]} to {row['tier'].iat[0]}"
+    sh.append([sh.text(f"{point.model} on {point.sku}: {option}, the option the summary recommends. Each input that "
+                       "carries a range is moved alone from its low to its high (blue: edit them), the others held; "
+                       "the computation blocks below recompute every column that depends on it.")])
+    at = "$E$3"
+    sh.append([sh.text("scenario"), sh.text(KEY), sh.cell(idx), sh.text("Scenarios row"),
+               sh.cell("=" + _row_of(book, idx), result=book.scenario_row[idx])])
+    if not touched:
+        sh.append([sh.text("No input this option reads carries a range: give one a range (low, high) in the models "
+                           "files to sweep it.")])
+        return
+    sh.append([])
+    sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in head])
+    first = sh.row + 1
+    base = uncertainty.base_values(params)[0]
+    plans, start = [], first + len(touched)  # each block: a blank row, its title, its header, low, high
+    for k, j in enumerate(touched):
+        p = params[j]
+        member = next(m for m, mask in zip(p.members, ev.masks[j]) if mask.any())
+        share = member.value / p.value if (p.value and member is not p.first) else 1.0
+        values = np.repeat(base[None, :], 2, axis=0)
+        values[:, j] = [p.low, p.high]
+        deps = _dependents_of({member.input, *(d for d, _ in member.dependents)})
+        plans.append({"p": p, "member": member, "low": p.low * share, "high": p.high * share, "deps": deps,
+                      "cols": ev.run(values), "row": first + k, "low_row": start + 3, "high_row": start + 4,
+                      "letter": {n: get_column_letter(i + 2) for i, n in enumerate(deps)}})
+        start += 5
+    for b in plans:  # the table, its outputs read from the blocks below
+        name, member, r = b["member"].input, b["member"], b["row"]
+        fmt = display.excel_format(name)
+        label = b["p"].label if not b["p"].driver else f"{b['p'].driver}: {member.label}"
+        cells = [sh.text(label), sh.text(f"{member.prov.file}:{member.prov.line}"),
+                 sh.cell(_result(name, b["low"]), fmt=fmt, font=BLUE), _live(sh, book, idx, name, fmt),
+                 sh.cell(_result(name, b["high"]), fmt=fmt, font=BLUE)]
+        for column in SENSITIVITY_OUT:
+            shown = PCT if column == "overhead_pct" else USD
+            for e in (0, 1):
+                ref = (f"{b['letter'][column]}{b['low_row' if e == 0 else 'high_row']}" if column in b["letter"]
+                       else _ref(book, idx, column, at))
+                cells.append(sh.cell(f"={ref}", fmt=shown, result=_result(column, b["cols"][column][e, 0])))
+            if column == "total_usd":
+                lo, hi = (float(b["cols"][column][e, 0]) for e in (0, 1))
+                cells.append(sh.cell(f"=ABS(G{r}-F{r})", fmt=USD, result=_result(column, abs(hi - lo))))
+        sh.append(cells)
+    for b in plans:
+        p, member, deps, letter = b["p"], b["member"], b["deps"], b["letter"]
+        moved = {d for d, _ in member.dependents}
+        trees = {n: COLUMNS[n].fn(*(Var(q) for q in COLUMNS[n].params)) for n in deps}
+        sh.append([])
+        sh.append([sh.text(f"computation: {p.label}" + (f" ({member.label})" if p.driver else ""), font=BOLD)])
+        sh.append([sh.text("end", font=BOLD, fill=HEADER_FILL),
+                   *(sh.text(n, font=BOLD, fill=HEADER_FILL) for n in deps)])
+        for e, (end, cell, rr) in enumerate((("low", f"$C${b['row']}", b["low_row"]),
+                                             ("high", f"$E${b['row']}", b["high_row"]))):
+            def leaf(n, cell=cell, rr=rr):
+                if n in letter:
+                    return f"{letter[n]}{rr}"
+                if n == member.input:
+                    return cell
+                if n in moved:  # an input derived from the swept one moves in proportion
+                    return f"({_ref(book, idx, n, at)}*{cell}/{_ref(book, idx, member.input, at)})"
+                return _ref(book, idx, n, at)
+
+            sh.append([sh.text(end), *(sh.cell("=" + render(trees[n], leaf), fmt=display.excel_format(n),
+                                               result=_result(n, b["cols"][n][e, 0])) for n in deps)])
+
+
 # ---- Sources --------------------------------------------------------------------------------------
 
 def write_sources(sh: Sheet, book: Book) -> None:
@@ -999,6 +1108,7 @@ def write(path, report: Report, meta: dict[str, str], when: dt.datetime | None =
     write_purchase(sheets["Purchase"], book)
     write_summary(sheets["Summary"], book)
     write_cadence(sheets["Cadence"], book)
+    write_sensitivity(sheets["Sensitivity"], book)
     write_sources(sheets["Sources"], book)
     write_checks(sheets["Checks"], book)
     write_cover(sheets["Cover"], book)  # last: it counts the checks
