@@ -11,10 +11,12 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
+from ckptreport import units
 from ckptreport.build import build
 from ckptreport.cli import main
 
 PRICE = "capex_usd_per_GBps: {value: \"$25,000\""  # superpod-good's price per GB/s bought, the first in storage.yaml
+RANGED = ', low: "$8,400", high: "$50,000", driver: flash-price-per-GBps'  # its range, shared with the other flash tiers
 
 
 def _line_of(path: Path, text: str) -> int:
@@ -26,7 +28,8 @@ def _priced(models: Path, target: Path, price: str) -> Path:
     storage = target / "storage.yaml"
     text = storage.read_text()
     assert PRICE in text
-    storage.write_text(text.replace(PRICE, f'capex_usd_per_GBps: {{value: "{price}"', 1))
+    within = units.parse(price, "usd") <= 50_000  # inside the shipped range: only the value changes
+    storage.write_text(text.replace(PRICE + ("" if within else RANGED), f'capex_usd_per_GBps: {{value: "{price}"', 1))
     return target
 
 

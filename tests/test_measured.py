@@ -248,3 +248,17 @@ def test_a_tier_that_does_not_exist_is_named(tmp_path, small_models):
                                        "--measured", str(d)])
     assert result.exit_code == 2 and "unknown tier 'pfs-10' (did you mean 'pfs-100'?)" in result.output
     assert re.search(r"i\.yaml:\d+:\d+: metrics\.tier_write\.tier:", result.output)
+
+
+def test_measured_spread_across_hosts_is_the_figures_range(tmp_path, small_models):
+    """Two hosts measured 358.66 and 300 GB/s per node: the figure used is their median, and its
+    range (for sensitivity and Monte Carlo) runs from the slower host to the faster."""
+    from ckptreport import uncertainty
+    from ckptreport.build import load_inputs
+
+    inputs = load_inputs(small_models, measured_paths=[_imported(tmp_path)])
+    q = inputs.skus["dgx-h100"].d2h_per_node
+    assert (q.low, q.value, q.high) == (300e9, pytest.approx((358.66e9 + 300e9) / 2), 358.66e9)
+    (param,) = [p for p in uncertainty.parameters(inputs) if p.label == "skus.dgx-h100.d2h_per_node"]
+    assert (param.low, param.high) == (300.0, 358.66)
+    assert inputs.skus["dgx-h100"].d2h_per_gpu.low is None  # one host measured it: no spread

@@ -9,6 +9,7 @@ import math
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -144,12 +145,32 @@ def test_a_driver_moves_its_figures_together(plain_models, tmp_path):
     assert (swing.low["option"], swing.low["total_usd"]) == (expected["option"], pytest.approx(expected["total_usd"]))
 
 
-def test_figures_of_one_driver_must_agree(plain_models):
+def test_figures_of_one_driver_go_to_the_same_place_in_their_own_ranges(plain_models, tmp_path):
+    """superpod-good priced $25,000 ($10,000-50,000), superpod-better $30,000 ($20,000-40,000), one
+    driver: at the tornado's low end each is at its own low, as a build with those prices gives;
+    a figure of another distribution cannot join the driver."""
     _set(plain_models, "storage.yaml", 'capex_usd_per_GBps: {value: "$25,000", basis: assumption',
          'capex_usd_per_GBps: {value: "$25,000", low: "$10,000", high: "$50,000", driver: flash, basis: assumption')
     _set(plain_models, "storage.yaml", 'capex_usd_per_GBps: {value: "$25,000", basis: assumption',
-         'capex_usd_per_GBps: {value: "$25,000", low: "$20,000", high: "$50,000", driver: flash, basis: assumption')
-    with pytest.raises(InputError, match="driver 'flash' moves its figures together") as caught:
+         'capex_usd_per_GBps: {value: "$30,000", low: "$20,000", high: "$40,000", driver: flash, basis: assumption')
+    inputs = load(plain_models)
+    (param,) = uncertainty.parameters(inputs)
+    assert [m.label for m in param.members] == ["tiers.superpod-better.capex_usd_per_GBps",
+                                                "tiers.superpod-good.capex_usd_per_GBps"]  # sorted by name
+    first, other = param.members
+    for x, want in ((first.low, other.low), (first.value, other.value), (first.high, other.high)):
+        assert uncertainty.follow(param, other, np.array([x]))[0] == pytest.approx(want)
+    report = compute(inputs, workbook=False, briefs=False)
+    (swing,) = uncertainty.sensitivity(report, [param], _line(report)).swings
+    low = _copy(plain_models, tmp_path / "low")
+    _set(low, "storage.yaml", 'value: "$25,000", low: "$10,000", high: "$50,000", driver: flash', 'value: "$10,000"')
+    _set(low, "storage.yaml", 'value: "$30,000", low: "$20,000", high: "$40,000", driver: flash', 'value: "$20,000"')
+    expected = _pick(low)
+    assert (swing.low["option"], swing.low["total_usd"]) == (expected["option"], pytest.approx(expected["total_usd"]))
+    _set(plain_models, "storage.yaml", 'high: "$40,000", driver: flash', 'high: "$40,000", distribution: uniform, '
+         'driver: flash')
+    with pytest.raises(InputError, match="driver 'flash' moves its figures together: they share a distribution") \
+            as caught:
         uncertainty.parameters(load(plain_models))
     assert caught.value.problems[0].file == "storage.yaml" and caught.value.problems[0].line > 0
 

@@ -79,6 +79,7 @@ class Measurement:
     hosts: tuple[str, ...]
     files: tuple[str, ...]
     spec: float | None  # what the models directory said
+    maximum: float | None = None  # the fastest host's figure
 
     @property
     def ratio(self) -> float | None:
@@ -195,7 +196,7 @@ def apply(inputs: Inputs, paths: list[str | Path]) -> Inputs:
         spec = spec if math.isfinite(spec) and spec > 0 else None
         measurements[(section, name, field)] = Measurement(
             section, name, field, statistics.median(values), min(values), tuple(h for _, h, _ in rows),
-            tuple(f for _, _, f in rows), spec)
+            tuple(f for _, _, f in rows), spec, max(values))
     return _replace(inputs, measurements, parsed)
 
 
@@ -209,7 +210,9 @@ def _replace(inputs: Inputs, measurements: dict, parsed) -> Inputs:
         source = (f"median of {len(m.hosts)} measurement(s) on {', '.join(sorted(set(m.hosts)))} "
                   f"(min {units.fmt(m.minimum, 'bandwidth')}; spec {spec_text}"
                   + (f"; {m.flag}" if m.flag else "") + f"): {', '.join(sorted(set(m.files)))}")
-        q = Q(m.median, text, "bandwidth", m.basis, source)
+        spread = m.maximum is not None and m.minimum < m.maximum  # hosts differ: the spread is the range
+        q = Q(m.median, text, "bandwidth", m.basis, source,
+              **({"low": m.minimum, "high": m.maximum, "distribution": "triangular"} if spread else {}))
         sections[section][name] = _with(sections[section][name], field.split("."), q)
         prov[key] = Prov(sorted(set(m.files))[0], 0, m.basis, source)
     digest = hashlib.sha256(inputs.input_hash.encode())

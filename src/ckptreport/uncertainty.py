@@ -33,8 +33,9 @@ METRICS = ["overhead_pct", "stall_s", "waste_pct", "total_usd_month", "total_usd
 
 @dataclass(frozen=True)
 class Member:
-    """One figure a Param sets: ``section.name.key``, the input column it sets, its value there, and
-    the columns derived from it when they were omitted (each with its value: they move in proportion)."""
+    """One figure a Param sets: ``section.name.key``, the input column it sets, its value and range
+    there, and the columns derived from it when they were omitted (each with its value: they move in
+    proportion to the figure)."""
 
     section: str
     name: str
@@ -43,6 +44,8 @@ class Member:
     value: float
     prov: Prov
     dependents: tuple[tuple[str, float], ...] = ()
+    low: float = math.nan
+    high: float = math.nan
 
     @property
     def label(self) -> str:
@@ -51,8 +54,10 @@ class Member:
 
 @dataclass(frozen=True)
 class Param:
-    """One uncertain figure (or, with a ``driver``, every figure naming it, moved together in
-    proportion to the first): its value and range in the first member's column unit."""
+    """One uncertain figure (or, with a ``driver``, every figure naming it, moved together): its
+    value and range are the first member's, in its column's unit. The others follow it to the same
+    place in their own ranges (``follow``): all at their lows, all at their values, all at their
+    highs, and in between in proportion (lognormal: in proportion of the logarithms)."""
 
     members: tuple[Member, ...]
     value: float
@@ -118,7 +123,8 @@ def parameters(inputs: Inputs) -> list[Param]:
                 if not isinstance(raw, Q) or not raw.uncertain:
                     continue
                 member = Member(section, name, inp.key, inp.name, raw.value / inp.scale,
-                                inputs.prov[(section, name, inp.key)], _dependents(inp, entity, raw))
+                                inputs.prov[(section, name, inp.key)], _dependents(inp, entity, raw),
+                                raw.low / inp.scale, raw.high / inp.scale)
                 if raw.driver is not None and raw.driver in drivers:
                     k = drivers[raw.driver]
                     _agree(out[k], member, raw)
@@ -132,17 +138,34 @@ def parameters(inputs: Inputs) -> list[Param]:
 
 
 def _agree(param: Param, member: Member, raw: Q) -> None:
+    """Figures of one driver share a distribution and a unit: they are one uncertain quantity."""
     from .errors import InputError, Problem
 
-    ratios = (raw.low / raw.value, raw.high / raw.value) if raw.value else (math.nan, math.nan)
-    want = (param.low / param.value, param.high / param.value) if param.value else (math.nan, math.nan)
     first = param.first
-    if (raw.distribution != param.distribution or member.input != first.input and INPUTS[member.input].unit !=
-            INPUTS[first.input].unit or not all(math.isclose(a, b, rel_tol=1e-6) for a, b in zip(ratios, want))):
+    if raw.distribution != param.distribution or INPUTS[member.input].unit != INPUTS[first.input].unit:
         raise InputError(Problem(member.prov.file, member.prov.line, 0, member.label,
-                                 f"driver '{raw.driver}' moves its figures together in proportion: its range must be "
-                                 f"the same share of its value, with the same distribution and unit, as "
-                                 f"{first.label} ({first.prov.file}:{first.prov.line})"))
+                                 f"driver '{raw.driver}' moves its figures together: they share a distribution and a "
+                                 f"unit; {first.label} ({first.prov.file}:{first.prov.line}) is a "
+                                 f"{param.distribution} {INPUTS[first.input].unit}, this one a {raw.distribution} "
+                                 f"{INPUTS[member.input].unit}"))
+
+
+def follow(p: Param, m: Member, x: np.ndarray) -> np.ndarray:
+    """Where member ``m`` of ``p`` is when ``p``'s first member is at ``x``: the same place in its own
+    range (piecewise linear through low, value and high, extended beyond them; uniform: linear from
+    low to high; lognormal: the same in logarithms), never below zero."""
+    if m is p.first:
+        return x
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if p.distribution == "lognormal":
+            out = m.value * (x / p.value) ** (math.log(m.high / m.low) / math.log(p.high / p.low))
+        elif p.distribution == "uniform":
+            out = m.low + (x - p.low) * (m.high - m.low) / (p.high - p.low)
+        else:
+            below = m.value + (x - p.value) * ((m.value - m.low) / (p.value - p.low) if p.value > p.low else 0.0)
+            above = m.value + (x - p.value) * ((m.high - m.value) / (p.high - p.value) if p.high > p.value else 0.0)
+            out = np.where(x < p.value, below, above)
+    return np.maximum(out, 0.0)
 
 
 def _dependents(inp: Input, entity, raw: Q) -> tuple[tuple[str, float], ...]:
@@ -182,13 +205,13 @@ class Evaluator:
         draws = values.shape[0]
         env = {k: np.tile(v, draws) for k, v in self.base.items()}
         for j, p in enumerate(self.params):
-            x = values[:, j]
-            scale = x / p.value if p.value else np.ones(draws)  # a zero value: its proportional dependents are 0 too
             for member, mask in zip(p.members, self.masks[j]):
                 if not mask.any():
                     continue
+                y = follow(p, member, values[:, j])
+                scale = y / member.value if member.value else np.ones(draws)  # a zero: its dependents stay 0
                 for column, base in ((member.input, member.value), *member.dependents):
-                    moved = x if (column == member.input and member is p.first) else base * scale
+                    moved = y if column == member.input else base * scale
                     env[column].reshape(draws, self.n)[:, mask] = moved[:, None]
         out = compute(env)
         keep = columns or list(out)

@@ -932,11 +932,10 @@ def write_sensitivity(sh: Sheet, book: Book) -> None:
     for k, j in enumerate(touched):
         p = params[j]
         member = next(m for m, mask in zip(p.members, ev.masks[j]) if mask.any())
-        share = member.value / p.value if (p.value and member is not p.first) else 1.0
         values = np.repeat(base[None, :], 2, axis=0)
         values[:, j] = [p.low, p.high]
         deps = _dependents_of({member.input, *(d for d, _ in member.dependents)})
-        plans.append({"p": p, "member": member, "low": p.low * share, "high": p.high * share, "deps": deps,
+        plans.append({"p": p, "member": member, "low": member.low, "high": member.high, "deps": deps,
                       "cols": ev.run(values), "row": first + k, "low_row": start + 3, "high_row": start + 4,
                       "letter": {n: get_column_letter(i + 2) for i, n in enumerate(deps)}})
         start += 5
