@@ -677,3 +677,26 @@ def test_a_second_build_waits_for_the_lock_and_says_so(tmp_path):
         pass
     assert said == []  # free again once the first is done
     _log("output directory", "ok")
+
+
+def test_a_hostile_name_in_a_range_stays_text_in_the_tornado_and_the_sensitivity_sheet(tmp_path):
+    """A tier named with TeX and a formula, its write bandwidth given a range: the brief's tornado
+    labels it literally (matplotlib typesets nothing), and the Sensitivity sheet holds it as text."""
+    name = "=a$x^2$b & <i>"
+    files = copy.deepcopy(TINY)
+    tiers = files["storage.yaml"]["tiers"]
+    tiers[name] = tiers.pop("superpod-good")
+    tiers[name]["write"] = {"value": "30 GB/s", "low": "20 GB/s", "high": "60 GB/s", "basis": "assumption",
+                            "source": "assumption: a test range"}
+    files["plan.yaml"]["tiers"] = [name if t == "superpod-good" else t for t in files["plan.yaml"]["tiers"]]
+    _models_dir(tmp_path, files)
+    out = tmp_path / "out"
+    done = _tiny_build(tmp_path, out)
+    assert done.returncode == 0, done.stderr[-3000:]
+    pdf = out / "briefs" / "llama3-8b.pdf"
+    text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    assert "How sure this is" in text
+    assert f"tiers.{name}.write"[:30] in text.replace("&amp;", "&")
+    wb = openpyxl.load_workbook(out / "ckptreport.xlsx")
+    labels = [c for row in wb["Sensitivity"].iter_rows() for c in row if isinstance(c.value, str) and "x^2" in c.value]
+    assert labels and all(c.data_type == "s" for c in labels)

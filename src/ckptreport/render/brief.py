@@ -335,9 +335,10 @@ def tornado_chart(data: BriefData) -> Markup | None:
             shown = display.of(w.param.input, getattr(w.param, end))
             ax.annotate(shown + (" *" if getattr(w, end)["option"] != robust.base["option"] else ""),
                         (value, y), xytext=(3 if value >= base else -3, 0), textcoords="offset points",
-                        ha="left" if value >= base else "right", va="center", fontsize=6)
+                        ha="left" if value >= base else "right", va="center", fontsize=6, parse_math=False)
     ax.axvline(base, color="#333", linewidth=0.8)
-    ax.set_yticks(range(len(swings)), [_short(w.param.label, 40) for w in reversed(swings)])
+    ax.set_yticks(range(len(swings)), [_short(w.param.label, 40) for w in reversed(swings)],
+                  parse_math=False)  # names from the inputs are text: '$x$' is not typeset
     ax.xaxis.set_major_formatter(lambda v, _: f"${v / 1e6:,.1f}M" if abs(v) >= 1e6 else f"${v / 1e3:,.0f}k")
     ax.set_xlabel("cost over the run of the option recommended (storage + GPU time lost)")
     lo = min(min(w.low["total_usd"], w.high["total_usd"]) for w in swings)
