@@ -283,3 +283,15 @@ def test_the_readme_dask_block_gives_what_the_build_gives(tmp_path, monkeypatch)
     assert built.exit_code == 0, built.output
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())["samples"]
     assert json.loads(json.dumps(scope["sampled"].lines)) == manifest["lines"]
+
+
+def test_explain_shows_each_inputs_range_as_written():
+    result = CliRunner().invoke(main, ["explain", "llama3-405b", "dgx-h100", "superpod-good", "--gpus", "1024",
+                                       "--interval", "30min", "--json"])
+    ranges = {i["name"]: i["range"] for i in json.loads(result.output)["inputs"]}
+    assert ranges["gpu_mtbf_s"] == "22600 h to 83500 h (triangular, driver gpu-mtbf)"
+    assert ranges["mfu_pct"] == "38% to 43% (uniform)"
+    assert ranges["storage_nic_GBps"] is None  # taken as certain
+    text = CliRunner().invoke(main, ["explain", "llama3-405b", "dgx-h100", "superpod-good", "--gpus", "1024",
+                                     "--interval", "30min"]).output
+    assert "plan.yaml:12 [range 38% to 43% (uniform)]" in text

@@ -12,7 +12,7 @@ from .columns import COLUMNS
 from .engine import columns, row_at
 from .errors import InputError, Problem
 from .expr import Var, render
-from .inputs import INPUTS, MODELS, RECIPES, SKUS, TIERS
+from .inputs import INPUTS, MODELS, PLAN, RECIPES, SCENARIO, SKUS, TIERS
 from .load import Inputs, did_you_mean, provenance
 from .quantity import STRATEGIES, Q
 
@@ -75,12 +75,16 @@ def explain_row(inputs: Inputs, row) -> dict:
     inputs_out = []
     for name in used:
         prov = provenance(inputs, INPUTS[name], names)
+        inp = INPUTS[name]
+        raw = None if inp.entity == SCENARIO else inp.raw(
+            inputs.entity(inp.entity, PLAN if inp.entity == PLAN else str(names[inp.entity])))
         inputs_out.append({
             "name": name, "value": _finite(values[name]), "display": shown[name],
             "unit": display.unit_of(name), "doc": INPUTS[name].doc,
             "file": prov.file if prov else None, "line": prov.line if prov else None,
             "basis": prov.basis if prov else "scenario", "source": prov.source if prov else None,
             "date": prov.date if prov else None, "region": prov.region if prov else None,
+            "range": raw.range_text() if isinstance(raw, Q) and raw.uncertain else None,
         })
     steps = []
     for col in COLUMNS.values():
@@ -138,7 +142,8 @@ def as_text(e: dict) -> str:
         src = f" — {i['source']}" if i["source"] else ""
         dated = ", ".join(filter(None, [i.get("date"), i.get("region")]))
         basis = i["basis"] + (f" ({dated})" if dated else "")
-        lines.append(f"  {i['name']:<{width}}  {i['display']:>14}  {basis}, {where}{src}")
+        ranged = f" [range {i['range']}]" if i.get("range") else ""
+        lines.append(f"  {i['name']:<{width}}  {i['display']:>14}  {basis}, {where}{ranged}{src}")
     section = None
     for st in e["steps"]:
         if st["section"] != section:

@@ -212,7 +212,9 @@ def _replace(inputs: Inputs, measurements: dict, parsed) -> Inputs:
                   + (f"; {m.flag}" if m.flag else "") + f"): {', '.join(sorted(set(m.files)))}")
         spread = m.maximum is not None and m.minimum < m.maximum  # hosts differ: the spread is the range
         q = Q(m.median, text, "bandwidth", m.basis, source,
-              **({"low": m.minimum, "high": m.maximum, "distribution": "triangular"} if spread else {}))
+              **({"low": m.minimum, "high": m.maximum, "distribution": "triangular",
+                  "low_text": units.fmt(m.minimum, "bandwidth", 4), "high_text": units.fmt(m.maximum, "bandwidth", 4)}
+                 if spread else {}))
         sections[section][name] = _with(sections[section][name], field.split("."), q)
         prov[key] = Prov(sorted(set(m.files))[0], 0, m.basis, source)
     digest = hashlib.sha256(inputs.input_hash.encode())

@@ -42,6 +42,15 @@ class Q:
     high: float | None = None
     distribution: str | None = None  # one of DISTRIBUTIONS when the figure has a range
     driver: str | None = None  # figures naming the same driver move together (one draw, one tornado bar)
+    low_text: str | None = None  # the bounds as written
+    high_text: str | None = None
+
+    def range_text(self) -> str:
+        """'22600 h to 83500 h (triangular)' as written, or '' when the figure is taken as certain."""
+        if not self.uncertain:
+            return ""
+        return f"{self.low_text} to {self.high_text} ({self.distribution}" + (f", driver {self.driver})"
+                                                                             if self.driver else ")")
 
     @property
     def uncertain(self) -> bool:
@@ -108,7 +117,8 @@ def _quantity_validator(kind: str, minimum: float, inclusive: bool, integer: boo
                                       {"low": repr(bounds["low"])})
         if not all(math.isfinite(v) for v in (low, value, high)):
             raise PydanticCustomError("range", "a range is finite: low, value and high are numbers with units")
-        return Q(value, str(raw).strip(), kind, basis, source, date, region, low, high, distribution, driver)
+        return Q(value, str(raw).strip(), kind, basis, source, date, region, low, high, distribution, driver,
+                 str(bounds["low"]).strip(), str(bounds["high"]).strip())
 
     def check(raw: Any, where: str) -> float:
         """One figure of the quantity (its value, or a bound of its range) parsed and checked."""

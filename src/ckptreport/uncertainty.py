@@ -46,6 +46,8 @@ class Member:
     dependents: tuple[tuple[str, float], ...] = ()
     low: float = math.nan
     high: float = math.nan
+    low_text: str = ""  # the bounds as written in the models file
+    high_text: str = ""
 
     @property
     def label(self) -> str:
@@ -89,6 +91,12 @@ class Param:
             return self.first.label
         return f"{self.driver} ({len(self.members)} figures)" if len(self.members) > 1 else self.driver
 
+    def end_text(self, end: str) -> str:
+        """The first figure's low or high as the models file writes it (else in the column's unit)."""
+        from . import display
+
+        return getattr(self.first, f"{end}_text") or display.of(self.input, getattr(self, end))
+
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """``n`` draws in the column's unit."""
         if self.distribution == "uniform":
@@ -124,7 +132,7 @@ def parameters(inputs: Inputs) -> list[Param]:
                     continue
                 member = Member(section, name, inp.key, inp.name, raw.value / inp.scale,
                                 inputs.prov[(section, name, inp.key)], _dependents(inp, entity, raw),
-                                raw.low / inp.scale, raw.high / inp.scale)
+                                raw.low / inp.scale, raw.high / inp.scale, raw.low_text or "", raw.high_text or "")
                 if raw.driver is not None and raw.driver in drivers:
                     k = drivers[raw.driver]
                     _agree(out[k], member, raw)
@@ -439,7 +447,7 @@ def as_text(s: Sensitivity, params: list[Param]) -> str:
     for w in s.swings:
         p = w.param
         rec = "=" if not w.flips else f"{w.low['option']} / {w.high['option']}"
-        rows.append([printable(p.label), f"{_show(p.input, p.low)} -> {_show(p.input, p.high)}",
+        rows.append([printable(p.label), f"{p.end_text('low')} -> {p.end_text('high')}",
                      f"{_show('total_usd', w.low['total_usd'])} -> {_show('total_usd', w.high['total_usd'])}",
                      f"{_show('total_usd_month', w.low['total_usd_month'])} -> "
                      f"{_show('total_usd_month', w.high['total_usd_month'])}",

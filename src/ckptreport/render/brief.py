@@ -332,7 +332,7 @@ def tornado_chart(data: BriefData) -> Markup | None:
         for end, color in (("low", "#9fc5e8"), ("high", "#2f6db5")):
             value = getattr(w, end)["total_usd"]
             ax.barh(y, value - base, left=base, color=color, height=0.6, label=f"at its {end}" if y == 0 else None)
-            shown = display.of(w.param.input, getattr(w.param, end))
+            shown = w.param.end_text(end)
             ax.annotate(shown + (" *" if getattr(w, end)["option"] != robust.base["option"] else ""),
                         (value, y), xytext=(3 if value >= base else -3, 0), textcoords="offset points",
                         ha="left" if value >= base else "right", va="center", fontsize=6, parse_math=False)
