@@ -159,7 +159,7 @@ def sensitivity(inputs: Inputs, model: str, sku: str):
     match = table.index[(table["model"] == model) & (table["sku"] == sku)]
     if not len(match):
         raise InputError(f"no summary line for model {model!r} on SKU {sku!r}")
-    return uncertainty.sensitivity(report, uncertainty.parameters(inputs), int(match[0]))
+    return uncertainty.sensitivity(report, report.params, int(match[0]))
 
 
 def sample_plan(inputs: Inputs, samples: int, seed: int = 1):
@@ -170,7 +170,7 @@ def sample_plan(inputs: Inputs, samples: int, seed: int = 1):
     from .report import compute
 
     report = compute(inputs, workbook=False, briefs=False)
-    return uncertainty.SamplePlan.of(report, uncertainty.parameters(inputs), samples, seed)
+    return uncertainty.SamplePlan.of(report, report.params, samples, seed)
 
 
 def monte_carlo(inputs: Inputs, samples: int, seed: int = 1):

@@ -7,7 +7,6 @@ import dataclasses
 import datetime as dt
 import hashlib
 import json
-import math
 import os
 import time
 from collections.abc import Callable
@@ -19,7 +18,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from . import __version__, schema
+from . import __version__, schema, units
 from .errors import InputError, Problem
 from .engine import plan_rows
 from .load import Inputs, load
@@ -139,14 +138,10 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _num(v) -> float | None:
-    """A number for JSON: None for unknown or unbounded."""
-    return float(v) if v is not None and math.isfinite(float(v)) else None
-
-
 def manifest(report: Report, meta: dict[str, str], files: dict[str, str]) -> dict:
     """What was built from what: provenance, the recommendations every output names, file hashes."""
     s = report.summary
+    num = units.json_number
     return {
         **meta,
         "inputs": report.inputs.files,
@@ -159,16 +154,16 @@ def manifest(report: Report, meta: dict[str, str], files: dict[str, str]) -> dic
         "recommendations": [{"model": r["model"], "recipe": r["recipe"], "sku": r["sku"], "gpus": r["gpus"],
                              "interval_s": r["interval_s"], "tier": r["option_tier"],
                              "strategy": r["option_strategy"], "status": r["option_status"],
-                             "meets_target": bool(r["option_meets"]), "overhead_pct": _num(r["option_overhead_pct"]),
-                             "stall_s": _num(r["option_stall_s"]), "required_GBps": _num(r["option_required_GBps"]),
-                             "bought_GBps": _num(r["option_bought_GBps"]),
-                             "storage_usd_month": _num(r["option_storage_usd_month"]),
-                             "lost_gpu_usd_month": _num(r["option_lost_gpu_usd_month"]),
-                             "total_usd_month": _num(r["option_total_usd_month"]),
-                             "total_usd": _num(r["option_total_usd"]),
+                             "meets_target": bool(r["option_meets"]), "overhead_pct": num(r["option_overhead_pct"]),
+                             "stall_s": num(r["option_stall_s"]), "required_GBps": num(r["option_required_GBps"]),
+                             "bought_GBps": num(r["option_bought_GBps"]),
+                             "storage_usd_month": num(r["option_storage_usd_month"]),
+                             "lost_gpu_usd_month": num(r["option_lost_gpu_usd_month"]),
+                             "total_usd_month": num(r["option_total_usd_month"]),
+                             "total_usd": num(r["option_total_usd"]),
                              "runner_up": None if not isinstance(r["runner_up_tier"], str) else {
                                  "tier": r["runner_up_tier"], "strategy": r["runner_up_strategy"],
-                                 "extra_usd": _num(r["runner_up_extra_usd"])},
+                                 "extra_usd": num(r["runner_up_extra_usd"])},
                              "assumed_prices": r["assumed_prices"], "needs_price": r["needs_price"]}
                             for r in s.to_dict("records")],
         "briefs": [{"name": b.spec.name, "model": b.spec.model, "gpus": b.spec.gpus, "interval_s": b.spec.interval_s,
@@ -251,7 +246,7 @@ def sample(report: Report, staging: Path, meta: dict[str, str], samples: int, se
     samples.parquet a chunk at a time, the quantiles and win shares returned."""
     from . import uncertainty
 
-    params = uncertainty.parameters(report.inputs)
+    params = report.params
     progress(f"drawing {samples:,} samples of {len(params)} uncertain input(s) (seed {seed}) over "
              f"{len(report.summary):,} summary lines")
     writer = None

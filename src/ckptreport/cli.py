@@ -517,7 +517,7 @@ def sensitivity(models, model, sku, every, as_json):
 
     inputs = _run(load, resolve_models(models))
     report = _run(compute, inputs, None, lambda _: None, False, False)
-    params = uncertainty.parameters(inputs)
+    params = report.params
     table = report.summary
     point = summary_point(inputs)
     if every:
@@ -533,7 +533,7 @@ def sensitivity(models, model, sku, every, as_json):
         click.echo(json.dumps([uncertainty.as_dict(s) for s in found], indent=2, allow_nan=False))
         return
     click.echo(f"{len(params)} input(s) carry a range; every other figure is taken as certain.\n")
-    click.echo("\n\n".join(uncertainty.as_text(s, params) for s in found))
+    click.echo("\n\n".join(uncertainty.as_text(s) for s in found))
 
 
 @main.command("schema")

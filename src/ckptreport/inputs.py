@@ -108,6 +108,15 @@ def attribute(key: str) -> str:
     return key + "_" if keyword.iskeyword(key) else key
 
 
+def replaced(entity, key: str, value):
+    """A copy of a validated entity with the (dotted) ``key`` set to ``value``: ``local_nvme.write``
+    replaces the write figure inside the SKU's local_nvme mapping."""
+    head, _, rest = key.partition(".")
+    if rest:
+        value = replaced(getattr(entity, attribute(head)), rest, value)
+    return entity.model_copy(update={attribute(head): value})
+
+
 def _d2h_node(sku) -> float:
     return sku.gpus_per_node.value * sku.d2h_per_gpu.value
 

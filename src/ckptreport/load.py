@@ -80,26 +80,27 @@ def _submodel(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
-def _fields_at(model: type[BaseModel], loc: tuple) -> list[str]:
+def _walk(model: type[BaseModel], loc: tuple) -> tuple[type[BaseModel], bool]:
+    """The model that the key path ``loc`` leads into, and whether the whole path was followed (it
+    stops at a list index, an unknown key or a key that holds no mapping)."""
     for part in loc:
         if not isinstance(part, str) or part not in model.model_fields:
-            break
+            return model, False
         sub = _submodel(model.model_fields[part].annotation)
         if sub is None:
-            break
+            return model, False
         model = sub
-    return list(model.model_fields)
+    return model, True
+
+
+def _fields_at(model: type[BaseModel], loc: tuple) -> list[str]:
+    return list(_walk(model, loc)[0].model_fields)
 
 
 def _what(model: type[BaseModel], loc: tuple) -> str:
     """What a missing key means, from its declaration: ' (model FLOPs utilisation, e.g. 40%)'."""
-    for part in loc[:-1]:
-        if not isinstance(part, str) or part not in model.model_fields:
-            return ""
-        model = _submodel(model.model_fields[part].annotation)
-        if model is None:
-            return ""
-    info = model.model_fields.get(str(loc[-1]))
+    model, whole = _walk(model, loc[:-1])
+    info = model.model_fields.get(str(loc[-1])) if whole else None
     return f" ({info.description})" if info is not None and info.description else ""
 
 

@@ -25,7 +25,7 @@ from pydantic import Field
 
 from . import units
 from .errors import InputError, Problem
-from .inputs import TIERS, Input, attribute, measured_targets
+from .inputs import TIERS, Input, attribute, measured_targets, replaced
 from .load import Inputs, Prov, _place, _validate, did_you_mean
 from .quantity import Name, Q, Quantity, Strict, Text
 from .safeio import read_regular
@@ -215,7 +215,7 @@ def _replace(inputs: Inputs, measurements: dict, parsed) -> Inputs:
               **({"low": m.minimum, "high": m.maximum, "distribution": "triangular",
                   "low_text": units.fmt(m.minimum, "bandwidth", 4), "high_text": units.fmt(m.maximum, "bandwidth", 4)}
                  if spread else {}))
-        sections[section][name] = _with(sections[section][name], field.split("."), q)
+        sections[section][name] = replaced(sections[section][name], field, q)  # a measured key wins over any derive rule
         prov[key] = Prov(sorted(set(m.files))[0], 0, m.basis, source)
     digest = hashlib.sha256(inputs.input_hash.encode())
     for path, _, _, raw in sorted(parsed, key=lambda p: (p[0].name, str(p[0]))):  # named, not placed: cwd-free
@@ -224,15 +224,6 @@ def _replace(inputs: Inputs, measurements: dict, parsed) -> Inputs:
                                 for p, _, _, raw in sorted(parsed, key=lambda p: p[0].name)}}
     return dataclasses.replace(inputs, skus=sections["skus"], tiers=sections["tiers"], prov=prov,
                                input_hash=digest.hexdigest(), measured=measurements, files=files)
-
-
-def _with(entity, keys: list[str], q: Q):
-    """The entity with the (dotted) key replaced by ``q``; a measured key takes precedence over any
-    rule that would derive it (a tier's write_per_TiB x capacity)."""
-    head = attribute(keys[0])
-    if len(keys) == 1:
-        return entity.model_copy(update={head: q})
-    return entity.model_copy(update={head: _with(getattr(entity, head), keys[1:], q)})
 
 
 # ---- writing measured files -------------------------------------------------------------------

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import calibration
+from . import calibration, uncertainty
 from .engine import Dropped, chunks, curve, plan_rows, scenarios
 from .engine import compute as compute_columns
 from .errors import InputError, Problem
@@ -267,7 +267,9 @@ def brief_rows(inputs: Inputs, frame: pd.DataFrame, spec: Spec) -> pd.DataFrame:
     return scenarios(dataclasses.replace(inputs, plan=narrow))[0]
 
 
-def brief(inputs: Inputs, frame: pd.DataFrame, spec: Spec) -> BriefData:
+def brief(inputs: Inputs, frame: pd.DataFrame, spec: Spec, params: list | None = None) -> BriefData:
+    """One brief's data; ``params``: the inputs' uncertain figures (``uncertainty.parameters``), when
+    the caller has them."""
     rows = brief_rows(inputs, frame, spec)
     if rows.empty:
         place = inputs.places.get(("briefs", spec.name))
@@ -291,9 +293,7 @@ def brief(inputs: Inputs, frame: pd.DataFrame, spec: Spec) -> BriefData:
         if not same.empty:
             intervals = CURVE_MIN * 60
             curves[strategy] = (intervals, curve(same.iloc[0], intervals)["waste_pct"])
-    from . import uncertainty
-
-    robust = uncertainty.robustness(rows, uncertainty.parameters(inputs))
+    robust = uncertainty.robustness(rows, uncertainty.parameters(inputs) if params is None else params)
     return BriefData(spec, rows, pick, tiers, skus, curves, explain_row(inputs, pick.row), purchase(on_sku, pick),
                      assumed_prices(inputs, pick.row), robust)
 
@@ -434,6 +434,7 @@ class Report:
     workbook_note: str = ""  # why some were left out, when they were
     tier_overview: list[tuple[str, dict[str, int]]] = field(default_factory=list)  # tier -> strategy -> row
     candidates: list[list[int]] = field(default_factory=list)  # per summary line: its options' rows, tie order
+    params: list = field(default_factory=list)  # uncertainty.parameters: the figures that carry a range
     assumed: dict[int, list[str]] = field(default_factory=dict)  # frame row -> the assumed prices it rests on
     purchases: list = field(default_factory=list)  # per summary line: its purchase curve (Purchase)
     rows: int = 0  # the plan's rows; ``frame`` holds them all up to ROWS_IN_MEMORY, else the ones shown
@@ -470,7 +471,8 @@ def compute(inputs: Inputs, sink=None, progress=lambda _: None, workbook: bool =
         frame, selected = _stream(inputs, sink, point, Selection(limit, rows, len(inputs.plan.intervals))
                                   if workbook else None, rows, progress)
     table, candidates, purchases = summary(frame, inputs, point)
-    data = [brief(inputs, frame, spec) for spec in specs(inputs, frame, point)] if briefs else []
+    params = uncertainty.parameters(inputs)
+    data = [brief(inputs, frame, spec, params) for spec in specs(inputs, frame, point)] if briefs else []
     named = {i for rows_ in candidates for i in rows_} | {int(i) for p in purchases for i in p.points.index}
     keep, note = (workbook_rows(frame, named, limit, len(inputs.plan.intervals), rows, selected) if workbook
                   else (pd.Index(sorted(named), dtype=np.int64), ""))
@@ -483,7 +485,7 @@ def compute(inputs: Inputs, sink=None, progress=lambda _: None, workbook: bool =
     cadence = {idx: cadence_grid(frame, idx) for idx in sorted(picks)} if workbook else {}
     return Report(inputs, frame, dropped, point, table, data, calibration.cases(), workbook_index=keep,
                   workbook_note=note, tier_overview=overview, candidates=candidates,
-                  purchases=purchases, assumed=assumed, rows=rows, cadence=cadence)
+                  purchases=purchases, assumed=assumed, rows=rows, cadence=cadence, params=params)
 
 
 def _stream(inputs: Inputs, sink, point: Point, selection: Selection | None, rows: int, progress):

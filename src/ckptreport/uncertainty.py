@@ -22,13 +22,14 @@ import numpy as np
 import pandas as pd
 
 from .engine import compute
-from .inputs import INPUTS, MODELS, PLAN, RECIPES, SKUS, TIERS, Input, attribute, of
+from .inputs import INPUTS, MODELS, PLAN, RECIPES, SKUS, TIERS, Input, of, replaced
 from .load import Inputs, Prov
 from .quantity import Q
 
 ENTITY_COLUMN = {MODELS: "model", RECIPES: "recipe", SKUS: "sku", TIERS: "tier"}  # PLAN: every row
 Z90 = 1.2815515655446004  # the standard normal's 90th percentile: a lognormal's low and high are its P10 and P90
 METRICS = ["overhead_pct", "stall_s", "waste_pct", "total_usd_month", "total_usd"]  # what a draw reports
+QUANTILES = (0.1, 0.5, 0.9)
 
 
 @dataclass(frozen=True)
@@ -107,19 +108,10 @@ class Param:
         return rng.triangular(self.low, self.value, self.high, n)
 
 
-def _with(entity, key: str, q: Q):
-    """A copy of a validated entity with ``key`` (dotted: local_nvme.write) set to ``q``."""
-    head, _, rest = key.partition(".")
-    if rest:
-        return entity.model_copy(update={attribute(head): _with(getattr(entity, attribute(head)), rest, q)})
-    return entity.model_copy(update={attribute(head): q})
-
-
 def parameters(inputs: Inputs) -> list[Param]:
     """Every uncertain figure of the inputs, in declaration order (plan first, then each entity);
-    figures sharing a driver are one Param. Figures of one driver must agree on their range
-    relative to their value and on their distribution (else an InputError names the one that
-    does not)."""
+    figures sharing a driver are one Param. Figures of one driver share a distribution and a unit
+    (else an InputError names the one that does not)."""
     out: list[Param] = []
     drivers: dict[str, int] = {}
     for section in (PLAN, MODELS, RECIPES, SKUS, TIERS):
@@ -183,7 +175,7 @@ def _dependents(inp: Input, entity, raw: Q) -> tuple[tuple[str, float], ...]:
     for other in of(inp.entity):
         if other.key and inp.key in other.derived_from and other.derived(entity) is not None:
             base = other.value(entity)
-            doubled = other.value(_with(entity, inp.key, dataclasses.replace(raw, value=2 * raw.value)))
+            doubled = other.value(replaced(entity, inp.key, dataclasses.replace(raw, value=2 * raw.value)))
             if not math.isclose(doubled, 2 * base, rel_tol=1e-9):
                 raise ValueError(f"{other.name} is not proportional to {inp.key}")
             out.append((other.name, float(base)))
@@ -193,8 +185,8 @@ def _dependents(inp: Input, entity, raw: Q) -> tuple[tuple[str, float], ...]:
 class Evaluator:
     """Rows of the scenario frame (``rows``: their input columns) re-evaluated with the uncertain figures
     set to other values: ``run(values)`` with ``values`` of shape (draws, params) in each param's
-    unit gives every column, shape (draws, rows). A param's other members, and the inputs derived
-    from any member, move in proportion to its first member."""
+    unit gives every column, shape (draws, rows). A param's other members follow its first
+    (``follow``); the inputs derived from a member move in proportion to it."""
 
     def __init__(self, rows: pd.DataFrame, params: list[Param]):
         self.params = params
@@ -246,6 +238,12 @@ def picks(cols: dict[str, np.ndarray], groups: list[np.ndarray]) -> list[np.ndar
     return out
 
 
+def quantiles(values: np.ndarray) -> dict[str, float | None]:
+    """P10/P50/P90 of the finite values (None each when there are none: an unpriced cost)."""
+    finite = values[np.isfinite(values)]
+    return {f"p{round(q * 100)}": float(np.quantile(finite, q)) if len(finite) else None for q in QUANTILES}
+
+
 def base_values(params: list[Param]) -> np.ndarray:
     return np.array([[p.value for p in params]])
 
@@ -280,10 +278,12 @@ def _at(rows: pd.DataFrame, cols: dict[str, np.ndarray], draw: int, pos: int) ->
     return out
 
 
-def tornado(rows: pd.DataFrame, params: list[Param], rank_by: str = "total_usd") -> tuple[dict, list[Swing]]:
+def tornado(rows: pd.DataFrame, params: list[Param], rank_by: str = "total_usd",
+            ev: Evaluator | None = None) -> tuple[dict, list[Swing]]:
     """One summary line's options (``rows``, in the frame's order): the base pick, and per uncertain
-    input that touches them its swing, largest first by ``rank_by``."""
-    ev = Evaluator(rows, params)
+    input that touches them its swing, largest first by ``rank_by``. ``ev``: the rows' Evaluator,
+    when the caller has one."""
+    ev = ev or Evaluator(rows, params)
     used = [j for j in range(len(params)) if ev.touches(j)]
     base = base_values(params)[0]
     values = [base]
@@ -327,10 +327,11 @@ def _span(p: Param) -> tuple[float, float]:
     return max(low, 0.0), high
 
 
-def break_even(rows: pd.DataFrame, params: list[Param], grid: int = 48, steps: int = 30) -> list[BreakEven]:
+def break_even(rows: pd.DataFrame, params: list[Param], grid: int = 48, steps: int = 30,
+               ev: Evaluator | None = None) -> list[BreakEven]:
     """Per uncertain input touching ``rows``, the nearest value above and below its own at which the
     pick changes, found by a grid then bisection on the engine itself (each within a factor of 10)."""
-    ev = Evaluator(rows, params)
+    ev = ev or Evaluator(rows, params)
     used = [j for j in range(len(params)) if ev.touches(j)]
     base = base_values(params)[0]
     everything = np.arange(len(rows))
@@ -413,10 +414,11 @@ def line_rows(report, line: int) -> pd.DataFrame:
 
 def sensitivity(report, params: list[Param], line: int) -> Sensitivity:
     rows = line_rows(report, line)
-    base, swings = tornado(rows, params)
+    ev = Evaluator(rows, params)
+    base, swings = tornado(rows, params, ev=ev)
     head = report.summary.iloc[line]
     return Sensitivity({k: head[k] for k in ("model", "sku", "recipe", "gpus", "interval_s")}, base, swings,
-                       break_even(rows, params))
+                       break_even(rows, params, ev=ev))
 
 
 def _show(column: str, v) -> str:
@@ -425,7 +427,7 @@ def _show(column: str, v) -> str:
     return "n/a" if v is None else display.of(column, v)
 
 
-def as_text(s: Sensitivity, params: list[Param]) -> str:
+def as_text(s: Sensitivity) -> str:
     """A summary line's tornado and break-evens as a planner reads them in a review."""
     from . import display
     from .errors import printable
@@ -469,14 +471,12 @@ def as_text(s: Sensitivity, params: list[Param]) -> str:
     return "\n".join(out)
 
 
-def _num(v):
-    return None if v is None or not math.isfinite(v) else float(v)
-
-
 def as_dict(s: Sensitivity) -> dict:
     """For --json and the manifest: finite numbers or null."""
+    from .units import json_number
+
     def point(d: dict) -> dict:
-        return {"option": d["option"], **{m: _num(d[m]) for m in METRICS}}
+        return {"option": d["option"], **{m: json_number(d[m]) for m in METRICS}}
 
     return {"line": {k: (v.item() if hasattr(v, "item") else v) for k, v in s.line.items()}, "base": point(s.base),
             "swings": [{"input": w.param.label, "file": w.param.prov.file, "line": w.param.prov.line,
@@ -489,7 +489,6 @@ def as_dict(s: Sensitivity) -> dict:
 
 # ---- Monte Carlo over the summary lines --------------------------------------------------------------
 
-QUANTILES = (0.1, 0.5, 0.9)
 ROWS_PER_CHUNK = 100_000  # rows of options x draws evaluated at once: ~150 MB of columns
 
 
@@ -613,11 +612,8 @@ class Tally:
             head = plan.lines.iloc[line]
             quant = {}
             for m, metric in enumerate(METRICS):
-                got = np.array(self.store.array[line * len(METRICS) + m, :n])
+                quant[metric] = quantiles(np.array(self.store.array[line * len(METRICS) + m, :n]))
                 self.store.release()
-                finite = got[np.isfinite(got)]
-                quant[metric] = ({f"p{int(q * 100)}": float(np.quantile(finite, q)) for q in QUANTILES}
-                                 if len(finite) else {f"p{int(q * 100)}": None for q in QUANTILES})
             share: dict[str, float] = {}
             for r in np.flatnonzero(self.wins[line]):
                 share[option[r]] = share.get(option[r], 0.0) + int(self.wins[line, r]) / n
@@ -706,7 +702,6 @@ class Scratch:
 def sampled_text(s: Sampled) -> str:
     """The Monte Carlo summary for the terminal: per summary line, how often its recommendation wins
     and the P10-P50-P90 of its cost and overhead."""
-    from . import display
     from .errors import printable
 
     if not s.params:
@@ -726,7 +721,6 @@ def sampled_text(s: Sampled) -> str:
                      ", ".join(others) or "-"])
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    del display
     return "\n".join([head, "", fmt.format(*header).rstrip(), fmt.format(*("-" * w for w in widths))]
                      + [fmt.format(*r).rstrip() for r in rows])
 
@@ -753,9 +747,10 @@ class Robustness:
 def robustness(rows: pd.DataFrame, params: list[Param], samples: int = BRIEF_SAMPLES, seed: int = 1) -> Robustness:
     """The tornado, break-even values and a Monte Carlo band of one decision among ``rows`` (a brief's
     options, every one of them a candidate), re-evaluated by the engine's columns."""
-    base, swings = tornado(rows, params)
-    breaks = break_even(rows, params)
-    touching = [p for p, m in zip(params, Evaluator(rows, params).masks) if any(x.any() for x in m)]
+    ev = Evaluator(rows, params)
+    base, swings = tornado(rows, params, ev=ev)
+    breaks = break_even(rows, params, ev=ev)
+    touching = [p for j, p in enumerate(params) if ev.touches(j)]
     wins: dict[str, float] = {}
     quant: dict[str, dict[str, float | None]] = {m: {"p10": None, "p50": None, "p90": None} for m in METRICS}
     if touching:
@@ -768,10 +763,6 @@ def robustness(rows: pd.DataFrame, params: list[Param], samples: int = BRIEF_SAM
             wins[labels[int(code)]] = int(count) / samples
         at = [i for i in range(len(rows)) if _option(rows, i) == base["option"]]
         if at:
-            for m in METRICS:
-                got = cols[m][:, at[0]]
-                got = got[np.isfinite(got)]
-                if len(got):
-                    quant[m] = {f"p{int(q * 100)}": float(np.quantile(got, q)) for q in QUANTILES}
+            quant = {m: quantiles(cols[m][:, at[0]]) for m in METRICS}
     return Robustness(touching, base, swings, breaks, samples if touching else 0, seed,
                       dict(sorted(wins.items(), key=lambda kv: (-kv[1], kv[0]))), quant)

@@ -405,3 +405,8 @@ COLUMN_UNITS: dict[str, Unit] = {u.key: u for u in (
     # a formula's cached TRUE reads TRUE before any recalculation (LibreOffice shows a bare 1 otherwise)
     Unit("bool", "true/false", "", 1.0, None, BOOL_EXCEL, BOOL_EXCEL),
 )}
+
+
+def json_number(v) -> float | None:
+    """A number for JSON (manifest, --json): None for unknown (NaN, None) or unbounded."""
+    return float(v) if v is not None and math.isfinite(float(v)) else None

@@ -721,17 +721,7 @@ def _show_axes(chart) -> None:
 
 def _interval_dependents() -> list[str]:
     """Columns that change with the interval and that waste depends on, in evaluation order."""
-    out: list[str] = []
-    changed = {"interval_s"}
-    for name, col in COLUMNS.items():
-        if changed & set(col.params):
-            changed.add(name)
-    needed = {"overhead_pct", "waste_pct"}
-    for name in reversed(list(COLUMNS)):
-        if name in needed:
-            needed |= {p for p in COLUMNS[name].params if p in changed}
-    out = [n for n in COLUMNS if n in needed and n in changed]
-    return out
+    return _dependents_of({"interval_s"}, {"overhead_pct", "waste_pct"})
 
 
 MIN_FMT = '0.0" min"'
@@ -877,13 +867,14 @@ def _charts_cadence(sh: Sheet, charts: dict, letter: dict[str, str]) -> None:
 SENSITIVITY_OUT = ("total_usd", "total_usd_month", "overhead_pct")
 
 
-def _dependents_of(inputs: set[str]) -> list[str]:
-    """The columns that change with ``inputs`` and that the sensitivity outputs need, in evaluation order."""
+def _dependents_of(inputs: set[str], outputs) -> list[str]:
+    """The columns that change with ``inputs`` and that ``outputs`` need, in evaluation order: what a
+    block recomputing ``outputs`` at other values of ``inputs`` must hold (the rest it reads)."""
     changed = set(inputs)
     for name, col in COLUMNS.items():
         if changed & set(col.params):
             changed.add(name)
-    needed = set(SENSITIVITY_OUT)
+    needed = set(outputs)
     for name in reversed(list(COLUMNS)):
         if name in needed:
             needed |= {p for p in COLUMNS[name].params if p in changed}
@@ -910,7 +901,7 @@ def write_sensitivity(sh: Sheet, book: Book) -> None:
         sh.append([sh.text("The headline option is not on the Scenarios sheet: no sensitivity table.")])
         return
     row = book.frame.loc[[idx]]
-    params = uncertainty.parameters(book.inputs)
+    params = book.report.params
     ev = uncertainty.Evaluator(row, params)
     touched = [j for j in range(len(params)) if ev.touches(j)]
     option = f"{row['strategy'].iat[0]} to {row['tier'].iat[0]}"
@@ -934,7 +925,7 @@ def write_sensitivity(sh: Sheet, book: Book) -> None:
         member = next(m for m, mask in zip(p.members, ev.masks[j]) if mask.any())
         values = np.repeat(base[None, :], 2, axis=0)
         values[:, j] = [p.low, p.high]
-        deps = _dependents_of({member.input, *(d for d, _ in member.dependents)})
+        deps = _dependents_of({member.input, *(d for d, _ in member.dependents)}, SENSITIVITY_OUT)
         plans.append({"p": p, "member": member, "low": member.low, "high": member.high, "deps": deps,
                       "cols": ev.run(values), "row": first + k, "low_row": start + 3, "high_row": start + 4,
                       "letter": {n: get_column_letter(i + 2) for i, n in enumerate(deps)}})
