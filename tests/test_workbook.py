@@ -454,3 +454,25 @@ def test_checks_pass_and_catch_an_inconsistent_edit(built, recalc, tmp_path):
     assert failed == {"Every input on Assumptions is 0 or more",
                       "Stall = checkpoint cost + back-pressure + interference, in every scenario"}, checks
     assert cover == f"{len(checks) - 2} of {len(checks)} checks pass: see the Checks sheet"
+
+
+def test_the_sensitivity_sheet_is_a_tornado_ranked_as_the_terminal(built):
+    """The Sensitivity table lists the inputs by their swing in the cost over the run, largest first,
+    as `ckptreport sensitivity` does for the same option; each swing is the engine's."""
+    from ckptreport import uncertainty
+
+    result, xlsx = built
+    wb = openpyxl.load_workbook(xlsx, read_only=True, data_only=True)
+    rows = list(wb["Sensitivity"].iter_rows(values_only=True))
+    wb.close()
+    header = next(i for i, r in enumerate(rows) if r and r[0] == "input")
+    table = [r for r in rows[header + 1:] if r and r[0]]
+    table = table[:next((i for i, r in enumerate(table) if str(r[0]).startswith("computation")), len(table))]
+    report = result.report
+    line = int(report.summary.index[(report.summary["model"] == report.point.model)
+                                    & (report.summary["sku"] == report.point.sku)][0])
+    terminal = uncertainty.sensitivity(report, report.params, line).swings
+    assert len(table) == len(terminal) > 1
+    for sheet_row, swing in zip(table, terminal):
+        assert sheet_row[7] == pytest.approx(swing.swing("total_usd"), rel=1e-9)
+    assert [r[7] for r in table] == sorted((r[7] for r in table), reverse=True)

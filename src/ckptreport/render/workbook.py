@@ -919,17 +919,22 @@ def write_sensitivity(sh: Sheet, book: Book) -> None:
     sh.append([sh.text(h, font=BOLD, fill=HEADER_FILL) for h in head])
     first = sh.row + 1
     base = uncertainty.base_values(params)[0]
-    plans, start = [], first + len(touched)  # each block: a blank row, its title, its header, low, high
-    for k, j in enumerate(touched):
+    plans = []
+    for j in touched:
         p = params[j]
         member = next(m for m, mask in zip(p.members, ev.masks[j]) if mask.any())
         values = np.repeat(base[None, :], 2, axis=0)
         values[:, j] = [p.low, p.high]
         deps = _dependents_of({member.input, *(d for d, _ in member.dependents)}, SENSITIVITY_OUT)
-        plans.append({"p": p, "member": member, "low": member.low, "high": member.high, "deps": deps,
-                      "cols": ev.run(values), "row": first + k, "low_row": start + 3, "high_row": start + 4,
+        cols = ev.run(values)
+        plans.append({"p": p, "member": member, "low": member.low, "high": member.high, "deps": deps, "cols": cols,
+                      "swing": abs(float(cols["total_usd"][1, 0] - cols["total_usd"][0, 0])),
                       "letter": {n: get_column_letter(i + 2) for i, n in enumerate(deps)}})
-        start += 5
+    # a tornado: the largest swing in the cost over the run first, as the terminal and the brief rank it
+    plans.sort(key=lambda b: (-b["swing"] if math.isfinite(b["swing"]) else math.inf, b["p"].label))
+    start = first + len(plans)  # each block: a blank row, its title, its header, low, high
+    for k, b in enumerate(plans):
+        b.update(row=first + k, low_row=start + 5 * k + 3, high_row=start + 5 * k + 4)
     for b in plans:  # the table, its outputs read from the blocks below
         name, member, r = b["member"].input, b["member"], b["row"]
         fmt = display.excel_format(name)
