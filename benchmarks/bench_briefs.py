@@ -39,7 +39,7 @@ def main() -> int:
             t_ctx = time.perf_counter() - t
             html = brief.render_html(ctx)
             t_html = time.perf_counter() - t - t_ctx
-            brief.write_pdf(html, Path(tmp) / f"{spec.name}.pdf")
+            pdf.write_pdf(html, Path(tmp) / f"{spec.name}.pdf")
             total = time.perf_counter() - t
             times.append(total)
             print(f"{spec.name:<20} {total:5.2f} s  (context {t_ctx:.2f}, html {t_html:.2f}, pdf {total - t_ctx - t_html:.2f})")

@@ -12,8 +12,8 @@ Ratios are against the bare-numpy baseline measured in the same run. Nothing her
 
 from __future__ import annotations
 
-import dataclasses
 import argparse
+import dataclasses
 import os
 import subprocess
 import sys
@@ -24,10 +24,11 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from ckptreport.build import shipped_models  # noqa: E402
-from ckptreport.engine import compute, cross_product, scenarios  # noqa: E402
+from ckptreport.engine import compute, scenarios  # noqa: E402
+from ckptreport.plan import cross_product  # noqa: E402
 from ckptreport.load import load  # noqa: E402
-from ckptreport.schema import Q  # noqa: E402
+from ckptreport.paths import shipped_models  # noqa: E402
+from ckptreport.quantity import Q  # noqa: E402
 
 
 def big_inputs(rows_target: int):

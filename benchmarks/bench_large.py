@@ -22,8 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from ckptreport.load import load, plan_rows
+from ckptreport.load import load
 from ckptreport.paths import shipped_models
+from ckptreport.plan import plan_rows
+
 
 def big_plan(models: Path, rows: int) -> int:
     """Rewrite models/plan.yaml with enough cluster sizes and intervals for about ``rows`` rows."""

@@ -7,8 +7,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from ckptreport.build import build, shipped_models
+from ckptreport.build import build
 from ckptreport.load import load
+from ckptreport.paths import shipped_models
 from ckptreport.report import compute
 
 REPO = Path(__file__).resolve().parents[1]

@@ -20,12 +20,23 @@ def _module(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def _runtime_nodes(tree: ast.AST):
+    """Every node of ``tree`` but those under ``if TYPE_CHECKING:`` (an annotation's import is no
+    dependency: it never runs)."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            yield from (n for child in node.orelse for n in [child, *_runtime_nodes(child)])
+            continue
+        yield node
+        yield from _runtime_nodes(node)
+
+
 def _imports(path: Path) -> set[str]:
-    """Every ckptreport module ``path`` imports, at the top or inside a function."""
+    """Every ckptreport module ``path`` imports when it runs, at the top or inside a function."""
     me = _module(path)
     package = me if path.name == "__init__.py" else me.rpartition(".")[0]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in _runtime_nodes(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names if a.name.startswith("ckptreport")}
         elif isinstance(node, ast.ImportFrom):

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from ckptreport import display
 from ckptreport.build import build
 from ckptreport.cli import main
-from ckptreport.render import brief
+from ckptreport.render import brief, pdf
 from conftest import REPO
 
 GOLDEN = REPO / "tests" / "golden" / "briefs"
@@ -111,7 +111,7 @@ def _rightmost(box) -> float:
 
 
 def _check_fits(html: str) -> None:
-    doc = weasyprint.HTML(string=html, url_fetcher=brief.RefusingFetcher()).render()
+    doc = weasyprint.HTML(string=html, url_fetcher=pdf.RefusingFetcher()).render()
     for number, page in enumerate(doc.pages, 1):
         box = page._page_box
         limit = page.width - box.margin_right + 0.5
@@ -173,12 +173,12 @@ def test_hostile_names_appear_literally_and_nothing_is_fetched(models_copy, tmp_
 
 def test_the_fetcher_refuses_file_and_http_urls():
     """Even markup that asks for files gets nothing: the renderer's fetcher refuses every URL."""
-    fetcher = brief.RefusingFetcher()
+    fetcher = pdf.RefusingFetcher()
     html = ('<html><body><p>x</p><img src="file:///etc/passwd"><link rel=attachment href="file:///etc/hostname">'
             '<img src="http://example.invalid/x.png"></body></html>')
-    pdf = weasyprint.HTML(string=html, url_fetcher=fetcher).write_pdf()
+    laid_out = weasyprint.HTML(string=html, url_fetcher=fetcher).write_pdf()
     assert {u.split("//")[0] for u in fetcher.refused} >= {"file:"}
-    assert b"/EmbeddedFile" not in pdf
+    assert b"/EmbeddedFile" not in laid_out
 
 
 def test_templates_are_strict():

@@ -9,10 +9,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
-from ckptreport.build import build, resolve_models, shipped_models
-from ckptreport.errors import InputError
 from conftest import EPOCH, REPO, output_files
+
+from ckptreport.build import build
+from ckptreport.errors import InputError
+from ckptreport.paths import resolve_models, shipped_models
 
 
 def test_same_inputs_give_the_same_bytes_from_any_working_directory(small_build, tmp_path, monkeypatch):
@@ -71,9 +72,10 @@ def test_wheel_carries_the_shipped_models_and_builds_anywhere(tmp_path):
     work = tmp_path / "empty"
     work.mkdir()
     env = {**os.environ, "PYTHONPATH": str(site)}
-    code = "import ckptreport.build as b, sys; print(b.shipped_models()); sys.argv=['ckptreport','build','-q','--workbook-rows','50']; " \
+    code = "import ckptreport.paths as p, sys; print(p.shipped_models(), p.templates_dir()); sys.argv=['ckptreport','build','-q','--workbook-rows','50']; " \
            "from ckptreport.cli import main; main()"
     done = subprocess.run([sys.executable, "-c", code], cwd=work, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0].startswith(str(site))
+    assert done.stdout.splitlines()[0].split()[1].startswith(str(site))  # the templates ship too
     assert (work / "out" / "scenarios.parquet").exists() and (work / "out" / "ckptreport.xlsx").exists()

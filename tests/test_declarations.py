@@ -13,8 +13,17 @@ from pydantic import BaseModel
 
 from ckptreport import calibration, measured, schema
 from ckptreport.columns import COLUMNS, column
-from ckptreport.inputs import ENTITIES, GROUPS, INPUTS, PLAN, SCENARIO, SOURCES, attribute, of
-from ckptreport.load import FILE_OF, provenance
+from ckptreport.inputs import (
+    ENTITIES,
+    GROUPS,
+    INPUTS,
+    PLAN,
+    SCENARIO,
+    SOURCES,
+    attribute,
+    of,
+)
+from ckptreport.provenance import FILE_OF, provenance
 from ckptreport.quantity import Kind
 from ckptreport.units import COLUMN_UNITS
 

@@ -18,11 +18,11 @@ import pandas as pd
 import pytest
 import yaml
 from click.testing import CliRunner, Result
+from conftest import SMALL_PLAN
 
 from ckptreport import schema, yamlfile
-from ckptreport.build import shipped_models
 from ckptreport.cli import main
-from conftest import SMALL_PLAN
+from ckptreport.paths import shipped_models
 
 NOTHING_WRITTEN = "ckptreport: nothing was written."
 

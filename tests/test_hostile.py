@@ -19,7 +19,6 @@ import json
 import math
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -33,6 +32,7 @@ import pandas as pd
 import pytest
 import yaml
 from click.testing import CliRunner
+from conftest import REPO, libreoffice, output_files
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -42,7 +42,6 @@ from ckptreport.cli import main
 from ckptreport.errors import InputError
 from ckptreport.load import load
 from ckptreport.report import compute
-from conftest import REPO, libreoffice, output_files
 
 FIXTURES = REPO / "tests" / "fixtures" / "measured"
 TINY_PLAN = {"models": ["llama3-8b"], "skus": ["dgx-h100", "aws-p5"], "tiers": ["superpod-good", "local-nvme",

@@ -3,7 +3,7 @@ column's numeric (numpy) and symbolic (expression-tree) readings.
 
 Rows are drawn as whole valid input rows (every name in ``columns.INPUTS``) and evaluated many at a
 time, the way ``engine.scenarios`` evaluates a plan. "Valid" follows the rules the loader and
-``engine.cross_product`` enforce: a SKU without local NVMe has 0 NVMe write and capacity and is never
+``plan.cross_product`` enforce: a SKU without local NVMe has 0 NVMe write and capacity and is never
 paired with the tiered strategy or a local_nvme tier; a local_nvme tier has no aggregate write (inf)
 and is never tiered; any other tier has at least one finite write figure.
 """
@@ -19,9 +19,10 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from ckptreport import display, units
-from ckptreport.columns import COLUMNS, INPUTS
+from ckptreport.columns import COLUMNS
 from ckptreport.engine import compute
-from ckptreport.expr import render, Var, evaluate
+from ckptreport.expr import Var, evaluate, render
+from ckptreport.inputs import INPUTS
 from ckptreport.render.workbook import CONSTANTS
 
 # When a property fails, hypothesis's pytest plugin imports libcst (hypothesis.extra._patching) to

@@ -12,8 +12,8 @@ import yaml
 from click.testing import CliRunner
 
 from ckptreport import schema
-from ckptreport.build import shipped_models
 from ckptreport.cli import main
+from ckptreport.paths import shipped_models
 
 
 class _Loader(yaml.SafeLoader):

@@ -21,13 +21,13 @@ import numpy as np
 import openpyxl
 import pandas as pd
 import pytest
+from conftest import SOFFICE, libreoffice, recalculated
 
 from ckptreport import display
 from ckptreport.build import build
-from ckptreport.render.workbook import scenario_columns
 from ckptreport.engine import compute
+from ckptreport.render.workbook import scenario_columns
 from ckptreport.units import BOOL_EXCEL, INF_AT
-from conftest import SOFFICE, libreoffice, recalculated
 
 # Skipped only outside CI (make test installs LibreOffice where it can); in CI a missing soffice fails.
 pytestmark = pytest.mark.skipif(SOFFICE is None and not os.environ.get("CI"),
@@ -190,7 +190,7 @@ def test_cadence_and_summary_cells_equal_the_engine(built, recalc):
 
 
 def _inputs():
-    from ckptreport.columns import INPUTS
+    from ckptreport.inputs import INPUTS
 
     return set(INPUTS)
 

@@ -44,8 +44,8 @@ def scenarios(inputs: Inputs) -> pd.DataFrame:
     """Every scenario of the plan, one row each: the input columns, the derived columns and the
     basis of each bandwidth (README: Outputs). Text columns are categoricals. A plan of more than
     a million rows is refused: stream it with ``build`` to Parquet and read that."""
-    from .engine import plan_rows
     from .engine import scenarios as frame_of
+    from .plan import plan_rows
     from .report import ROWS_IN_MEMORY
 
     rows, _ = plan_rows(inputs)

@@ -20,11 +20,12 @@ import pyarrow.parquet as pq
 
 from . import __version__, schema, units
 from .errors import InputError, Problem
-from .engine import plan_rows
 from .load import Inputs, load
-from .paths import resolve_models, shipped_models  # noqa: F401  (part of build's interface)
+from .paths import resolve_models, shipped_models
+from .plan import plan_rows
 from .quantity import Q
-from .report import Report, compute as compute_report
+from .report import Report
+from .report import compute as compute_report
 
 Progress = Callable[[str], None]
 

@@ -224,9 +224,9 @@ def validate(models):
       ckptreport validate
       ckptreport validate --models my-models
     """
-    from .engine import plan_rows
     from .load import load
     from .paths import resolve_models
+    from .plan import plan_rows
 
     models_dir = resolve_models(models)
     inputs = _run(load, models_dir)
@@ -321,7 +321,8 @@ def probe(sku, paths, tier, size, writers, direct, repeat, output):
     """
     import socket
 
-    from . import measured, probe as run_probe
+    from . import measured
+    from . import probe as run_probe
 
     target = output or f"measured/{socket.gethostname()}.yaml"
 
@@ -511,8 +512,9 @@ def sensitivity(models, model, sku, every, as_json):
       ckptreport sensitivity --all --json > sensitivity.json
     """
     from . import uncertainty
-    from .load import load, summary_point
+    from .load import load
     from .paths import resolve_models
+    from .plan import summary_point
     from .report import compute
 
     inputs = _run(load, resolve_models(models))

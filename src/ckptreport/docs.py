@@ -20,12 +20,13 @@ from . import schema
 from .columns import COLUMNS
 from .expr import Var, render
 from .inputs import INPUTS, SCENARIO, SOURCES
+from .quantity import Kind
 from .units import COLUMN_UNITS
 
 
 def _type(annotation, metadata=()) -> str:
     for m in (*metadata, *getattr(annotation, "__metadata__", ())):
-        if isinstance(m, schema.Kind):
+        if isinstance(m, Kind):
             return m.name
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin is typing.Annotated:

@@ -11,18 +11,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .columns import COLUMNS
+from .inputs import INPUTS, MODELS, PLAN, RECIPES, SKUS, SOURCES, TIERS, of
+from .plan import Dropped, combinations, cross_product, dimensions
+from .provenance import basis
+from .vocab import SHARDINGS, TIER_KINDS
+
 if TYPE_CHECKING:
     import pandas as pd
 
-from .columns import COLUMNS
-from .inputs import INPUTS, MODELS, PLAN, RECIPES, SKUS, SOURCES, TIERS, of
-from .load import Dropped, Inputs, basis, combinations, counted, dimensions, plan_rows, reachable  # noqa: F401 (re-exported)
-from .quantity import SHARDINGS, TIER_KINDS
+    from .load import Inputs
 
 LABELS = {"tier_kind": TIER_KINDS, "sharding": SHARDINGS}  # label inputs with a fixed vocabulary
 
@@ -50,20 +52,6 @@ def _table(inputs: Inputs, section: str, names: list[str]) -> dict[str, np.ndarr
 
 def _label_array(values: np.ndarray) -> np.ndarray:
     return values.astype(str)
-
-
-def cross_product(inputs: Inputs, start: int = 0, stop: int | None = None
-                  ) -> tuple[dict[str, np.ndarray], dict[str, list], list[Dropped]]:
-    """Index arrays for the plan's combinations (positions ``start`` to ``stop`` of the full product,
-    before the ones that cannot exist are removed), and what was left out of the whole plan."""
-    dims = dimensions(inputs)
-    shape = tuple(len(v) for v in dims.values())
-    stop = math.prod(shape) if stop is None else min(stop, math.prod(shape))
-    idx = dict(zip(dims, np.unravel_index(np.arange(start, stop, dtype=np.int64), shape)))
-    keep, rules = combinations(inputs, dims)
-    mask = keep[idx["sku"], idx["tier"], idx["strategy"]]
-    _, dropped = counted(dims, keep, rules)
-    return {k: v[mask] for k, v in idx.items()}, dims, dropped
 
 
 def _recipe_codes(inputs: Inputs, dims, idx) -> tuple[np.ndarray, list[str]]:
@@ -100,7 +88,7 @@ Labels = tuple  # (codes, categories): a text column without pandas
 def columns(inputs: Inputs, start: int = 0, stop: int | None = None
             ) -> tuple[dict[str, np.ndarray | Labels], list[Dropped]]:
     """Every column of the scenario frame as numpy (of positions ``start`` to ``stop`` of the full
-    product, see ``cross_product``): numbers and booleans as arrays of their final dtype, text as
+    product, see ``plan.cross_product``): numbers and booleans as arrays of their final dtype, text as
     (codes, sorted categories)."""
     idx, dims, dropped = cross_product(inputs, start, stop)
     n = len(idx["model"])

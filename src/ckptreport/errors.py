@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -46,3 +48,9 @@ def printable(text: str, limit: int = 2000) -> str:
     shown as escapes (\\x1b, \\u200e), never acted on; very long text shortened."""
     out = "".join(ch if ch.isprintable() or ch == "\n" else ascii(ch)[1:-1] for ch in text)
     return out if len(out) <= limit else out[: limit - 3] + "..."
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """' (did you mean 'storage_nic'?)' when a choice is close to ``word``, else ''."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""

@@ -10,11 +10,14 @@ from dataclasses import dataclass
 from . import display
 from .columns import COLUMNS
 from .engine import columns, row_at
-from .errors import InputError, Problem
+from .errors import InputError, Problem, did_you_mean
 from .expr import Var, render
 from .inputs import INPUTS, MODELS, PLAN, RECIPES, SCENARIO, SKUS, TIERS
-from .load import Inputs, did_you_mean, provenance
-from .quantity import STRATEGIES, Q
+from .load import Inputs
+from .provenance import provenance
+from .quantity import Q
+from .vocab import STRATEGIES
+
 
 @dataclass(frozen=True)
 class Scenario:

@@ -24,8 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .quantity import SHARDINGS, STRATEGIES, TIER_KINDS, Dtype, Flag, Name, Q, Quantity
+from .quantity import Dtype, Flag, Name, Q, Quantity
 from .units import COLUMN_UNITS
+from .vocab import SHARDINGS, STRATEGIES, TIER_KINDS
 
 SCENARIO, MODELS, RECIPES, SKUS, TIERS, PLAN = "scenario", "models", "recipes", "skus", "tiers", "plan"
 ENTITIES = (MODELS, RECIPES, SKUS, TIERS, PLAN)  # where an input lives; SCENARIO: the plan's axes

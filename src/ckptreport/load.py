@@ -6,7 +6,6 @@ Errors name file, line, column and key path, say what was expected and what was 
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import math
 import typing
@@ -14,35 +13,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from pydantic import BaseModel, ValidationError
 
 from . import schema
-from .errors import InputError, Problem, printable
-from .inputs import INPUTS, PLAN, SCENARIO, Input, of
-from .quantity import name_problem
-from .schema import FILES, SECTIONS, Plan, Q
+from .errors import InputError, Problem, did_you_mean, printable
+from .inputs import PLAN, of
+from .plan import check_size
+from .provenance import Prov
+from .quantity import Q, name_problem
 from .safeio import read_regular
-from .yamlfile import Marks, dotted, leaves, parse as parse_yaml
-
-
-@dataclass(frozen=True)
-class Prov:
-    """Where one input figure came from. ``file`` is named relative to the models directory (or is a
-    measured file's name), so that outputs do not depend on where the build ran."""
-
-    file: str
-    line: int
-    basis: str  # spec, measured, derived, assumption, input; default: the key was omitted
-    source: str | None
-    column: int = 0  # 1-based, where known
-    date: str | None = None  # a price's date (or any figure's), as the input says
-    region: str | None = None  # where a price applies
-
-    def cite(self) -> str:
-        where = f"{self.file}:{self.line}" if self.line else self.file
-        src = f" — {self.source}" if self.source else ""
-        return f"{self.basis}, {where}{src}"
+from .schema import FILES, SECTIONS, Plan
+from .yamlfile import Marks, dotted, leaves
+from .yamlfile import parse as parse_yaml
 
 
 @dataclass(frozen=True)
@@ -104,11 +86,6 @@ def _what(model: type[BaseModel], loc: tuple) -> str:
     return f" ({info.description})" if info is not None and info.description else ""
 
 
-def did_you_mean(word: str, choices: typing.Iterable[str]) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
-
-
 def _describe(value: Any) -> str:
     if isinstance(value, dict):
         return "a mapping"
@@ -150,21 +127,24 @@ def _loc_path(prefix: tuple, loc: tuple) -> tuple:
     return tuple(out)
 
 
-def _place(marks: Marks, path: tuple) -> tuple[int, int]:
+def place(marks: Marks, path: tuple) -> tuple[int, int]:
+    """The line and column of a key path, or of the nearest enclosing key that has one."""
     for n in range(len(path), -1, -1):
         if path[:n] in marks:
             return marks[path[:n]]
     return (1, 1)
 
 
-def _validate(model: type[BaseModel], data: Any, prefix: tuple, file: str, marks: Marks,
-              problems: list[Problem]) -> Any:
+def validate_model(model: type[BaseModel], data: Any, prefix: tuple, file: str, marks: Marks,
+                   problems: list[Problem]) -> Any:
+    """``data`` validated as ``model``, or None with every problem appended to ``problems``, each at
+    its file, line and key (``prefix`` is where ``data`` sits in its file)."""
     try:
         return model.model_validate(data)
     except ValidationError as e:
         for err in e.errors(include_url=False):
             path = _loc_path(prefix, err["loc"])
-            line, col = _place(marks, path)
+            line, col = place(marks, path)
             problems.append(Problem(file, line, col, dotted(path), _message(err, model)))
         return None
 
@@ -225,7 +205,7 @@ def _prov_for(entry: BaseModel, section: str, name: str, file: str, marks: Marks
         if isinstance(value, BaseModel):
             _prov_for(value, section, name, file, marks, out, path, entry_source, keys)
         elif isinstance(value, Q) or (value is not None and dotted_key in keys):
-            line = _place(marks, (section, name, *path) if section != PLAN else path)[0]
+            line = place(marks, (section, name, *path) if section != PLAN else path)[0]
             source = (value.source if isinstance(value, Q) else None) or entry_source
             basis = (value.basis if isinstance(value, Q) else None) or ("spec" if source else "input")
             date, region = (value.date, value.region) if isinstance(value, Q) else (None, None)
@@ -247,12 +227,12 @@ def load(root: Path | str) -> Inputs:
             if not isinstance(data, dict):
                 problems.append(Problem(shown, 1, 1, "", f"expected a mapping of plan keys, got {_describe(data)}"))
                 continue
-            plan = _validate(Plan, data, (), shown, marks, problems)
+            plan = validate_model(Plan, data, (), shown, marks, problems)
             if plan is not None:
                 _prov_for(plan, PLAN, PLAN, fname, marks, prov)
                 places[(PLAN, PLAN)] = Prov(fname, 1, "input", None)
                 for i, b in enumerate(plan.briefs):  # where each brief is, for errors found later
-                    line, col = _place(marks, ("briefs", i, "name"))
+                    line, col = place(marks, ("briefs", i, "name"))
                     places[("briefs", b.name)] = Prov(fname, line, "input", f"briefs[{i}]", col)
             continue
         allowed = FILES[fname]
@@ -278,7 +258,7 @@ def load(root: Path | str) -> Inputs:
                     line, col = marks[(top, name)]
                     problems.append(Problem(shown, line, col, f"{top}.{printable(name)[:40]}", why))
                     continue
-                obj = _validate(SECTIONS[top], entry, (top, name), shown, marks, problems)
+                obj = validate_model(SECTIONS[top], entry, (top, name), shown, marks, problems)
                 if obj is not None:
                     sections[top][name] = obj
                     _prov_for(obj, top, name, fname, marks, prov)
@@ -307,7 +287,7 @@ def _check_model_recipes(sections, declared, file, problems: list[Problem]) -> N
     _, marks, shown, _ = file
     for name, model in sections["models"].items():
         if model.recipe not in declared["recipes"]:
-            line, col = _place(marks, ("models", name, "recipe"))
+            line, col = place(marks, ("models", name, "recipe"))
             problems.append(Problem(shown, line, col, f"models.{name}.recipe",
                                     _unknown("recipe", model.recipe, declared["recipes"])))
 
@@ -317,7 +297,7 @@ def _check_plan(plan: Plan, declared, file, problems: list[Problem]) -> None:
     for key in ("models", "recipes", "skus", "tiers"):
         names = getattr(plan, key)
         for i, name in enumerate(names or []):
-            line, col = _place(pmarks, (key, i))
+            line, col = place(pmarks, (key, i))
             if name not in declared[key]:
                 problems.append(Problem(pshown, line, col, f"{key}[{i}]",
                                         _unknown(key[:-1], name, declared[key])))
@@ -328,7 +308,7 @@ def _check_plan(plan: Plan, declared, file, problems: list[Problem]) -> None:
         for i, item in enumerate(getattr(plan, key)):
             value = item.value if isinstance(item, Q) else item
             if value in seen:
-                line, col = _place(pmarks, (key, i))
+                line, col = place(pmarks, (key, i))
                 problems.append(Problem(pshown, line, col, f"{key}[{i}]", f"{_text(item)!r} is listed twice"))
             seen.append(value)
     seen_briefs: set[str] = set()
@@ -337,18 +317,18 @@ def _check_plan(plan: Plan, declared, file, problems: list[Problem]) -> None:
                  [("tiers", "tiers", n) for n in brief.tiers] + ([("recipe", "recipes", brief.recipe)] if brief.recipe else [])
         for key, section, name in checks:
             if name not in declared[section]:
-                line, col = _place(pmarks, ("briefs", i, key))
+                line, col = place(pmarks, ("briefs", i, key))
                 problems.append(Problem(pshown, line, col, f"briefs[{i}].{key}",
                                         _unknown(section[:-1], name, declared[section])))
         if brief.name in seen_briefs:
-            line, col = _place(pmarks, ("briefs", i, "name"))
+            line, col = place(pmarks, ("briefs", i, "name"))
             problems.append(Problem(pshown, line, col, f"briefs[{i}].name", f"'{brief.name}' is used twice"))
         seen_briefs.add(brief.name)
     if plan.summary is not None:
         for key, section in (("model", "models"), ("sku", "skus")):
             name = getattr(plan.summary, key)
             listed = getattr(plan, section)
-            line, col = _place(pmarks, ("summary", key))
+            line, col = place(pmarks, ("summary", key))
             if name is not None and name not in declared[section]:
                 problems.append(Problem(pshown, line, col, f"summary.{key}", _unknown(key, name, declared[section])))
             elif name is not None and listed and name not in listed and set(listed) <= declared[section]:
@@ -357,7 +337,7 @@ def _check_plan(plan: Plan, declared, file, problems: list[Problem]) -> None:
         for key, options in (("gpus", plan.gpus), ("interval", plan.intervals)):
             q = getattr(plan.summary, key)
             if all(not math.isclose(q.value, o.value) for o in options):
-                line, col = _place(pmarks, ("summary", key))
+                line, col = place(pmarks, ("summary", key))
                 listed = ", ".join(o.text for o in options)
                 problems.append(Problem(pshown, line, col, f"summary.{key}",
                                         f"{q.text!r} is not in the plan's {key if key == 'gpus' else 'intervals'} ({listed})"))
@@ -370,149 +350,3 @@ def _text(item: Any) -> str:
 def _unknown(kind: str, name: str, known: dict) -> str:
     return (f"unknown {kind} '{name}'{did_you_mean(name, known)}; known: "
             f"{', '.join(sorted(known)) or '(none)'}")
-
-
-def dimensions(inputs: Inputs) -> dict[str, list]:
-    """The plan's axes, in the order the cross product nests them."""
-    plan = inputs.plan
-    models = plan.models or list(inputs.models)
-    return {
-        "model": models,
-        "recipe": plan.recipes or [None],  # None: each model's own recipe
-        "sku": plan.skus or list(inputs.skus),
-        "tier": plan.tiers or list(inputs.tiers),
-        "strategy": list(plan.strategies),
-        "gpus": [q.value for q in plan.gpus],
-        "interval_s": [q.value for q in plan.intervals],
-    }
-
-
-@dataclass(frozen=True)
-class Point:
-    """The plan's summary point: the cluster size and cadence of the headline, and the model and SKU
-    the workbook's chart and the per-model briefs use (``plan.summary``, else the first of each)."""
-
-    gpus: float
-    interval_s: float
-    model: str
-    sku: str
-
-
-def summary_point(inputs: Inputs) -> Point:
-    plan, s = inputs.plan, inputs.plan.summary
-    dims = dimensions(inputs)
-    return Point(gpus=(s.gpus if s else plan.gpus[0]).value,
-                 interval_s=(s.interval if s else plan.intervals[0]).value,
-                 model=s.model if s and s.model in dims["model"] else dims["model"][0],
-                 sku=s.sku if s and s.sku in dims["sku"] else dims["sku"][0])
-
-
-def headline_recipe(inputs: Inputs, model: str) -> str:
-    """The recipe a model's headline uses: its own, unless the plan crosses other recipes only."""
-    own = inputs.models[model].recipe
-    listed = inputs.plan.recipes
-    return own if not listed or own in listed else listed[0]
-
-
-# ---- which combinations of the plan exist (numpy only: validate counts them) ----
-
-@dataclass(frozen=True)
-class Dropped:
-    reason: str
-    rows: int
-
-
-def reachable(sku, tier) -> bool:
-    """Whether a SKU's nodes can write to a tier: the tier serves the SKU's site, or every site."""
-    site = sku.site or INPUTS["site"].default
-    return "any" in tier.sites or site in tier.sites
-
-
-def combinations(inputs: Inputs, dims) -> tuple[np.ndarray, list[tuple[str, np.ndarray]]]:
-    """Which SKU x tier x strategy combinations exist (the others cannot: a tier of another site,
-    tiered without a remote tier to drain to, NVMe the SKU lacks), and each rule's mask of the rest."""
-    skus = [inputs.skus[s] for s in dims["sku"]]
-    tiers = [inputs.tiers[t] for t in dims["tier"]]
-    shape = (len(skus), len(tiers), len(dims["strategy"]))
-    reach = np.array([[reachable(s, t) for t in tiers] for s in skus], dtype=bool).reshape(shape[:2])
-    has_nvme = np.array([s.local_nvme is not None for s in skus], dtype=bool)[:, None, None]
-    local = np.array([t.kind == "local_nvme" for t in tiers], dtype=bool)[None, :, None]
-    tiered = (np.array(dims["strategy"]) == "tiered")[None, None, :]
-    rules = [
-        ("the tier does not serve the SKU's site (tiers.*.sites, skus.*.site)", np.broadcast_to(~reach[:, :, None], shape)),
-        ("tiered needs a remote tier to drain to (the tier is node-local NVMe)", np.broadcast_to(tiered & local, shape)),
-        ("the SKU has no local NVMe (tiered strategy or local_nvme tier)",
-         np.broadcast_to(~has_nvme & (tiered | local), shape)),
-    ]
-    keep = np.ones(shape, dtype=bool)
-    out = []
-    for reason, mask in rules:
-        out.append((reason, mask & keep))
-        keep &= ~mask
-    return keep, out
-
-
-def plan_rows(inputs: Inputs) -> tuple[int, list[Dropped]]:
-    """How many rows the plan's cross product keeps, and what it leaves out, without building it."""
-    dims = dimensions(inputs)
-    return counted(dims, *combinations(inputs, dims))
-
-
-def counted(dims, keep: np.ndarray, rules: list[tuple[str, np.ndarray]]) -> tuple[int, list[Dropped]]:
-    """The rows ``combinations`` keeps, and what each of its rules leaves out, over every axis."""
-    per_cell = len(dims["model"]) * len(dims["recipe"]) * len(dims["gpus"]) * len(dims["interval_s"])
-    dropped = [Dropped(reason, int(mask.sum()) * per_cell) for reason, mask in rules if mask.any()]
-    return int(keep.sum()) * per_cell, dropped
-
-
-def check_size(inputs: Inputs, plan_file: str, marks: Marks | None = None) -> None:
-    """The plan's rows (the combinations that can exist) against its max_rows."""
-    dims = dimensions(inputs)
-    product = math.prod(len(v) for v in dims.values())
-    rows = plan_rows(inputs)[0]
-    limit = inputs.plan.max_rows.value
-    if rows > limit:
-        parts = " x ".join(f"{len(v)} {k}" for k, v in dims.items())
-        less = f", less {product - rows:,} that cannot exist" if product > rows else ""
-        line, col = (marks or {}).get(("max_rows",), (marks or {}).get(("gpus",), (1, 1)))
-        raise InputError(Problem(
-            plan_file, line, col, "max_rows",
-            f"the plan has {rows:,} rows ({parts} = {product:,}{less}), more than max_rows "
-            f"({limit:,.0f}); narrow it by listing fewer models, skus, tiers, gpus, intervals or "
-            "strategies in the plan, or raise max_rows"))
-
-
-def provenance(inputs: Inputs, inp: Input, names: typing.Mapping[str, str]) -> Prov | None:
-    """Where the value of ``inp`` comes from for the named entities (``names``: section -> name, e.g.
-    {"skus": "dgx-h100"}): the key's file, line, basis and source; for an omitted key, what was derived
-    from which keys, or the declared default. None for the plan's axes (the scenario itself)."""
-    if inp.entity == SCENARIO:
-        return None
-    name = PLAN if inp.entity == PLAN else str(names[inp.entity])
-    entity = inputs.entity(inp.entity, name)
-    if inp.given(entity):
-        return inputs.prov[(inp.entity, name, inp.key)]
-    place = inputs.places.get((inp.entity, name), Prov(FILE_OF[inp.entity], 0, "input", None))
-    if inp.derived(entity) is not None:
-        cited = [(k, inputs.prov[(inp.entity, name, k)]) for k in inp.derived_from
-                 if (inp.entity, name, k) in inputs.prov]
-        first = cited[0][1] if cited else place
-        sources = "; ".join(f"{k}: {p.source}" for k, p in cited if p.source)
-        return Prov(first.file, first.line, "derived", inp.derived_doc + (f" ({sources})" if sources else ""))
-    return Prov(place.file, place.line, "default", f"omitted: {inp.absent}")
-
-
-def basis(inputs: Inputs, inp: Input, names: typing.Mapping[str, str]) -> str | None:
-    """The basis of the figure used: that of the key, or of the keys it was derived from; None when
-    the key was omitted and its default applies."""
-    prov = provenance(inputs, inp, names)
-    if prov is None or prov.basis == "default":
-        return None
-    if prov.basis != "derived":
-        return prov.basis
-    name = PLAN if inp.entity == PLAN else str(names[inp.entity])
-    bases = {inputs.prov[(inp.entity, name, k)].basis for k in inp.derived_from if (inp.entity, name, k) in inputs.prov}
-    return "+".join(sorted(bases)) or "derived"
-
-
-FILE_OF = {section: fname for fname, sections in FILES.items() for section in sections}

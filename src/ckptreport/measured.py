@@ -24,9 +24,10 @@ import yaml
 from pydantic import Field
 
 from . import units
-from .errors import InputError, Problem
+from .errors import InputError, Problem, did_you_mean
 from .inputs import TIERS, Input, attribute, measured_targets, replaced
-from .load import Inputs, Prov, _place, _validate, did_you_mean
+from .load import Inputs, place, validate_model
+from .provenance import Prov
 from .quantity import Name, Q, Quantity, Strict, Text
 from .safeio import read_regular
 from .yamlfile import parse as parse_yaml
@@ -137,7 +138,7 @@ def read(paths: list[str | Path]) -> list[tuple[Path, MeasuredFile, dict, bytes]
         if not isinstance(data, dict):
             problems.append(Problem(shown, 1, 1, "", "expected a measured file (a mapping with ckptreport_measured: 1)"))
             continue
-        parsed = _validate(MeasuredFile, data, (), shown, marks, problems)
+        parsed = validate_model(MeasuredFile, data, (), shown, marks, problems)
         if parsed is not None:
             out.append((path, parsed, marks, raw))
     if problems:
@@ -153,7 +154,7 @@ def apply(inputs: Inputs, paths: list[str | Path]) -> Inputs:
     for path, mf, marks, _raw in parsed:
         shown = str(path)
         if mf.sku not in inputs.skus:
-            line, col = _place(marks, ("sku",))
+            line, col = place(marks, ("sku",))
             problems.append(Problem(shown, line, col, "sku", f"unknown sku '{mf.sku}'{did_you_mean(mf.sku, inputs.skus)}; "
                                     f"known: {', '.join(sorted(inputs.skus))}"))
             continue
@@ -165,7 +166,7 @@ def apply(inputs: Inputs, paths: list[str | Path]) -> Inputs:
             name = mf.sku
             if section == TIERS:
                 if m.tier is None or m.tier not in inputs.tiers:
-                    line, col = _place(marks, ("metrics", metric, "tier"))
+                    line, col = place(marks, ("metrics", metric, "tier"))
                     what = "names no tier" if m.tier is None else \
                         f"unknown tier '{m.tier}'{did_you_mean(m.tier, inputs.tiers)}"
                     problems.append(Problem(shown, line, col, f"metrics.{metric}.tier",
@@ -173,14 +174,14 @@ def apply(inputs: Inputs, paths: list[str | Path]) -> Inputs:
                     continue
                 name = m.tier
             if section == TIERS and field == "write" and inputs.tiers[name].kind == "local_nvme":
-                line, col = _place(marks, ("metrics", metric))
+                line, col = place(marks, ("metrics", metric))
                 problems.append(Problem(shown, line, col, f"metrics.{metric}",
                                         f"tier '{name}' is node-local NVMe: it has no aggregate write to measure "
                                         "(measure tier_write_per_node, or the SKU's local_nvme_write)"))
                 continue
             parent = field.rpartition(".")[0]
             if parent and getattr(inputs.entity(section, name), attribute(parent)) is None:
-                line, col = _place(marks, ("metrics", metric))
+                line, col = place(marks, ("metrics", metric))
                 problems.append(Problem(shown, line, col, f"metrics.{metric}",
                                         f"{section[:-1]} '{name}' has no {parent} in the models directory to measure"))
                 continue
@@ -259,7 +260,7 @@ def dump(doc: dict, shown: str) -> str:
     text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
     data, marks = parse_yaml(text.encode("utf-8"), shown)
     problems: list[Problem] = []
-    _validate(MeasuredFile, data, (), shown, marks, problems)
+    validate_model(MeasuredFile, data, (), shown, marks, problems)
     if problems:
         raise InputError([Problem(shown, 0, 0, p.path, f"the measured file would be invalid: {p.message}")
                           for p in problems])

@@ -1,4 +1,5 @@
-"""Where the models directory is: --models, ./models, or the set shipped inside the package."""
+"""Where things are: the models directory (--models, ./models, or the set shipped inside the package)
+and the templates of the briefs."""
 
 from __future__ import annotations
 
@@ -12,6 +13,12 @@ def shipped_models() -> Path:
     if packaged.is_dir():
         return packaged
     return Path(__file__).resolve().parents[2] / "models"
+
+
+def templates_dir() -> Path:
+    """The brief templates that ship with the package (a source checkout: its templates/)."""
+    packaged = Path(str(resources.files("ckptreport") / "defaults" / "templates"))
+    return packaged if packaged.is_dir() else Path(__file__).resolve().parents[2] / "templates"
 
 
 def resolve_models(models: str | Path | None) -> Path:

@@ -18,12 +18,14 @@ import numpy as np
 import pandas as pd
 
 from . import calibration, uncertainty
-from .engine import Dropped, chunks, curve, plan_rows, scenarios
+from .engine import chunks, curve, scenarios
 from .engine import compute as compute_columns
 from .errors import InputError, Problem
 from .explain import explain_row
 from .inputs import INPUTS, MODELS, RECIPES, SKUS, TIERS
-from .load import Inputs, Point, headline_recipe, provenance, shown_path, summary_point
+from .load import Inputs, shown_path
+from .plan import Dropped, Point, headline_recipe, plan_rows, summary_point
+from .provenance import provenance
 from .quantity import Q
 
 CURVE_MIN = np.geomspace(1, 720, 60)  # the waste curve of a brief: 1 min to 12 h

@@ -17,11 +17,10 @@ from pydantic import Field, create_model, model_validator
 from pydantic_core import PydanticCustomError
 
 from .inputs import GROUPS, MODELS, PLAN, RECIPES, SKUS, TIERS, Input, attribute, of
-from .quantity import BASES, STRATEGIES, TIER_KINDS, Dtype, Kind, Name, Q, Quantity, Strict, Text  # noqa: F401
-from .vocab import PAPERS
+from .quantity import Name, Quantity, Strict, Text
+from .vocab import PAPERS, STRATEGIES
 
-__all__ = ["BASES", "STRATEGIES", "TIER_KINDS", "Q", "Quantity", "Dtype", "Kind", "Name", "Text", "Strict",
-           "Recipe", "Model", "Sku", "Tier", "Summary", "Brief", "Plan", "SECTIONS", "FILES"]
+__all__ = ["Recipe", "Model", "Sku", "Tier", "Summary", "Brief", "Plan", "SECTIONS", "FILES"]
 
 
 def _described(inp: Input) -> str:

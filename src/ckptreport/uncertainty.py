@@ -15,15 +15,16 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .engine import compute
 from .inputs import INPUTS, MODELS, PLAN, RECIPES, SKUS, TIERS, Input, of, replaced
-from .load import Inputs, Prov
+from .load import Inputs
+from .provenance import Prov
 from .quantity import Q
 
 ENTITY_COLUMN = {MODELS: "model", RECIPES: "recipe", SKUS: "sku", TIERS: "tier"}  # PLAN: every row

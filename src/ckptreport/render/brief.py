@@ -21,15 +21,9 @@ import pandas as pd
 from markupsafe import Markup
 
 from .. import calibration, display, units
+from ..paths import templates_dir
 from . import pdf
-from .pdf import RefusingFetcher, write_pdf  # noqa: F401  (the renderer's, used by tests)
 from ..report import BriefData, Report
-
-def templates_dir() -> Path:
-    from importlib import resources
-
-    packaged = Path(str(resources.files("ckptreport") / "defaults" / "templates"))
-    return packaged if packaged.is_dir() else Path(__file__).resolve().parents[3] / "templates"
 
 
 # ---- charts: vector SVG, text kept as text ------------------------------------------------------

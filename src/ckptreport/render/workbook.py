@@ -37,13 +37,14 @@ from openpyxl.worksheet.filters import AutoFilter
 from openpyxl.worksheet.table import Table, TableColumn, TableStyleInfo
 
 from .. import display
-from . import sheetxml
 from ..columns import COLUMNS, MONTHS_PER_YEAR, SECONDS_PER_MONTH
 from ..expr import INFINITY, SCALES, TERA, Named, Var, render
 from ..inputs import INPUTS, MODELS, PLAN, RECIPES, SCENARIO, SKUS, SOURCES, TIERS, of
-from ..load import Inputs, provenance
+from ..load import Inputs
+from ..provenance import provenance
 from ..report import CADENCE_GRID_MIN, Report
 from ..units import BOOL_EXCEL, BYTES_EXCEL, COLUMN_UNITS, INF_AT, INF_CELL
+from . import sheetxml
 
 # Scenarios columns written as text, not looked up: the plan's axes by name, and the basis of each hop
 LITERAL = {i.name for i in INPUTS.values() if i.entity == SCENARIO and i.unit == "label"} | set(SOURCES)

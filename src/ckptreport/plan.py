@@ -1,0 +1,141 @@
+"""Which rows the plan has: its axes, the combinations that can exist (and why the others are left
+out), the summary point, and the plan's size against its limit. numpy only: ``validate`` counts the
+rows without pandas, and the engine builds its cross product from these."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .errors import InputError, Problem
+from .inputs import INPUTS
+
+if TYPE_CHECKING:
+    from .load import Inputs
+    from .yamlfile import Marks
+
+
+def dimensions(inputs: Inputs) -> dict[str, list]:
+    """The plan's axes, in the order the cross product nests them."""
+    plan = inputs.plan
+    models = plan.models or list(inputs.models)
+    return {
+        "model": models,
+        "recipe": plan.recipes or [None],  # None: each model's own recipe
+        "sku": plan.skus or list(inputs.skus),
+        "tier": plan.tiers or list(inputs.tiers),
+        "strategy": list(plan.strategies),
+        "gpus": [q.value for q in plan.gpus],
+        "interval_s": [q.value for q in plan.intervals],
+    }
+
+
+@dataclass(frozen=True)
+class Point:
+    """The plan's summary point: the cluster size and cadence of the headline, and the model and SKU
+    the workbook's chart and the per-model briefs use (``plan.summary``, else the first of each)."""
+
+    gpus: float
+    interval_s: float
+    model: str
+    sku: str
+
+
+def summary_point(inputs: Inputs) -> Point:
+    plan, s = inputs.plan, inputs.plan.summary
+    dims = dimensions(inputs)
+    return Point(gpus=(s.gpus if s else plan.gpus[0]).value,
+                 interval_s=(s.interval if s else plan.intervals[0]).value,
+                 model=s.model if s and s.model in dims["model"] else dims["model"][0],
+                 sku=s.sku if s and s.sku in dims["sku"] else dims["sku"][0])
+
+
+def headline_recipe(inputs: Inputs, model: str) -> str:
+    """The recipe a model's headline uses: its own, unless the plan crosses other recipes only."""
+    own = inputs.models[model].recipe
+    listed = inputs.plan.recipes
+    return own if not listed or own in listed else listed[0]
+
+
+@dataclass(frozen=True)
+class Dropped:
+    reason: str
+    rows: int
+
+
+def reachable(sku, tier) -> bool:
+    """Whether a SKU's nodes can write to a tier: the tier serves the SKU's site, or every site."""
+    site = sku.site or INPUTS["site"].default
+    return "any" in tier.sites or site in tier.sites
+
+
+def combinations(inputs: Inputs, dims) -> tuple[np.ndarray, list[tuple[str, np.ndarray]]]:
+    """Which SKU x tier x strategy combinations exist (the others cannot: a tier of another site,
+    tiered without a remote tier to drain to, NVMe the SKU lacks), and each rule's mask of the rest."""
+    skus = [inputs.skus[s] for s in dims["sku"]]
+    tiers = [inputs.tiers[t] for t in dims["tier"]]
+    shape = (len(skus), len(tiers), len(dims["strategy"]))
+    reach = np.array([[reachable(s, t) for t in tiers] for s in skus], dtype=bool).reshape(shape[:2])
+    has_nvme = np.array([s.local_nvme is not None for s in skus], dtype=bool)[:, None, None]
+    local = np.array([t.kind == "local_nvme" for t in tiers], dtype=bool)[None, :, None]
+    tiered = (np.array(dims["strategy"]) == "tiered")[None, None, :]
+    rules = [
+        ("the tier does not serve the SKU's site (tiers.*.sites, skus.*.site)", np.broadcast_to(~reach[:, :, None], shape)),
+        ("tiered needs a remote tier to drain to (the tier is node-local NVMe)", np.broadcast_to(tiered & local, shape)),
+        ("the SKU has no local NVMe (tiered strategy or local_nvme tier)",
+         np.broadcast_to(~has_nvme & (tiered | local), shape)),
+    ]
+    keep = np.ones(shape, dtype=bool)
+    out = []
+    for reason, mask in rules:
+        out.append((reason, mask & keep))
+        keep &= ~mask
+    return keep, out
+
+
+def plan_rows(inputs: Inputs) -> tuple[int, list[Dropped]]:
+    """How many rows the plan's cross product keeps, and what it leaves out, without building it."""
+    dims = dimensions(inputs)
+    return counted(dims, *combinations(inputs, dims))
+
+
+def counted(dims, keep: np.ndarray, rules: list[tuple[str, np.ndarray]]) -> tuple[int, list[Dropped]]:
+    """The rows ``combinations`` keeps, and what each of its rules leaves out, over every axis."""
+    per_cell = len(dims["model"]) * len(dims["recipe"]) * len(dims["gpus"]) * len(dims["interval_s"])
+    dropped = [Dropped(reason, int(mask.sum()) * per_cell) for reason, mask in rules if mask.any()]
+    return int(keep.sum()) * per_cell, dropped
+
+
+def cross_product(inputs: Inputs, start: int = 0, stop: int | None = None
+                  ) -> tuple[dict[str, np.ndarray], dict[str, list], list[Dropped]]:
+    """Index arrays for the plan's combinations (positions ``start`` to ``stop`` of the full product,
+    before the ones that cannot exist are removed), and what was left out of the whole plan."""
+    dims = dimensions(inputs)
+    shape = tuple(len(v) for v in dims.values())
+    stop = math.prod(shape) if stop is None else min(stop, math.prod(shape))
+    idx = dict(zip(dims, np.unravel_index(np.arange(start, stop, dtype=np.int64), shape)))
+    keep, rules = combinations(inputs, dims)
+    mask = keep[idx["sku"], idx["tier"], idx["strategy"]]
+    _, dropped = counted(dims, keep, rules)
+    return {k: v[mask] for k, v in idx.items()}, dims, dropped
+
+
+def check_size(inputs: Inputs, plan_file: str, marks: Marks | None = None) -> None:
+    """The plan's rows (the combinations that can exist) against its max_rows."""
+    dims = dimensions(inputs)
+    product = math.prod(len(v) for v in dims.values())
+    rows = plan_rows(inputs)[0]
+    limit = inputs.plan.max_rows.value
+    if rows > limit:
+        parts = " x ".join(f"{len(v)} {k}" for k, v in dims.items())
+        less = f", less {product - rows:,} that cannot exist" if product > rows else ""
+        line, col = (marks or {}).get(("max_rows",), (marks or {}).get(("gpus",), (1, 1)))
+        raise InputError(Problem(
+            plan_file, line, col, "max_rows",
+            f"the plan has {rows:,} rows ({parts} = {product:,}{less}), more than max_rows "
+            f"({limit:,.0f}); narrow it by listing fewer models, skus, tiers, gpus, intervals or "
+            "strategies in the plan, or raise max_rows"))
+

@@ -1,0 +1,65 @@
+"""Where each input figure came from: its file and line, basis and source, or for an omitted key
+what it was derived from or the default that applies. Read by the compute stage (the sources of
+each hop, assumed prices, explain) and by the renderers that cite them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .inputs import PLAN, SCENARIO, Input
+from .schema import FILES
+
+if TYPE_CHECKING:
+    from .load import Inputs
+
+
+@dataclass(frozen=True)
+class Prov:
+    """Where one input figure came from. ``file`` is named relative to the models directory (or is a
+    measured file's name), so that outputs do not depend on where the build ran."""
+
+    file: str
+    line: int
+    basis: str  # spec, measured, derived, assumption, input; default: the key was omitted
+    source: str | None
+    column: int = 0  # 1-based, where known
+    date: str | None = None  # a price's date (or any figure's), as the input says
+    region: str | None = None  # where a price applies
+
+
+def provenance(inputs: Inputs, inp: Input, names: Mapping[str, str]) -> Prov | None:
+    """Where the value of ``inp`` comes from for the named entities (``names``: section -> name, e.g.
+    {"skus": "dgx-h100"}): the key's file, line, basis and source; for an omitted key, what was derived
+    from which keys, or the declared default. None for the plan's axes (the scenario itself)."""
+    if inp.entity == SCENARIO:
+        return None
+    name = PLAN if inp.entity == PLAN else str(names[inp.entity])
+    entity = inputs.entity(inp.entity, name)
+    if inp.given(entity):
+        return inputs.prov[(inp.entity, name, inp.key)]
+    place = inputs.places.get((inp.entity, name), Prov(FILE_OF[inp.entity], 0, "input", None))
+    if inp.derived(entity) is not None:
+        cited = [(k, inputs.prov[(inp.entity, name, k)]) for k in inp.derived_from
+                 if (inp.entity, name, k) in inputs.prov]
+        first = cited[0][1] if cited else place
+        sources = "; ".join(f"{k}: {p.source}" for k, p in cited if p.source)
+        return Prov(first.file, first.line, "derived", inp.derived_doc + (f" ({sources})" if sources else ""))
+    return Prov(place.file, place.line, "default", f"omitted: {inp.absent}")
+
+
+def basis(inputs: Inputs, inp: Input, names: Mapping[str, str]) -> str | None:
+    """The basis of the figure used: that of the key, or of the keys it was derived from; None when
+    the key was omitted and its default applies."""
+    prov = provenance(inputs, inp, names)
+    if prov is None or prov.basis == "default":
+        return None
+    if prov.basis != "derived":
+        return prov.basis
+    name = PLAN if inp.entity == PLAN else str(names[inp.entity])
+    bases = {inputs.prov[(inp.entity, name, k)].basis for k in inp.derived_from if (inp.entity, name, k) in inputs.prov}
+    return "+".join(sorted(bases)) or "derived"
+
+
+FILE_OF = {section: fname for fname, sections in FILES.items() for section in sections}
