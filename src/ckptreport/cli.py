@@ -156,7 +156,7 @@ def build(models, out, workbook_rows, no_workbook, no_briefs, paper, measured_pa
 def _summary_text(report) -> str:
     """The terminal summary: per model and SKU, the best tier per strategy, and the recommended option
     with what it costs a month, the runner-up and what it rests on."""
-    from . import display
+    from . import display, rule
 
     table = report.summary
     if table.empty:
@@ -183,8 +183,8 @@ def _summary_text(report) -> str:
                 warn = "!" if r[f"{s}_overhead_pct"] > 100 else ""
                 cells.append(f"- ({r[f'{s}_tier']} {display.value(r[f'{s}_overhead_pct'], 'pct')}{warn})")
                 warned = warned or bool(warn)
-        option = f"{r['option_strategy']} to {r['option_tier']}"
-        if r["option_status"] == "recommended":
+        option = rule.label(r["option_strategy"], r["option_tier"])
+        if r["option_status"] == rule.RECOMMENDED:
             mark = " *" if r["assumed_prices"] else ""
             cells += [option + mark, display.of("tier_bought_GBps", r["option_bought_GBps"]),
                       usd(r["option_storage_usd_month"]), usd(r["option_lost_gpu_usd_month"])]
@@ -193,7 +193,7 @@ def _summary_text(report) -> str:
             for name in r["assumed_prices"]:
                 assumed.setdefault(name, []).append(r["option_tier"])
         else:
-            cells += [f"{r['option_status']}: {r['option_tier']}" if r["option_status"] == "needs a price"
+            cells += [f"{r['option_status']}: {r['option_tier']}" if r["option_status"] == rule.NEEDS_PRICE
                       else f"- ({option})", "", "", "", ""]
         for tier in r["needs_price"]:
             unpriced.setdefault(tier, None)

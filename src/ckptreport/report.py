@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import calibration, uncertainty
+from . import calibration, rule, uncertainty
 from .engine import chunks, curve, scenarios
 from .engine import compute as compute_columns
 from .errors import InputError, Problem
@@ -35,9 +35,6 @@ CHUNK_ROWS = 250_000  # rows per chunk of a streamed plan: about 300 MB of colum
 
 # ---- the one rule that picks an option -----------------------------------------------------------
 
-RECOMMENDED, NEEDS_PRICE, CLOSEST = "recommended", "needs a price", "closest"
-
-
 @dataclass(frozen=True)
 class Pick:
     """The option chosen among candidate rows and why: ``status`` is ``recommended`` (it meets the
@@ -54,7 +51,12 @@ class Pick:
 
     @property
     def meets(self) -> bool:
-        return self.status == RECOMMENDED
+        return self.status == rule.RECOMMENDED
+
+    @property
+    def label(self) -> str:
+        """How the option reads: 'async to superpod-good'."""
+        return rule.label(self.row["strategy"], self.row["tier"])
 
     @property
     def option(self) -> dict[str, str]:
@@ -68,29 +70,14 @@ class Pick:
         return float(self.runner_up["total_usd"] - self.row["total_usd"])
 
 
-RANK_BY = ["tier", "tier_kind", "tier_durable", "meets_target", "recommendable", "total_usd", "tier_bought_GBps",
-           "overhead_pct"]  # the columns the rule reads
+RANK_BY = ["tier", "tier_kind", *rule.COLUMNS.values()]  # the columns recommend reads
 
 
 def ranked(rows: pd.DataFrame) -> tuple[pd.Index, str]:
-    """Candidate options (their labels in ``rows``), best first, and the status of the first.
-
-    Recommendable options (meeting the target, feasible, durable, priced) by the least cost over the
-    run (``total_usd``: storage plus GPU time lost), then the smaller system (bandwidth bought), then
-    the lower overhead. When none is recommendable but durable options meet the target without a
-    price: those, smaller system first ("needs a price"). Else the durable options (all, when none is
-    durable) by the lowest overhead ("closest").
-    """
-    r = rows[RANK_BY]
-    ok = r["recommendable"].to_numpy(bool)
-    if ok.any():
-        return r[ok].sort_values(["total_usd", "tier_bought_GBps", "overhead_pct"], kind="stable").index, RECOMMENDED
-    durable = r[r["tier_durable"].to_numpy(bool)]
-    unpriced = durable[durable["meets_target"].to_numpy(bool)]
-    if not unpriced.empty:
-        return unpriced.sort_values(["tier_bought_GBps", "overhead_pct"], kind="stable").index, NEEDS_PRICE
-    candidates = durable if not durable.empty else r
-    return candidates.sort_values(["overhead_pct", "tier_bought_GBps"], kind="stable").index, CLOSEST
+    """Candidate options (their labels in ``rows``), best first, and the status of the first, by the
+    one rule (``rule.rank``)."""
+    order, count, status = rule.rank(*rule.of({c: rows[c].to_numpy() for c in rule.COLUMNS.values()}))
+    return rows.index[order[:count]], rule.STATUSES[int(status)]
 
 
 def recommend(rows: pd.DataFrame) -> Pick | None:
@@ -100,7 +87,7 @@ def recommend(rows: pd.DataFrame) -> Pick | None:
     order, status = ranked(rows)
     best = rows.loc[order[0]]
     runner = None
-    if status == RECOMMENDED:
+    if status == rule.RECOMMENDED:
         elsewhere = order[rows.loc[order, "tier"].to_numpy() != best["tier"]]
         runner = rows.loc[elsewhere[0]] if len(elsewhere) else None
     waiting = rows[rows["tier_durable"].to_numpy(bool) & rows["meets_target"].to_numpy(bool)

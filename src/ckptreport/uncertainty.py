@@ -6,8 +6,7 @@ An input is uncertain when its quantity carries a range (``{value, low, high, di
 every row that uses that entity (every row of a tier, or of the plan), and the inputs derived from it
 when they were omitted (a SKU's node copy rate from its per-GPU rate). The rows are re-evaluated by
 the same column definitions as the scenario frame (``engine.compute``), and the option a summary
-line recommends is picked by the same rule as ``report.ranked`` (recommendable options by least
-total cost, then the smaller system, then the lower overhead), vectorised over draws.
+line recommends is picked by the one rule (``rule.rank``), vectorised over draws.
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import rule
 from .engine import compute
 from .inputs import INPUTS, MODELS, PLAN, RECIPES, SKUS, TIERS, Input, of, replaced
 from .load import Inputs
@@ -219,23 +219,17 @@ class Evaluator:
         return {k: np.asarray(out[k]).reshape(draws, self.n) for k in keep}
 
 
-RANK_COLUMNS = ["recommendable", "total_usd", "tier_bought_GBps", "overhead_pct", "tier_durable", "meets_target"]
+RANK_COLUMNS = list(rule.COLUMNS.values())  # what the rule reads of each draw
 
 
 def picks(cols: dict[str, np.ndarray], groups: list[np.ndarray]) -> list[np.ndarray]:
     """Per group of row positions (a summary line's options, in the frame's order), the position
-    the rule picks in each draw (shape (draws,)), -1 when no option is recommendable (the line's
-    status is then 'needs a price' or 'closest', as ``report.ranked`` says)."""
+    the rule (``rule.rank``) picks in each draw (shape (draws,)), -1 when no option is recommendable
+    (the line's status is then 'needs a price' or 'closest')."""
     out = []
     for g in groups:
-        ok = cols["recommendable"][:, g].astype(bool)
-        total = np.where(ok, cols["total_usd"][:, g], np.inf)
-        bought = np.where(ok, cols["tier_bought_GBps"][:, g], np.inf)
-        over = np.where(ok, cols["overhead_pct"][:, g], np.inf)
-        order = np.broadcast_to(np.arange(len(g)), total.shape)
-        first = np.lexsort((order, over, bought, total), axis=-1)[:, 0]
-        chosen = np.asarray(g)[first]
-        out.append(np.where(ok.any(axis=1), chosen, -1))
+        order, _, status = rule.rank(*rule.of({c: cols[c][:, g] for c in RANK_COLUMNS}))
+        out.append(np.where(status == 0, np.asarray(g)[order[:, 0]], -1))
     return out
 
 
@@ -267,9 +261,9 @@ class Swing:
 
 def _option(rows: pd.DataFrame, pos: int) -> str:
     if pos < 0:
-        return "none recommendable"
+        return rule.NONE
     r = rows.iloc[pos]
-    return f"{r['strategy']} to {r['tier']}"
+    return rule.label(r["strategy"], r["tier"])
 
 
 def _at(rows: pd.DataFrame, cols: dict[str, np.ndarray], draw: int, pos: int) -> dict:
@@ -536,7 +530,7 @@ class SamplePlan:
 
     @property
     def options(self) -> list[str]:
-        return [f"{s} to {t}" for s, t in zip(self.rows["strategy"].astype(str), self.rows["tier"].astype(str))]
+        return [rule.label(s, t) for s, t in zip(self.rows["strategy"].astype(str), self.rows["tier"].astype(str))]
 
     def chunks(self, rows_per_chunk: int | None = None) -> list[tuple[int, int]]:
         """(first block, blocks) pieces of about ``rows_per_chunk`` option x draw rows each."""
@@ -575,7 +569,7 @@ class SamplePlan:
 
     def _codes(self) -> tuple[list[str], np.ndarray]:
         option = self.options
-        names = sorted(set(option)) + ["none recommendable"]
+        names = sorted(set(option)) + [rule.NONE]
         return names, np.array([names.index(o) for o in option] + [len(names) - 1])
 
 
@@ -619,7 +613,7 @@ class Tally:
             for r in np.flatnonzero(self.wins[line]):
                 share[option[r]] = share.get(option[r], 0.0) + int(self.wins[line, r]) / n
             if self.none[line]:
-                share["none recommendable"] = int(self.none[line]) / n
+                share[rule.NONE] = int(self.none[line]) / n
             out.append({"model": head["model"], "sku": head["sku"], "recipe": head["recipe"], "gpus": int(head["gpus"]),
                         "interval_s": float(head["interval_s"]), "option": option[plan.base[line]],
                         "status": str(head["option_status"]), "quantiles": quant,
@@ -759,7 +753,7 @@ def robustness(rows: pd.DataFrame, params: list[Param], samples: int = BRIEF_SAM
         values = block_draws(touching, seed, 0, -(-samples // BLOCK), samples)
         cols = ev.run(values, RANK_COLUMNS + METRICS)
         (chosen,) = picks(cols, [np.arange(len(rows))])
-        labels = [_option(rows, int(i)) for i in range(len(rows))] + ["none recommendable"]
+        labels = [_option(rows, int(i)) for i in range(len(rows))] + [rule.NONE]
         for code, count in zip(*np.unique(chosen, return_counts=True)):
             wins[labels[int(code)]] = int(count) / samples
         at = [i for i in range(len(rows)) if _option(rows, i) == base["option"]]

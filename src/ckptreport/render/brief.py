@@ -20,7 +20,7 @@ import jinja2
 import pandas as pd
 from markupsafe import Markup
 
-from .. import calibration, display, units
+from .. import calibration, display, rule, units
 from ..paths import templates_dir
 from . import pdf
 from ..report import BriefData, Report
@@ -160,7 +160,7 @@ def _total(row: pd.Series) -> str:
     if not row["tier_durable"]:
         return "not durable"
     if pd.isna(row["total_usd_month"]):
-        return "needs a price"
+        return rule.NEEDS_PRICE
     return display.of("total_usd_month", row["total_usd_month"])
 
 
@@ -203,7 +203,7 @@ def _words(data: BriefData) -> tuple[str, list[str], list[str]]:
     bought = f("tier_bought_GBps", rec["tier_bought_GBps"])
     head = f"{spec.model}: a {f('ckpt_bytes', rec['ckpt_bytes'])} checkpoint every {f('interval_s', rec['interval_s'])} " \
            f"on {spec.gpus:,} GPUs. "
-    if pick.status == "recommended":
+    if pick.status == rule.RECOMMENDED:
         headline = head + (f"Recommended: {option} ({bought} bought): {pct(rec['overhead_pct'])} of training stalled "
                            f"(target {target}); storage {usd(rec['storage_usd_month'])} a month, GPU time lost "
                            f"{usd(rec['lost_gpu_usd_month'])} a month.")
@@ -226,7 +226,7 @@ def _words(data: BriefData) -> tuple[str, list[str], list[str]]:
                          f"{usd(runner['lost_gpu_usd_month'])} a month).")
         else:
             words.append("No other tier meets the target with a price: there is no runner-up.")
-    elif pick.status == "needs a price":
+    elif pick.status == rule.NEEDS_PRICE:
         headline = head + (f"Options meet the {target} target but none has a price: {', '.join(pick.unpriced)}. "
                            "Price them to get a recommendation.")
         words = [f"{', '.join(pick.unpriced)} meet the target, but their storage has no price in the inputs, so "
@@ -237,7 +237,7 @@ def _words(data: BriefData) -> tuple[str, list[str], list[str]]:
                            f"{pct(rec['overhead_pct'])} of training stalled.")
         words = [f"No candidate meets the target. The closest is {option}: training stalls "
                  f"{f('stall_s', rec['stall_s'])} per checkpoint ({pct(rec['overhead_pct'])} of training)."]
-    if pick.status == "recommended" and pick.unpriced:
+    if pick.status == rule.RECOMMENDED and pick.unpriced:
         words.append(f"Not ranked, for want of a price: {', '.join(pick.unpriced)} (they meet the target).")
     if data.assumed:
         words.append("This rests on assumed prices, published for no such product: "

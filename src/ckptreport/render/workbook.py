@@ -36,7 +36,7 @@ from openpyxl.worksheet.datavalidation import DataValidation
 from openpyxl.worksheet.filters import AutoFilter
 from openpyxl.worksheet.table import Table, TableColumn, TableStyleInfo
 
-from .. import display
+from .. import display, rule
 from ..columns import COLUMNS, MONTHS_PER_YEAR, SECONDS_PER_MONTH
 from ..expr import INFINITY, SCALES, TERA, Named, Var, render
 from ..inputs import INPUTS, MODELS, PLAN, RECIPES, SCENARIO, SKUS, SOURCES, TIERS, of
@@ -571,9 +571,9 @@ def write_summary(sh: Sheet, book: Book) -> None:
                       _live(sh, book, pick[strategy], "meets_target", BOOL_EXCEL)]
         none = f"Choice!$C${block[0]}=0"
         chosen = book.chosen[len(lines)]
-        words = "none recommendable" if chosen is None else \
-            f"{book.frame.at[chosen, 'strategy']} to {book.frame.at[chosen, 'tier']}"
-        cells.append(sh.cell(f'=IF({none},"none recommendable",{_chosen(block, "strategy")}&" to "&'
+        words = rule.NONE if chosen is None else rule.label(book.frame.at[chosen, "strategy"],
+                                                             book.frame.at[chosen, "tier"])
+        cells.append(sh.cell(f'=IF({none},"{rule.NONE}",{_chosen(block, "strategy")}&"{rule.JOIN}"&'
                              f'{_chosen(block, "tier")})', result=words))
         cells.append(sh.cell(f"=IF({none},NA(),{_chosen(block, 'tier_bought_GBps')})",
                              fmt=display.excel_format("tier_bought_GBps"),
@@ -591,7 +591,7 @@ def write_summary(sh: Sheet, book: Book) -> None:
               14: 15, 15: 16, 16: 36, 17: 30}
     texts = {k: [c.value for cells in lines for c in cells[k - 1:k] if isinstance(c.value, str)
                  and not c.value.startswith("=")] + [head[k - 1] + " "] for k in widths}  # its names and bold header
-    texts[11] += [f"{r['option_strategy']} to {r['option_tier']}" for r in book.summary.to_dict("records")
+    texts[11] += [rule.label(r["option_strategy"], r["option_tier"]) for r in book.summary.to_dict("records")
                   if isinstance(r.get("option_tier"), str)]  # what the recommendation formula shows, as built
     texts[16] += [", ".join(v) for v in book.report.assumed.values()]  # the assumed prices it may list
     sh.layout({k: min(max([w, *(len(t) + 2 for t in texts[k])]), 60) for k, w in widths.items()}, "A7")
@@ -905,7 +905,7 @@ def write_sensitivity(sh: Sheet, book: Book) -> None:
     params = book.report.params
     ev = uncertainty.Evaluator(row, params)
     touched = [j for j in range(len(params)) if ev.touches(j)]
-    option = f"{row['strategy'].iat[0]} to {row['tier'].iat[0]}"
+    option = rule.label(row["strategy"].iat[0], row["tier"].iat[0])
     sh.append([sh.text(f"{point.model} on {point.sku}: {option}, the option the summary recommends. Each input that "
                        "carries a range is moved alone from its low to its high (blue: edit them), the others held; "
                        "the computation blocks below recompute every column that depends on it.")])

@@ -1,0 +1,52 @@
+"""The one rule that picks an option, on numpy arrays: the summary and the briefs apply it to frame
+rows (``report.ranked``), the tornado, break-even search and Monte Carlo to thousands of draws at
+once (``uncertainty.picks``). Both call ``rank``, so they cannot disagree.
+
+Recommendable options (meeting the target, feasible, durable, priced) rank by the least cost over
+the run (``total_usd``: storage plus GPU time lost), then the smaller system (bandwidth bought), then
+the lower overhead. When none is recommendable but durable options meet the target without a price:
+those, smaller system first ("needs a price"). Else the durable options (all, when none is durable)
+by the lowest overhead ("closest"). Ties keep the rows' order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+RECOMMENDED, NEEDS_PRICE, CLOSEST = "recommended", "needs a price", "closest"
+STATUSES = (RECOMMENDED, NEEDS_PRICE, CLOSEST)  # ``rank``'s status codes, in order
+NONE = "none recommendable"  # what a line recommends when no option is recommendable
+JOIN = " to "  # an option reads 'async to superpod-good': the strategy, JOIN, the tier
+
+# The columns the rule reads, by the names ``rank`` takes them
+COLUMNS = {"recommendable": "recommendable", "durable": "tier_durable", "meets": "meets_target",
+           "total": "total_usd", "bought": "tier_bought_GBps", "overhead": "overhead_pct"}
+
+
+def label(strategy: object, tier: object) -> str:
+    """How an option reads everywhere: 'async to superpod-good'."""
+    return f"{strategy}{JOIN}{tier}"
+
+
+def rank(recommendable: np.ndarray, durable: np.ndarray, meets: np.ndarray, total: np.ndarray,
+         bought: np.ndarray, overhead: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The options along the last axis, best first: ``order`` (positions, candidates first),
+    ``count`` (how many are candidates) and ``status`` (a code into STATUSES), each per leading index
+    (one decision per draw)."""
+    ok, durable = recommendable.astype(bool), durable.astype(bool)
+    unpriced = durable & meets.astype(bool)
+    status = np.where(ok.any(axis=-1), 0, np.where(unpriced.any(axis=-1), 1, 2))
+    s = status[..., None]
+    fallback = np.where(durable.any(axis=-1, keepdims=True), durable, True)
+    candidate = np.where(s == 0, ok, np.where(s == 1, unpriced, fallback))
+    first = np.where(s == 0, total, np.where(s == 1, bought, overhead))
+    second = np.where(s == 0, bought, np.where(s == 1, overhead, bought))
+    third = np.where(s == 0, overhead, 0.0)
+    position = np.broadcast_to(np.arange(ok.shape[-1]), ok.shape)
+    order = np.lexsort((position, third, second, first, ~candidate), axis=-1)
+    return order, candidate.sum(axis=-1), status
+
+
+def of(columns) -> tuple[np.ndarray, ...]:
+    """``rank``'s arguments from a mapping of column name to array (a frame, or evaluated draws)."""
+    return tuple(np.asarray(columns[c]) for c in COLUMNS.values())
