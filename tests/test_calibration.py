@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from ckptreport import calibration
 from ckptreport.cli import main
+from ckptreport.render import terminal
 from conftest import REPO
 
 CASES = {c.id: c for c in calibration.cases()}
@@ -167,6 +168,6 @@ def test_the_readme_quotes_todays_calibration():
     """The README's calibration sentence is the one calibrate prints, not a figure typed in once."""
     s = calibration.summary(calibration.cases())
     readme = " ".join((REPO / "README.md").read_text().split())
-    assert calibration.summary_lines(s)[0] in readme
-    for line in calibration.summary_lines(s)[2:-1]:
+    assert terminal.calibration_summary(s)[0] in readme
+    for line in terminal.calibration_summary(s)[2:-1]:
         assert " ".join(line.split()) in readme

@@ -13,7 +13,7 @@ import openpyxl
 import pandas as pd
 import pytest
 
-from ckptreport.cli import _summary_text
+from ckptreport.render.terminal import summary as summary_text
 from ckptreport.report import recommend
 
 pytestmark = pytest.mark.skipif(shutil.which("pdftotext") is None, reason="poppler-utils not installed")
@@ -44,7 +44,7 @@ def test_every_output_names_the_same_recommended_option(small_build, small_recal
             break
         lines.append(r)
     workbook = {(r[0], r[2]): r[header.index("recommended")] for r in lines}
-    terminal = {tuple(line.split()[:2]): line for line in _summary_text(report).splitlines()[5:] if line.strip()}
+    terminal = {tuple(line.split()[:2]): line for line in summary_text(report).splitlines()[5:] if line.strip()}
     checked = 0
     for data in report.briefs:
         spec = data.spec

@@ -342,35 +342,6 @@ def summary(results: tuple[Case, ...]) -> dict:
             "fitted": dict(FITTED)}
 
 
-def summary_lines(s: dict) -> list[str]:
-    """The summary as calibrate prints it (the README and the briefs quote its first line)."""
-    out = [f"{s['passed']} of {s['scored']} scored cases pass ({s['fit_cases']} of them fitted); {s['lacks']} "
-           f"name a term the model lacks. Time predictions: median error {s['time_median_abs_error']:.1%}, "
-           f"worst {s['time_worst_abs_error']:.1%}.",
-           "Held out of the fit (prediction):"]
-    for what, st in s["held_out"].items():
-        if st["cases"]:
-            out.append(f"  {what:<13} {st['cases']:>2} case{'s' if st['cases'] != 1 else ''}: median error {st['median_abs_error']:.1%}, "
-                       f"worst {st['worst_abs_error']:.1%}")
-    out.append("Fitted terms: " + ", ".join(f"{k} = {v:g}" for k, v in s["fitted"].items()))
-    return out
-
-
-def fit_lines(result: dict) -> list[str]:
-    """What calibrate --fit prints: each term fitted anew beside the value the models carry."""
-    out = [f"Fit of {result['terms']} terms on {len(result['cases'])} cases "
-           f"({'converged' if result['converged'] else 'did NOT converge'}):"]
-    for t in FIT_TERMS:
-        out.append(f"  {t.name:<24} {result['values'][t.name]:>10.4g}  (shipped {FITTED[t.name]:g}, in {t.where})")
-    out.append("Residuals of the fit cases:")
-    for cid, r in result["residuals"].items():
-        out.append(f"  {cid:<34} {r:+.2%}")
-    if len(result["cases"]) <= result["terms"]:
-        out.append(f"  ({len(result['cases'])} cases for {result['terms']} terms: the fit reproduces them exactly by "
-                   "construction; the held-out errors above are the measure of the model)")
-    return out
-
-
 def fmt(value: float, unit: str) -> str:
     from . import units
 

@@ -133,6 +133,7 @@ def build(models, out, workbook_rows, no_workbook, no_briefs, paper, measured_pa
       ckptreport build --no-workbook --no-briefs # the table alone: millions of rows in bounded memory
     """
     from .build import build as run_build
+    from .render import terminal
 
     progress = _progress(quiet)
     result = _run(run_build, models, out, progress, workbook=not no_workbook, workbook_rows=workbook_rows,
@@ -145,71 +146,10 @@ def build(models, out, workbook_rows, no_workbook, no_briefs, paper, measured_pa
         progress(f"left out {d.rows:,} combinations: {d.reason}")
     for note in result.notes:
         progress(note)
-    click.echo(_summary_text(result.report))
+    click.echo(terminal.summary(result.report))
     if result.sampled is not None:
-        from . import uncertainty
-
         click.echo("")
-        click.echo(uncertainty.sampled_text(result.sampled))
-
-
-def _summary_text(report) -> str:
-    """The terminal summary: per model and SKU, the best tier per strategy, and the recommended option
-    with what it costs a month, the runner-up and what it rests on."""
-    from . import display, rule
-
-    table = report.summary
-    if table.empty:
-        return "No scenario at the summary's cluster size and cadence."
-    plan = report.inputs.plan
-    target = display.value(plan.target_overhead.value * 100, "pct")
-    usd = lambda v: display.value(v, "usd")  # noqa: E731
-    head = (f"Cheapest durable tier meeting the {target} target, at {report.point.gpus:,.0f} GPUs, every "
-            f"{display.of('interval_s', report.point.interval_s)} (overhead in brackets; '-' none meets it: closest "
-            "shown)\nrecommended: of the options meeting the target, durable and priced, the lowest cost over the run "
-            "(storage + GPU time lost; README: The recommendation); * rests on an assumed price")
-    strategies = list(plan.strategies)
-    cols = ["model", "sku", "checkpoint", *strategies, "recommended", "bought", "storage/month", "lost GPU/month",
-            "runner-up (extra over the run)"]
-    rows, assumed, unpriced, warned = [], {}, {}, False
-    for r in table.to_dict("records"):
-        cells = [r["model"], r["sku"], display.value(r["ckpt_bytes"], "bytes")]
-        for s in strategies:
-            if not isinstance(r[f"{s}_tier"], str):  # no row: the strategy is impossible on this SKU
-                cells.append("n/a")
-            elif r[f"{s}_meets"]:
-                cells.append(f"{r[f'{s}_tier']} ({display.value(r[f'{s}_overhead_pct'], 'pct')})")
-            else:
-                warn = "!" if r[f"{s}_overhead_pct"] > 100 else ""
-                cells.append(f"- ({r[f'{s}_tier']} {display.value(r[f'{s}_overhead_pct'], 'pct')}{warn})")
-                warned = warned or bool(warn)
-        option = rule.label(r["option_strategy"], r["option_tier"])
-        if r["option_status"] == rule.RECOMMENDED:
-            mark = " *" if r["assumed_prices"] else ""
-            cells += [option + mark, display.of("tier_bought_GBps", r["option_bought_GBps"]),
-                      usd(r["option_storage_usd_month"]), usd(r["option_lost_gpu_usd_month"])]
-            runner = r["runner_up_tier"]
-            cells.append(f"{runner} (+{usd(r['runner_up_extra_usd'])})" if isinstance(runner, str) else "none")
-            for name in r["assumed_prices"]:
-                assumed.setdefault(name, []).append(r["option_tier"])
-        else:
-            cells += [f"{r['option_status']}: {r['option_tier']}" if r["option_status"] == rule.NEEDS_PRICE
-                      else f"- ({option})", "", "", "", ""]
-        for tier in r["needs_price"]:
-            unpriced.setdefault(tier, None)
-        rows.append(cells)
-    widths = [max(len(c), *(len(row[i]) for row in rows)) for i, c in enumerate(cols)]
-    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    lines = [head, "", fmt.format(*cols), fmt.format(*("-" * w for w in widths))]
-    lines += [fmt.format(*row).rstrip() for row in rows]
-    if assumed:
-        lines += ["", "* assumed prices: " + "; ".join(f"{name} ({', '.join(dict.fromkeys(tiers))})"
-                                                     for name, tiers in assumed.items())]
-    if unpriced:
-        lines += ["", "needs a price (meets the target, not ranked until priced): " + ", ".join(unpriced)]
-    if warned:
-        lines += ["", "! training would stall longer than it trains: the checkpoint takes longer than the interval"]
-    return "\n".join(lines)
+        click.echo(terminal.sampled(result.sampled))
 
 
 @main.command()
@@ -268,13 +208,14 @@ def explain(model, sku, tier, gpus, interval, strategy, recipe, models, as_json)
       ckptreport explain llama3-405b dgx-h100 pfs-100 --gpus 1024 --interval 30min --strategy async
       ckptreport explain bloom-176b dgx-a100 superpod-best --gpus 384 --interval 3h --json
     """
-    from .explain import Scenario, as_text, explanation
+    from .explain import Scenario, explanation
+    from .render import terminal
     from .load import load
     from .paths import resolve_models
 
     inputs = _run(load, resolve_models(models))
     e = _run(explanation, inputs, Scenario(model, sku, tier, gpus, interval, strategy, recipe))
-    click.echo(json.dumps(e, indent=2, allow_nan=False) if as_json else as_text(e))
+    click.echo(json.dumps(e, indent=2, allow_nan=False) if as_json else terminal.explanation(e))
 
 
 def _size(ctx, param, value):
@@ -421,6 +362,7 @@ def calibrate(as_json, verbose, refit):
       ckptreport calibrate --json
     """
     from . import calibration
+    from .render import terminal
 
     results = calibration.cases()
     rows = calibration.rows(results)
@@ -429,28 +371,10 @@ def calibrate(as_json, verbose, refit):
     if as_json:
         click.echo(json.dumps({"cases": rows, "summary": summary, **({"fit": fitted} if fitted else {})}, indent=2))
     else:
-        cols = ["case", "published", "predicted", "error", "tolerance", "verdict", "role"]
-        widths = [max(len(c), *(len(r[c]) for r in rows)) for c in cols]
-        line = "  ".join(f"{{:<{widths[0]}}}" if i == 0 else f"{{:>{w}}}" for i, w in enumerate(widths))
-        click.echo(line.format(*cols))
-        click.echo(line.format(*("-" * w for w in widths)))
-        for r in rows:
-            click.echo(line.format(*(r[c] for c in cols)))
-            if r["lacks"]:
-                click.echo(f"    lacks: {r['lacks']}: {r['note']}")
-            if verbose:
-                click.echo(f"    {r['quantity']}; source: {r['source']}")
-                for a in r["assumptions"]:
-                    click.echo(f"    assumption: {a}")
-                if r["note"] and not r["lacks"]:
-                    click.echo(f"    note: {r['note']}")
-        click.echo("")
-        for line_ in calibration.summary_lines(summary):
-            click.echo(line_)
+        lines = terminal.calibration(rows, summary, verbose)
         if fitted:
-            click.echo("")
-            for line_ in calibration.fit_lines(fitted):
-                click.echo(line_)
+            lines += ["", *terminal.fit(fitted, calibration.FIT_TERMS, calibration.FITTED)]
+        click.echo("\n".join(lines))
     if summary["failed"]:
         sys.exit(1)
 
@@ -480,13 +404,14 @@ def diff(old, new, as_json, verbose, quiet):
       ckptreport diff out/q3 models-q4 -q || echo "the recommendation changed"
     """
     from . import diff as diff_
+    from .render import terminal
 
     say = (lambda _: None) if quiet or as_json else (lambda m: click.echo(f"ckptreport: {m}", err=True))
     result = _run(diff_.compare, _run(diff_.snapshot, old, say), _run(diff_.snapshot, new, say))
     if as_json:
         click.echo(json.dumps(result, indent=2, allow_nan=False))
     elif not quiet:
-        click.echo(diff_.as_text(result, verbose))
+        click.echo(terminal.diff(result, verbose))
     sys.exit(1 if result["recommendation_changed"] else 0)
 
 
@@ -512,6 +437,7 @@ def sensitivity(models, model, sku, every, as_json):
       ckptreport sensitivity --all --json > sensitivity.json
     """
     from . import uncertainty
+    from .render import terminal
     from .load import load
     from .paths import resolve_models
     from .plan import summary_point
@@ -535,7 +461,7 @@ def sensitivity(models, model, sku, every, as_json):
         click.echo(json.dumps([uncertainty.as_dict(s) for s in found], indent=2, allow_nan=False))
         return
     click.echo(f"{len(params)} input(s) carry a range; every other figure is taken as certain.\n")
-    click.echo("\n\n".join(uncertainty.as_text(s) for s in found))
+    click.echo("\n\n".join(terminal.sensitivity(s) for s in found))
 
 
 @main.command("schema")

@@ -4,43 +4,21 @@ headline (the recommendation, overhead, stall, cost, bandwidth needed).
 Each side is an output directory (its manifest.json records every input value with its file and
 line, and every recommendation) or a models directory (loaded and computed here, nothing written).
 Both reduce to the same snapshot, the manifest's own fields, so a build and its models compare
-equal. ``ckptreport diff`` prints ``as_text`` or the ``compare`` dict as JSON."""
+equal. ``ckptreport diff`` prints ``compare``'s dict as text (``render.terminal.diff``) or as JSON."""
 
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
 from . import display, rule
+from .headline import FIELDS
 from .errors import InputError, Problem
 from .safeio import read_regular
 
 MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 64 * 2**20
-
-
-@dataclass(frozen=True)
-class Field:
-    key: str  # in a manifest recommendation
-    label: str
-    unit: str  # units.COLUMN_UNITS key
-    infinite: str = "unbounded"
-
-
-# The headline of one summary line, in the order a reviewer reads it. A missing figure (None in the
-# manifest) is an infinite one: a bandwidth no tier reaches, a cost without a price.
-FIELDS = [
-    Field("overhead_pct", "overhead", "pct"),
-    Field("stall_s", "stall per checkpoint", "duration"),
-    Field("required_GBps", "tier bandwidth needed", "GBps", "unreachable"),
-    Field("bought_GBps", "bandwidth bought", "GBps"),
-    Field("storage_usd_month", "storage a month", "usd", "not priced"),
-    Field("lost_gpu_usd_month", "GPU time lost a month", "usd", "not priced"),
-    Field("total_usd_month", "total a month", "usd", "not priced"),
-    Field("total_usd", "total over the run", "usd", "not priced"),
-]
 
 
 def _manifest(path: Path, shown: str) -> dict:
@@ -199,102 +177,3 @@ def compare(old: dict, new: dict) -> dict:
             "inputs": _inputs(old, new), "headline": headline, "briefs": briefs,
             "briefs_compared": bool(old["briefs"]) and bool(new["briefs"]),
             "recommendation_changed": any(h["recommendation_changed"] for h in headline) or bool(briefs)}
-
-
-def _show(f: Field, v) -> str:
-    if v is None:
-        return f.infinite
-    return display.value(v, f.unit)
-
-
-def _delta(f: Field, a, b) -> str:
-    if a is None or b is None or not a:
-        return ""
-    change = (b - a) / abs(a)
-    return f" ({'+' if change >= 0 else ''}{change:.1%})"
-
-
-TABLE = ["overhead_pct", "stall_s", "required_GBps", "total_usd_month"]  # the headline the table shows
-
-
-def _cell(f: Field, change: dict | None) -> str:
-    if change is None:
-        return "="
-    a, b = change["old"], change["new"]
-    return f"{_show(f, a)} -> {_show(f, b)}{_delta(f, a, b)}"
-
-
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    return [fmt.format(*header).rstrip(), fmt.format(*("-" * w for w in widths))] + [fmt.format(*r).rstrip() for r in rows]
-
-
-def as_text(d: dict, verbose: bool = False) -> str:
-    """The comparison as a reviewer reads it: the verdict, the inputs that changed (file:line on
-    both sides), then a table of the summary lines that moved (recommendation, overhead, stall,
-    bandwidth needed, total cost a month; ``=`` unchanged) and the briefs. ``verbose`` adds every
-    figure that moved, line by line."""
-    from .errors import printable
-
-    moved = d["headline"]
-    flipped = [h for h in moved if h["recommendation_changed"]]
-    verdict = (f"The recommendation changed: {len(flipped)} summary line(s), {len(d['briefs'])} brief(s) (exit 1)."
-               if d["recommendation_changed"] else "The recommendation is the same everywhere (exit 0).")
-    lines = [f"ckptreport diff: {printable(d['old'])} -> {printable(d['new'])}", verdict, ""]
-    if not d["inputs_recorded"]:
-        lines += ["Inputs: not compared (a manifest from before ckptreport recorded its input values; rebuild it)", ""]
-    elif not d["inputs"]:
-        lines += ["Inputs: no change", ""]
-    else:
-        lines.append(f"Inputs that changed ({len(d['inputs'])}):")
-        for c in d["inputs"]:
-            was, now = c["old"], c["new"]
-            place = (f"{c['file']}:{was['line'] if was else '-'} -> {c['file']}:{now['line'] if now else '-'}"
-                     if c["file"] != "measured" else "measured")
-            shown = ("(added) " + repr(now["value"]) if was is None else
-                     "(removed) was " + repr(was["value"]) if now is None else f"{was['value']!r} -> {now['value']!r}")
-            lines.append(f"  {printable(c['key'])}  [{place}]")
-            lines.append(f"      {printable(shown)}")
-        lines.append("")
-    if not moved:
-        lines.append("Headline: no summary line moved (recommendation, overhead, stall, cost, bandwidth).")
-    else:
-        points = {(h["recipe"], h["gpus"], h["interval_s"]) for h in moved}
-        shown_fields = [f for f in FIELDS if f.key in TABLE and any(f.key in h["changed"] for h in moved)]
-        header = ["model", "sku", *([] if len(points) == 1 else ["recipe", "GPUs", "interval"]), "recommendation",
-                  *(f.label for f in shown_fields)]
-        rows = []
-        for h in moved:
-            rec = h["recommendation"]
-            where = [] if len(points) == 1 else [str(h["recipe"]), f"{h['gpus'] or 0:,}",
-                                                 display.of("interval_s", h["interval_s"] or 0)]
-            rows.append([printable(str(h["model"])), printable(str(h["sku"])), *where,
-                         f"{rec['old'] or '(none)'} -> {rec['new'] or '(none)'}" if h["recommendation_changed"]
-                         else f"= {rec['new']}", *(_cell(f, h["changed"].get(f.key)) for f in shown_fields)])
-        at = ""
-        if len(points) == 1:
-            recipe, gpus, interval = next(iter(points))
-            at = f" at {gpus or 0:,} GPUs, every {display.of('interval_s', interval or 0)}"
-        lines.append(f"Summary lines that moved{at} ({len(moved)}; '=' unchanged):")
-        lines += ["  " + r for r in _table(header, rows)]
-        if verbose:
-            for h in moved:
-                lines += ["", f"{printable(str(h['model']))} on {printable(str(h['sku']))}:"]
-                for f in FIELDS:
-                    if f.key in h["changed"]:
-                        lines.append(f"  {f.label}: {_cell(f, h['changed'][f.key])}")
-                for key, label in (("runner_up", "runner-up"), ("assumed_prices", "assumed prices")):
-                    if key in h["changed"]:
-                        a, b = h["changed"][key]["old"], h["changed"][key]["new"]
-                        show = (lambda v: ", ".join(v) or "none") if key == "assumed_prices" else (lambda v: v or "none")
-                        lines.append(f"  {label}: {printable(show(a))} -> {printable(show(b))}")
-        elif any(set(h["changed"]) - set(TABLE) for h in moved):
-            lines.append("  (storage and GPU-time costs, runner-up, assumed prices also moved: --verbose or --json)")
-    if not d["briefs_compared"]:
-        lines += ["", "Briefs: not compared (a side has none: built with --no-briefs?)"]
-    elif d["briefs"]:
-        lines += ["", "Briefs whose recommendation changed:"]
-        lines += [f"  {printable(str(b['brief']))}: {b['old'] or '(no brief)'} -> {b['new'] or '(no brief)'}"
-                  for b in d["briefs"]]
-    return "\n".join(lines)

@@ -131,36 +131,3 @@ def headline(v: dict) -> str:
         parts.append("Warning: each checkpoint stalls training longer than the interval between checkpoints "
                      "(overhead above 100%): lengthen the interval or buy bandwidth.")
     return " ".join(parts)
-
-
-def as_text(e: dict) -> str:
-    s = e["scenario"]
-    lines = [f"{s['model']} ({s['recipe']}) on {s['gpus']:,} GPUs of {s['sku']}, tier {s['tier']}, "
-             f"{s['strategy']}, every {display.value(s['interval_s'], 's')}", ""]
-    lines += _wrap(e["headline"], 100, "  ") + [""]
-    lines.append("Inputs (basis, file:line in the models directory — source)")
-    width = max(len(i["name"]) for i in e["inputs"])
-    for i in e["inputs"]:
-        where = f"{i['file']}:{i['line']}" if i["line"] else (i["file"] or "this scenario")
-        src = f" — {i['source']}" if i["source"] else ""
-        dated = ", ".join(filter(None, [i.get("date"), i.get("region")]))
-        basis = i["basis"] + (f" ({dated})" if dated else "")
-        ranged = f" [range {i['range']}]" if i.get("range") else ""
-        lines.append(f"  {i['name']:<{width}}  {i['display']:>14}  {basis}, {where}{ranged}{src}")
-    section = None
-    for st in e["steps"]:
-        if st["section"] != section:
-            section = st["section"]
-            lines += ["", section]
-        lines.append(f"  {st['name']}: {st['doc']}")
-        lines.append(f"    = {st['formula']}")
-        if st["substituted"] != st["display"]:
-            lines.append(f"    = {st['substituted']}")
-        lines.append(f"    = {st['display']}")
-    return "\n".join(lines)
-
-
-def _wrap(text: str, width: int, indent: str) -> list[str]:
-    import textwrap
-
-    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent)

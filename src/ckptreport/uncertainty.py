@@ -416,56 +416,6 @@ def sensitivity(report, params: list[Param], line: int) -> Sensitivity:
                        break_even(rows, params, ev=ev))
 
 
-def _show(column: str, v) -> str:
-    from . import display
-
-    return "n/a" if v is None else display.of(column, v)
-
-
-def as_text(s: Sensitivity) -> str:
-    """A summary line's tornado and break-evens as a planner reads them in a review."""
-    from . import display
-    from .errors import printable
-
-    line = s.line
-    out = [f"{printable(line['model'])} on {printable(line['sku'])} ({printable(line['recipe'])}, "
-           f"{line['gpus']:,} GPUs, every {display.of('interval_s', line['interval_s'])})",
-           f"  recommended: {s.base['option']}, {_show('total_usd', s.base['total_usd'])} over the run "
-           f"({_show('total_usd_month', s.base['total_usd_month'])} a month), overhead "
-           f"{_show('overhead_pct', s.base['overhead_pct'])}", ""]
-    if not s.swings:
-        out.append("  No uncertain input touches this line: every figure it uses is taken as certain. Give an input "
-                   "a range (low, high) to sweep it.")
-        return "\n".join(out)
-    out.append("  Each uncertain input from its low to its high, the others held; largest swing in the cost over the "
-               "run (what the recommendation minimises) first:")
-    header = ["input", "low -> high", "total over the run", "total a month", "overhead", "recommendation at low / high"]
-    rows = []
-    for w in s.swings:
-        p = w.param
-        rec = "=" if not w.flips else f"{w.low['option']} / {w.high['option']}"
-        rows.append([printable(p.label), f"{p.end_text('low')} -> {p.end_text('high')}",
-                     f"{_show('total_usd', w.low['total_usd'])} -> {_show('total_usd', w.high['total_usd'])}",
-                     f"{_show('total_usd_month', w.low['total_usd_month'])} -> "
-                     f"{_show('total_usd_month', w.high['total_usd_month'])}",
-                     f"{_show('overhead_pct', w.low['overhead_pct'])} -> {_show('overhead_pct', w.high['overhead_pct'])}",
-                     rec])
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    out += ["    " + fmt.format(*header).rstrip(), "    " + fmt.format(*("-" * w for w in widths))]
-    out += ["    " + fmt.format(*r).rstrip() for r in rows]
-    out.append("")
-    if s.breaks:
-        out.append("  The recommendation holds unless:")
-        for b in sorted(s.breaks, key=lambda b: abs(math.log(max(b.value, 1e-300) / max(b.param.value, 1e-300)))):
-            word = "rises above" if b.direction == "above" else "falls below"
-            inside = " (inside its range)" if b.param.low <= b.value <= b.param.high else ""
-            out.append(f"    {printable(b.param.label)} {word} {_show(b.param.input, b.value)}{inside}: then {b.to}")
-    else:
-        out.append("  No uncertain input flips the recommendation within a factor of 10 of its value.")
-    return "\n".join(out)
-
-
 def as_dict(s: Sensitivity) -> dict:
     """For --json and the manifest: finite numbers or null."""
     from .units import json_number
@@ -692,32 +642,6 @@ class Scratch:
         del self.array
         self._map.close()
         self._file.close()
-
-
-def sampled_text(s: Sampled) -> str:
-    """The Monte Carlo summary for the terminal: per summary line, how often its recommendation wins
-    and the P10-P50-P90 of its cost and overhead."""
-    from .errors import printable
-
-    if not s.params:
-        return ("Monte Carlo: no input carries a range, so every draw is the same; give inputs a range "
-                "(low, high) to sample them.")
-    head = (f"Monte Carlo: {s.samples:,} draws of {len(s.params)} uncertain input(s) together (seed {s.seed}); "
-            "per line, the recommendation's share of the draws it wins and P10 / P50 / P90 of its cost and overhead")
-    header = ["model", "sku", "recommended", "wins", "total a month P10 / P50 / P90", "overhead P10 / P50 / P90",
-              "else recommended"]
-    rows = []
-    for line in s.lines:
-        q = line["quantiles"]
-        trio = lambda m: " / ".join(_show(m, q[m][f"p{p}"]) for p in (10, 50, 90))  # noqa: E731
-        others = [f"{name} {share:.0%}" for name, share in line["wins"].items() if name != line["option"]]
-        rows.append([printable(line["model"]), printable(line["sku"]), line["option"],
-                     f"{line['wins'].get(line['option'], 0.0):.0%}", trio("total_usd_month"), trio("overhead_pct"),
-                     ", ".join(others) or "-"])
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    return "\n".join([head, "", fmt.format(*header).rstrip(), fmt.format(*("-" * w for w in widths))]
-                     + [fmt.format(*r).rstrip() for r in rows])
 
 
 # ---- a brief's robustness: one decision, its tornado, break-evens and band --------------------------

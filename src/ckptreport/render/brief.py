@@ -165,7 +165,6 @@ def _total(row: pd.Series) -> str:
 
 
 def _tier_rows(data: BriefData) -> list[dict]:
-    pct = lambda v: display.value(v, "pct")  # noqa: E731
     out = []
     for line in data.tiers:
         sync, asyn = line.sync, line.asyn
