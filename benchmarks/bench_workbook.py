@@ -4,14 +4,14 @@ workbook, for a ~100,000-row plan, in the same run.
     python benchmarks/bench_workbook.py [--rows-target 100000]
 
 Three variants, each in a process of its own (peak RSS is per process), each from the same compute
-stage and the same Scenarios column definitions (``workbook.write_scenarios``, not timed):
+stage and the same Scenarios column definitions (``workbook.scenarios.write``, not timed):
 
 - ``openpyxl``: openpyxl write-only appends every Scenarios row, each formula written out for its row
   and each text as text (no styles, no cached values: the least openpyxl can be asked to do), and
   saves the one-sheet workbook: the floor a library gives;
 - ``sheetxml``: ckptreport's streaming writer (``sheetxml.rows_xml``) writes the same rows, as shared
   formulas with the engine's values cached, into a deflated package member;
-- ``workbook``: the whole workbook as ``ckptreport build`` writes it (seven sheets, styles, charts,
+- ``workbook``: the whole workbook as ``ckptreport build`` writes it (ten sheets, styles, charts,
   Cadence streamed too), for scale.
 
 Reported: seconds, rows per second, peak RSS, file size, and the ratios against openpyxl. The issue's
@@ -50,27 +50,28 @@ def computed(rows_target: int):
 
 
 def scenario_columns(report):
-    """The Scenarios columns exactly as the workbook defines them: (name, what its rows hold)."""
+    """The Scenarios sheet's anchor (``Table``): each column and what its rows hold, exactly as the
+    workbook defines them."""
     from openpyxl import Workbook
 
-    from ckptreport.render import workbook
+    from ckptreport.render.workbook import SHEETS, assumptions, scenarios
+    from ckptreport.render.workbook.book import Context, Sheet
 
-    book = workbook.Book(report, META)
+    ctx = Context(report, META)
     wb = Workbook(write_only=True)
-    sheets = {title: workbook.Sheet(wb, title) for title in workbook.SHEETS}
-    workbook.write_assumptions(sheets["Assumptions"], book)
-    workbook.write_scenarios(sheets["Scenarios"], book)
-    return book
+    sheets = {title: Sheet(wb, title) for title in SHEETS}
+    assumed = assumptions.write(sheets["Assumptions"], ctx)
+    return scenarios.write(sheets["Scenarios"], ctx, assumed)
 
 
-def with_openpyxl(book, out: Path) -> None:
+def with_openpyxl(table, out: Path) -> None:
     import openpyxl
 
-    from ckptreport.render.workbook import FIRST
+    from ckptreport.render.workbook.scenarios import FIRST
 
-    names = [n for n, _ in book.scenario_columns]
+    names = [n for n, _ in table.columns]
     cells = []  # per column, a function of (row position, row number) -> the cell openpyxl gets
-    for _, what in book.scenario_columns:
+    for _, what in table.columns:
         if "text" in what:
             cells.append(lambda i, r, t=what["text"]: str(t[i]))
         elif "formulas" in what:
@@ -81,39 +82,39 @@ def with_openpyxl(book, out: Path) -> None:
     ws = wb.create_sheet("Scenarios")
     ws.append(["All scenarios."])
     ws.append(names)
-    for i in range(len(book.scenario_row)):
+    for i in range(len(table.rows)):
         r = FIRST + i
         ws.append([cell(i, r) for cell in cells])
     wb.save(out)
 
 
-def with_sheetxml(book, out: Path) -> None:
+def with_sheetxml(table, out: Path) -> None:
     from ckptreport.render import sheetxml
-    from ckptreport.render.workbook import FIRST
+    from ckptreport.render.workbook.scenarios import FIRST
 
-    columns = [sheetxml.Column(book.letters[n], 0, **what) for n, what in book.scenario_columns]
-    header = sheetxml.row_xml(2, [(book.letters[n], 0, n) for n, _ in book.scenario_columns])
+    columns = [sheetxml.Column(table.letters[n], 0, **what) for n, what in table.columns]
+    header = sheetxml.row_xml(2, [(table.letters[n], 0, n) for n, _ in table.columns])
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=sheetxml.LEVEL) as package, \
             package.open("xl/worksheets/sheet1.xml", "w", force_zip64=True) as dst:
         dst.write(b'<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>')
         dst.write(header.encode())
-        for chunk in sheetxml.rows_xml(columns, FIRST, len(book.scenario_row)):
+        for chunk in sheetxml.rows_xml(columns, FIRST, len(table.rows)):
             dst.write(chunk)
         dst.write(b"</sheetData></worksheet>")
 
 
 def run_variant(variant: str, rows_target: int, out: Path) -> dict:
     report = computed(rows_target)
-    book = scenario_columns(report) if variant != "workbook" else None
+    table = scenario_columns(report) if variant != "workbook" else None
     t = time.perf_counter()
     if variant == "workbook":
         from ckptreport.render import workbook
 
         workbook.write(out, report, META)
     elif variant == "openpyxl":
-        with_openpyxl(book, out)
+        with_openpyxl(table, out)
     else:
-        with_sheetxml(book, out)
+        with_sheetxml(table, out)
     seconds = time.perf_counter() - t
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB -> MiB on Linux
     rows = len(report.workbook_index)

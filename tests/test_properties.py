@@ -23,7 +23,7 @@ from ckptreport.columns import COLUMNS
 from ckptreport.engine import compute
 from ckptreport.expr import Var, evaluate, render
 from ckptreport.inputs import INPUTS
-from ckptreport.render.workbook import CONSTANTS
+from ckptreport.render.workbook.assumptions import CONSTANTS
 
 # When a property fails, hypothesis's pytest plugin imports libcst (hypothesis.extra._patching) to
 # suggest a patch, and libcst's import of mypy_extensions.TypedDict warns; with filterwarnings=error

@@ -26,7 +26,7 @@ from conftest import SOFFICE, libreoffice, recalculated
 from ckptreport import display
 from ckptreport.build import build
 from ckptreport.engine import compute
-from ckptreport.render.workbook import scenario_columns
+from ckptreport.render.workbook.scenarios import scenario_columns
 from ckptreport.units import BOOL_EXCEL, INF_AT
 
 # Skipped only outside CI (make test installs LibreOffice where it can); in CI a missing soffice fails.

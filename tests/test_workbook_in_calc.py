@@ -19,7 +19,7 @@ import pytest
 
 from ckptreport import display
 from ckptreport.build import build
-from ckptreport.render.workbook import scenario_columns
+from ckptreport.render.workbook.scenarios import scenario_columns
 from conftest import REPO, SOFFICE
 
 UNO_PYTHON = "/usr/bin/python3"

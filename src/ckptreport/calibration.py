@@ -358,6 +358,20 @@ def fmt(value: float, unit: str) -> str:
     return f"{value:g}"
 
 
+@dataclass(frozen=True)
+class Table:
+    """What the outputs show of the calibration: a row per case and the summary."""
+
+    rows: list[dict]
+    summary: dict
+
+
+def table() -> Table:
+    """The calibration table, from every case (computed once per process)."""
+    results = cases()
+    return Table(rows(results), summary(results))
+
+
 def rows(results: tuple[Case, ...] | None = None) -> list[dict]:
     """The table `ckptreport calibrate` prints and the briefs carry."""
     results = results if results is not None else cases()

@@ -364,9 +364,8 @@ def calibrate(as_json, verbose, refit):
     from . import calibration
     from .render import terminal
 
-    results = calibration.cases()
-    rows = calibration.rows(results)
-    summary = calibration.summary(results)
+    computed = calibration.table()
+    rows, summary = computed.rows, computed.summary
     fitted = calibration.fit(calibration.FITTED) if refit else None
     if as_json:
         click.echo(json.dumps({"cases": rows, "summary": summary, **({"fit": fitted} if fitted else {})}, indent=2))

@@ -418,7 +418,7 @@ class Report:
     point: Point
     summary: pd.DataFrame
     briefs: list[BriefData]
-    calibration: tuple
+    calibration: calibration.Table  # a row per published case, and the summary
     workbook_index: pd.Index = None  # the rows the workbook's Scenarios sheet holds
     workbook_note: str = ""  # why some were left out, when they were
     tier_overview: list[tuple[str, dict[str, int]]] = field(default_factory=list)  # tier -> strategy -> row
@@ -428,6 +428,8 @@ class Report:
     purchases: list = field(default_factory=list)  # per summary line: its purchase curve (Purchase)
     rows: int = 0  # the plan's rows; ``frame`` holds them all up to ROWS_IN_MEMORY, else the ones shown
     cadence: dict[int, dict[str, np.ndarray]] = field(default_factory=dict)  # summary pick -> cadence_grid
+    headline: int | None = None  # the option recommended for the summary's model and SKU (its frame row)
+    sweeps: list = field(default_factory=list)  # uncertainty.Sweep of each input the headline option reads
 
     def __post_init__(self):
         self.rows = self.rows or len(self.frame)
@@ -472,9 +474,21 @@ def compute(inputs: Inputs, sink=None, progress=lambda _: None, workbook: bool =
     overview = tier_overview(inputs, frame, point, keep) if workbook else []
     picks = {int(v) for s in ("sync", "async") if f"{s}_index" in table for v in table[f"{s}_index"] if pd.notna(v)}
     cadence = {idx: cadence_grid(frame, idx) for idx in sorted(picks)} if workbook else {}
-    return Report(inputs, frame, dropped, point, table, data, calibration.cases(), workbook_index=keep,
+    headline = headline_option(table, point)
+    sweeps = uncertainty.sweeps(frame.loc[[headline]], params) if workbook and headline is not None else []
+    return Report(inputs, frame, dropped, point, table, data, calibration.table(), workbook_index=keep,
                   workbook_note=note, tier_overview=overview, candidates=candidates,
-                  purchases=purchases, assumed=assumed, rows=rows, cadence=cadence, params=params)
+                  purchases=purchases, assumed=assumed, rows=rows, cadence=cadence, params=params,
+                  headline=headline, sweeps=sweeps)
+
+
+def headline_option(table: pd.DataFrame, point: Point) -> int | None:
+    """The frame row of the option the summary recommends for the plan's summary model and SKU."""
+    if table.empty:
+        return None
+    lines = table.index[(table["model"] == point.model) & (table["sku"] == point.sku)]
+    v = table.at[lines[0], "option_index"] if len(lines) else None
+    return None if v is None or (isinstance(v, float) and np.isnan(v)) else int(v)
 
 
 def _stream(inputs: Inputs, sink, point: Point, selection: Selection | None, rows: int, progress):

@@ -300,6 +300,36 @@ def tornado(rows: pd.DataFrame, params: list[Param], rank_by: str = "total_usd",
     return at_base, swings
 
 
+# ---- one option's sweeps: what the workbook's Sensitivity sheet recomputes ----------------------------
+
+@dataclass(frozen=True)
+class Sweep:
+    """One uncertain input moved alone to its low and to its high, the others held, for one option
+    (a frame row): every column at each end, and the swing of its cost over the run."""
+
+    param: Param
+    member: Member  # the figure of the param that the option reads
+    columns: dict[str, np.ndarray]  # every column, shape (2,): at the low, at the high
+    swing: float  # |total_usd at the high - at the low|
+
+
+def sweeps(row: pd.DataFrame, params: list[Param]) -> list[Sweep]:
+    """The sweep of each uncertain input that ``row`` (one frame row) reads, largest swing first, as
+    the terminal and the brief rank a tornado."""
+    ev = Evaluator(row, params)
+    base = base_values(params)[0]
+    out = []
+    for j in (j for j in range(len(params)) if ev.touches(j)):
+        p = params[j]
+        member = next(m for m, mask in zip(p.members, ev.masks[j]) if mask.any())
+        values = np.repeat(base[None, :], 2, axis=0)
+        values[:, j] = [p.low, p.high]
+        cols = {k: v[:, 0] for k, v in ev.run(values).items()}
+        out.append(Sweep(p, member, cols, abs(float(cols["total_usd"][1] - cols["total_usd"][0]))))
+    out.sort(key=lambda b: (-b.swing if math.isfinite(b.swing) else math.inf, b.param.label))
+    return out
+
+
 # ---- break-even: where the recommendation flips -----------------------------------------------------
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import jinja2
 import pandas as pd
 from markupsafe import Markup
 
-from .. import calibration, display, rule, units
+from .. import display, rule, units
 from ..paths import templates_dir
 from . import pdf
 from ..report import BriefData, Report
@@ -440,8 +440,8 @@ def context(data: BriefData, report: Report, meta: dict[str, str], paper: str) -
                         "copy an async or tiered save keeps in host memory (sync keeps none), the rest from the tier",
         "tiers": _tier_rows(data), "skus": skus if len(skus) > 1 else [], "recommendation": recommendation,
         "requirements": requirements, "sources": sources, "bandwidth_note": bandwidth_note,
-        "measured": measured_rows, "calibration": calibration.rows(report.calibration),
-        "calibration_summary": _calibration_summary(report.calibration),
+        "measured": measured_rows, "calibration": report.calibration.rows,
+        "calibration_summary": _calibration_summary(report.calibration.summary),
         "method": "size = params x bytes per param; time per hop = bytes per node / bandwidth per node; stall: "
                   "sync = copy + write, async and tiered = copy (+ wait if the write outlasts the interval); "
                   "overhead = stall / interval; waste adds (interval/2 + restart) / MTBF; optimum: Daly (2006); "
@@ -450,8 +450,7 @@ def context(data: BriefData, report: Report, meta: dict[str, str], paper: str) -
     }
 
 
-def _calibration_summary(results) -> str:
-    s = calibration.summary(results)
+def _calibration_summary(s: dict) -> str:
     held = s["held_out"]
     parts = [f"{what} {st['median_abs_error']:.1%} median, {st['worst_abs_error']:.1%} worst"
              for what, st in held.items() if st["cases"] and what != "sizes"]
