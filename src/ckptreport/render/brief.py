@@ -4,17 +4,18 @@ One brief per model (its summary SKU, every tier of the plan) and one per ``brie
 plan. Everything a brief shows was computed in the compute stage (``report.BriefData``: its rows, the
 recommendation, the tier comparison, the waste curves, the provenance of each input); this module
 only formats it, into jinja2 templates from ``templates/`` (autoescaped; an undefined variable is an
-error) rendered by WeasyPrint. Charts are vector SVG with their text kept as text. The renderer
-fetches nothing: every URL is refused.
+error) rendered by WeasyPrint; the prose is the template's, the figures it quotes are formatted here.
+Charts (``charts``) are vector SVG with their text kept as text. The renderer fetches nothing: every
+URL is refused.
 """
 
 from __future__ import annotations
 
-import io
 import math
 import re
 from concurrent.futures import as_completed
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import jinja2
 import pandas as pd
@@ -22,85 +23,13 @@ from markupsafe import Markup
 
 from .. import display, rule, units
 from ..paths import templates_dir
-from . import pdf
-from ..report import BriefData, Report
+from . import charts, pdf
+
+if TYPE_CHECKING:
+    from ..report import BriefData, Report
 
 
-# ---- charts: vector SVG, text kept as text ------------------------------------------------------
-
-def _svg(fig, prefix: str) -> Markup:
-    """The figure as inline SVG, its ids prefixed so that two charts on a page cannot collide."""
-    import matplotlib.pyplot as plt
-
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
-    plt.close(fig)
-    text = buf.getvalue()
-    text = text[text.index("<svg"):]
-    text = re.sub(r'\bid="([^"]+)"', rf'id="{prefix}-\1"', text)
-    text = re.sub(r'(url\(#|href="#)', rf"\1{prefix}-", text)
-    return Markup(text)  # matplotlib escapes every text it writes; no input string is drawn here
-
-
-def _mpl():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    matplotlib.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "ckptreport", "font.size": 8,
-                                "font.family": "DejaVu Sans"})
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def size_chart(row: pd.Series) -> Markup:
-    plt = _mpl()
-    parts = [("weights", "weights_bytes"), ("master", "master_bytes"), ("optimizer", "optimizer_bytes"),
-             ("grads", "grads_bytes")]
-    fig, ax = plt.subplots(figsize=(3.4, 1.3))
-    left = 0.0
-    colors = ["#2f6db5", "#c0504d", "#9bbb59", "#8064a2"]
-    for (label, col), color in zip(parts, colors):
-        tb = row[col] / 1e12
-        if tb > 0:
-            ax.barh([0], [tb], left=left, color=color, label=f"{label} {tb:.2f} TB")
-            left += tb
-    ax.set_yticks([])
-    ax.set_xlabel("TB (1e12 bytes)")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.45), ncol=2, frameon=False, fontsize=7)
-    for side in ("top", "right", "left"):
-        ax.spines[side].set_visible(False)
-    return _svg(fig, "size")
-
-
-def waste_chart(data: BriefData) -> Markup:
-    plt = _mpl()
-    fig, ax = plt.subplots(figsize=(3.6, 2.2))
-    rec = data.pick.row
-    on = data.rows[(data.rows["sku"] == rec["sku"]) & (data.rows["tier"] == rec["tier"])]
-    for strategy, color in (("sync", "#c0504d"), ("async", "#2f6db5")):
-        if strategy not in data.curves:
-            continue
-        intervals_s, waste = data.curves[strategy]
-        ax.plot(intervals_s / 60, waste, color=color, label=strategy)
-        row = on[on["strategy"] == strategy].iloc[0]
-        ax.plot([row["optimal_interval_s"] / 60], [row["optimal_waste_pct"]], marker="D", color=color,
-                markersize=5, linestyle="none")
-    ax.axvline(rec["interval_s"] / 60, color="#777", linestyle=":", linewidth=1)
-    ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(lambda v, _: f"{v:g}")  # plain numbers: no mathtext to lay out
-    ax.xaxis.set_minor_formatter(lambda v, _: "")
-    ax.set_xlabel("checkpoint interval (min)")
-    ax.set_ylabel("waste (% of compute)")
-    ax.legend(frameon=False, fontsize=7)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
-    return _svg(fig, "waste")
-
-
-def _short(text: str, n: int = 22) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
-
+# ---- the chain: an SVG template, its figures from the recommended row ----------------------------
 
 def chain_svg(env: jinja2.Environment, row: pd.Series) -> Markup:
     f = display.of
@@ -116,8 +45,8 @@ def chain_svg(env: jinja2.Environment, row: pd.Series) -> Markup:
     if row["tier_kind"] != "local_nvme":
         boxes.append(("storage NIC", [f"{f('storage_nic_GBps', row['storage_nic_GBps'])} per node"]))
         arrows.append(("host -> NIC", f("storage_nic_GBps", row["storage_nic_GBps"]), f("nic_s", row["nic_s"]), "nic"))
-    boxes.append((_short(str(row["tier"])), [f"{f('tier_share_GBps', row['tier_share_GBps'])} per node",
-                                             f"of {f('tier_write_GBps', row['tier_write_GBps'])} total"]))
+    boxes.append((charts.short(str(row["tier"])), [f"{f('tier_share_GBps', row['tier_share_GBps'])} per node",
+                                                   f"of {f('tier_write_GBps', row['tier_write_GBps'])} total"]))
     arrows.append(("into the tier", f("tier_share_GBps", row["tier_share_GBps"]), f("tier_s", row["tier_s"]), "tier"))
     n = len(boxes)
     bw, gap, h = 120, 84, 66
@@ -190,190 +119,68 @@ def _sku_rows(data: BriefData) -> list[dict]:
              "recommended": sku == data.pick.row["sku"]} for sku, p in data.skus]
 
 
-def _words(data: BriefData) -> tuple[str, list[str], list[str]]:
-    """The headline, the recommendation (an economic argument, in paragraphs) and the requirements."""
-    pick, spec = data.pick, data.spec
-    rec = pick.row
-    f = display.of
-    pct = lambda v: display.value(v, "pct")  # noqa: E731
-    usd = lambda v: display.value(v, "usd")  # noqa: E731
-    target = f("target_overhead_pct", rec["target_overhead_pct"])
-    option = f"{rec['strategy']} checkpoints to {rec['tier']} on {rec['sku']}"
-    bought = f("tier_bought_GBps", rec["tier_bought_GBps"])
-    head = f"{spec.model}: a {f('ckpt_bytes', rec['ckpt_bytes'])} checkpoint every {f('interval_s', rec['interval_s'])} " \
-           f"on {spec.gpus:,} GPUs. "
-    if pick.status == rule.RECOMMENDED:
-        headline = head + (f"Recommended: {option} ({bought} bought): {pct(rec['overhead_pct'])} of training stalled "
-                           f"(target {target}); storage {usd(rec['storage_usd_month'])} a month, GPU time lost "
-                           f"{usd(rec['lost_gpu_usd_month'])} a month.")
-        words = [f"Choose {option}, buying {bought} of write bandwidth and "
-                 f"{f('provisioned_bytes', rec['provisioned_bytes'])} of capacity"
-                 + (" (sized for bandwidth: the target needs more TiB than the checkpoints)" if rec["sized_for"] ==
-                    "bandwidth" else "") + ". "
-                 f"Of the options that meet the {target} target, are feasible, durable and priced, it costs least "
-                 f"over the run: {usd(rec['total_usd'])}, of which storage {usd(rec['storage_run_usd'])} "
-                 f"({usd(rec['storage_usd_month'])} a month: capacity {usd(rec['capacity_usd_month'])}, bandwidth "
-                 f"{usd(rec['bandwidth_usd_month'])}, requests {usd(rec['requests_usd_month'])}) and GPU time lost "
-                 f"to checkpointing {usd(rec['waste_usd'])} (stalls {pct(rec['overhead_pct'])}, rework, restarts "
-                 f"and restores {pct(rec['rework_pct'])} of training, at {f('usd_per_gpu_hour', rec['usd_per_gpu_hour'])} per "
-                 f"GPU-hour)."]
-        runner = pick.runner_up
-        if runner is not None:
-            words.append(f"Runner-up: {runner['strategy']} checkpoints to {runner['tier']} on {runner['sku']} "
-                         f"({f('tier_bought_GBps', runner['tier_bought_GBps'])}), {usd(pick.runner_up_extra_usd)} "
-                         f"more over the run (storage {usd(runner['storage_usd_month'])} and GPU time lost "
-                         f"{usd(runner['lost_gpu_usd_month'])} a month).")
-        else:
-            words.append("No other tier meets the target with a price: there is no runner-up.")
-    elif pick.status == rule.NEEDS_PRICE:
-        headline = head + (f"Options meet the {target} target but none has a price: {', '.join(pick.unpriced)}. "
-                           "Price them to get a recommendation.")
-        words = [f"{', '.join(pick.unpriced)} meet the target, but their storage has no price in the inputs, so "
-                 "they are not ranked. Give each a rent (usd_per_tb_month) or a purchase price (capex_usd_per_tb, "
-                 "capex_usd_per_GBps, life)."]
-    else:
-        headline = head + (f"No candidate meets the {target} target; closest: {option} at "
-                           f"{pct(rec['overhead_pct'])} of training stalled.")
-        words = [f"No candidate meets the target. The closest is {option}: training stalls "
-                 f"{f('stall_s', rec['stall_s'])} per checkpoint ({pct(rec['overhead_pct'])} of training)."]
-    if pick.status == rule.RECOMMENDED and pick.unpriced:
-        words.append(f"Not ranked, for want of a price: {', '.join(pick.unpriced)} (they meet the target).")
-    if data.assumed:
-        words.append("This rests on assumed prices, published for no such product: "
-                     + "; ".join(f"{name} {value}" for name, value in data.assumed)
-                     + " (the appendix gives each assumption's range and source).")
-    step = data.purchase.next_step
-    if step is not None and data.purchase.optimum is not None:
-        opt = data.purchase.points.loc[data.purchase.optimum]
-        saved = opt["lost_gpu_usd_month"] - step["lost_gpu_usd_month"]
-        more = step["storage_usd_month"] - opt["storage_usd_month"]
-        words.append(f"The next step up, {step['tier']} ({f('tier_bought_GBps', step['tier_bought_GBps'])}), costs "
-                     f"{usd(more)} a month more in storage and saves {usd(saved)} a month of GPU time.")
-    requirements = [
-        f"Aggregate write bandwidth of {f('required_write_GBps', rec['required_write_GBps'])} to meet the target "
-        f"({f('required_node_write_GBps', rec['required_node_write_GBps'])} per node) for {rec['strategy']}; "
-        f"the tier gives each node {f('tier_share_GBps', rec['tier_share_GBps'])}.",
-        f"The write itself takes {f('write_s', rec['write_s'])}, of which {f('coordination_s', rec['coordination_s'])} "
-        f"coordinating {int(rec['gpus']):,} ranks; the bottleneck is "
-        + (f"that coordination." if rec["bottleneck"] == "coordination" else f"the {rec['bottleneck']} hop."),
-        f"After a failure: {pct(rec['host_restore_pct'])} of restarts read the copy in host memory "
-        f"({f('restore_host_s', rec['restore_host_s'])}), the rest read the checkpoint back from {rec['tier']} "
-        f"at {f('read_GBps', rec['read_GBps'])} ({f('restore_tier_s', rec['restore_tier_s'])}): "
-        f"{f('restore_s', rec['restore_s'])} on average, counted in the rework.",
-        f"Capacity for {int(rec['retention'])} checkpoints with headroom: "
-        f"{f('capacity_needed_bytes', rec['capacity_needed_bytes'])}.",
-    ]
-    if rec["prefixes_needed"] > 0:
-        requirements.append(f"Object store: {int(rec['puts_per_ckpt']):,} write requests per checkpoint; the target's "
-                            f"bandwidth needs {int(rec['prefixes_needed'])} prefix(es) at the request-rate ceiling.")
-    if rec["strategy"] != "sync":
-        requirements.append(f"Host memory for staging: {f('host_memory_needed_bytes', rec['host_memory_needed_bytes'])} "
-                            f"per node of {f('host_memory_bytes', rec['host_memory_bytes'])}.")
-    return headline, words, requirements
+# The figures of an option the brief's prose quotes (templates/brief.html.j2), by how each reads
+SHOWN = ("ckpt_bytes", "interval_s", "target_overhead_pct", "tier_bought_GBps", "provisioned_bytes", "usd_per_gpu_hour",
+         "stall_s", "required_write_GBps", "required_node_write_GBps", "tier_share_GBps", "write_s", "coordination_s",
+         "restore_host_s", "read_GBps", "restore_tier_s", "restore_s", "capacity_needed_bytes", "host_memory_needed_bytes",
+         "host_memory_bytes")  # as its column reads
+DOLLARS = ("storage_usd_month", "lost_gpu_usd_month", "total_usd", "storage_run_usd", "capacity_usd_month",
+           "bandwidth_usd_month", "requests_usd_month", "waste_usd")
+SHARES = ("overhead_pct", "rework_pct", "host_restore_pct")
 
 
-def purchase_chart(data: BriefData) -> Markup:
-    """Monthly cost against bandwidth bought: storage rising, GPU time lost falling, their total; the
-    recommended strategy solid, sync dashed; the optimum marked."""
-    plt = _mpl()
-    fig, ax = plt.subplots(figsize=(6.4, 1.9))
-    points, opt = data.purchase.points, data.purchase.optimum
-    strategy = str(data.pick.row["strategy"])
-    for s, style in ((strategy, "-"), ("sync", "--")):
-        mine = points[points["strategy"] == s]
-        if mine.empty or (s == "sync" and s == strategy and style == "--"):
-            continue
-        x = mine["tier_bought_GBps"].to_numpy(float)
-        if s == strategy:
-            ax.plot(x, mine["storage_usd_month"], style, color="#9bbb59", marker="o", markersize=3,
-                    label="storage")
-            ax.plot(x, mine["lost_gpu_usd_month"], style, color="#c0504d", marker="o", markersize=3,
-                    label=f"GPU time lost ({s})")
-            ax.plot(x, mine["total_usd_month"], style, color="#2f6db5", marker="o", markersize=3, label=f"total ({s})")
-        else:
-            ax.plot(x, mine["total_usd_month"], style, color="#777", marker="o", markersize=3, label="total (sync)")
-    if opt is not None:
-        ax.plot([points.loc[opt, "tier_bought_GBps"]], [points.loc[opt, "total_usd_month"]], marker="D",
-                color="#2f6db5", markersize=7, linestyle="none", label="optimum")
-    ax.set_xscale("log")
-    ticks = sorted(set(points["tier_bought_GBps"].round(6)))
-    ax.set_xticks(ticks, [f"{t:,.3g}" for t in ticks])
-    ax.minorticks_off()
-    ax.set_xlabel("write bandwidth bought (GB/s)")
-    ax.set_ylabel("$ per month")
-    ax.yaxis.set_major_formatter(lambda v, _: f"${v:,.0f}")
-    ax.legend(frameon=False, fontsize=6, ncol=2)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
-    return _svg(fig, "purchase")
+def _figures(row: pd.Series) -> dict:
+    """One option's figures as the prose quotes them: '6.49 TB', '$4,740', '3.62%'."""
+    out = {name: display.of(name, row[name]) for name in SHOWN}
+    out |= {name: display.value(row[name], "usd") for name in DOLLARS}
+    out |= {name: display.value(row[name], "pct") for name in SHARES}
+    out |= {k: str(row[k]) for k in ("strategy", "tier", "sku", "bottleneck")}
+    out |= {"gpus": f"{int(row['gpus']):,}", "retention": str(int(row["retention"])),
+            "sized_for_bandwidth": row["sized_for"] == "bandwidth", "prefixes_needed": row["prefixes_needed"] > 0}
+    if out["prefixes_needed"]:
+        out |= {"prefixes": str(int(row["prefixes_needed"])), "puts_per_ckpt": f"{int(row['puts_per_ckpt']):,}"}
+    return out
 
 
-TORNADO_BARS = 8  # the inputs a brief's tornado shows, largest swing first
-
-
-def tornado_chart(data: BriefData) -> Markup | None:
-    """The cost over the run of the option recommended at each input's low (light) and high (dark)
-    end, the others held, around the base (the line): the inputs that move the answer most on top."""
-    robust = data.robust
-    swings = [w for w in robust.swings if math.isfinite(w.swing("total_usd"))][:TORNADO_BARS]
-    if not swings:
-        return None
-    plt = _mpl()
-    fig, ax = plt.subplots(figsize=(6.4, 0.35 + 0.3 * len(swings)))
-    base = robust.base["total_usd"]
-    for y, w in enumerate(reversed(swings)):
-        for end, color in (("low", "#9fc5e8"), ("high", "#2f6db5")):
-            value = getattr(w, end)["total_usd"]
-            ax.barh(y, value - base, left=base, color=color, height=0.6, label=f"at its {end}" if y == 0 else None)
-            shown = w.param.end_text(end)
-            ax.annotate(shown + (" *" if getattr(w, end)["option"] != robust.base["option"] else ""),
-                        (value, y), xytext=(3 if value >= base else -3, 0), textcoords="offset points",
-                        ha="left" if value >= base else "right", va="center", fontsize=6, parse_math=False)
-    ax.axvline(base, color="#333", linewidth=0.8)
-    ax.set_yticks(range(len(swings)), [_short(w.param.label, 40) for w in reversed(swings)],
-                  parse_math=False)  # names from the inputs are text: '$x$' is not typeset
-    ax.xaxis.set_major_formatter(lambda v, _: f"${v / 1e6:,.1f}M" if abs(v) >= 1e6 else f"${v / 1e3:,.0f}k")
-    ax.set_xlabel("cost over the run of the option recommended (storage + GPU time lost)")
-    lo = min(min(w.low["total_usd"], w.high["total_usd"]) for w in swings)
-    hi = max(max(w.low["total_usd"], w.high["total_usd"]) for w in swings)
-    pad = (hi - lo) * 0.18 or base * 0.05
-    ax.set_xlim(lo - pad, hi + pad)
-    ax.legend(frameon=False, fontsize=6, loc="lower right")
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
-    return _svg(fig, "tornado")
+def _words(data: BriefData) -> dict:
+    """What the headline, the recommendation (an economic argument, in paragraphs) and the
+    requirements say, figure by figure; the sentences are the template's."""
+    pick, usd = data.pick, lambda v: display.value(v, "usd")
+    w = {"model": data.spec.model, "gpus": f"{data.spec.gpus:,}", "status": pick.status,
+         "recommended": pick.status == rule.RECOMMENDED, "needs_price": pick.status == rule.NEEDS_PRICE,
+         "rec": _figures(pick.row), "unpriced": ", ".join(pick.unpriced), "runner": None, "step": None,
+         "assumed": "; ".join(f"{name} {value}" for name, value in data.assumed)}
+    if pick.runner_up is not None:
+        w["runner"] = {**_figures(pick.runner_up), "extra": usd(pick.runner_up_extra_usd)}
+    step, optimum = data.purchase.next_step, data.purchase.optimum
+    if step is not None and optimum is not None:
+        opt = data.purchase.points.loc[optimum]
+        w["step"] = {"tier": str(step["tier"]), "bought": display.of("tier_bought_GBps", step["tier_bought_GBps"]),
+                     "more": usd(step["storage_usd_month"] - opt["storage_usd_month"]),
+                     "saved": usd(opt["lost_gpu_usd_month"] - step["lost_gpu_usd_month"])}
+    return w
 
 
 def _robust_words(data: BriefData) -> dict:
-    """The brief's 'How sure is this' paragraph: the band, the share of draws, the break-evens."""
+    """What the brief's 'How sure this is' says: the band, the share of draws, the break-evens."""
     r = data.robust
     f = display.of
-    option = r.base["option"]
     if not r.params:
-        return {"band": "Every figure this recommendation uses is taken as certain: no input it reads carries a "
-                        "range, so there is no band or tornado. Give an input a range (low, high) to see one.",
-                "holds": "", "inputs": 0}
+        return {"inputs": 0}
     q = r.quantiles
-    trio = lambda m: ", ".join(f"P{p} {f(m, q[m][f'p{p}'])}" for p in (10, 50, 90)) if q[m]["p50"] is not None         else "not priced"  # noqa: E731
-    share = r.wins.get(option, 0.0)
-    others = [f"{name} in {s:.0%}" for name, s in r.wins.items() if name != option]
-    band = (f"Over {r.samples:,} draws of the {len(r.params)} uncertain inputs it reads, taken together (seed "
-            f"{r.seed}), {option} is the recommendation in {share:.0%} of draws"
-            + (f" ({'; '.join(others)})" if others else "") + f". Its total cost a month: {trio('total_usd_month')}; "
-            f"over the run: {trio('total_usd')}; overhead: {trio('overhead_pct')}.")
-    if r.breaks:
-        parts = []
-        for b in sorted(r.breaks, key=lambda b: abs(math.log(max(b.value, 1e-300) / max(b.param.value, 1e-300)))):
-            word = "rises above" if b.direction == "above" else "falls below"
-            parts.append(f"{b.param.label} {word} {f(b.param.input, b.value)} (then {b.to})")
-        holds = "This recommendation holds unless " + "; or ".join(parts) + " (break-even values found on the engine)."
-    else:
-        holds = ("No uncertain input flips this recommendation within a factor of 10 of its value, each moved "
-                 "alone (searched on the engine).")
-    return {"band": band, "holds": holds, "inputs": len(r.params)}
+    trio = lambda m: ", ".join(f"P{p} {f(m, q[m][f'p{p}'])}" for p in (10, 50, 90)) if q[m]["p50"] is not None \
+        else "not priced"  # noqa: E731
+    option = r.base["option"]
+    nearest = sorted(r.breaks, key=lambda b: abs(math.log(max(b.value, 1e-300) / max(b.param.value, 1e-300))))
+    return {"inputs": len(r.params), "samples": f"{r.samples:,}", "seed": r.seed, "option": option,
+            "share": f"{r.wins.get(option, 0.0):.0%}",
+            "others": [{"option": name, "share": f"{s:.0%}"} for name, s in r.wins.items() if name != option],
+            "month": trio("total_usd_month"), "run": trio("total_usd"), "overhead": trio("overhead_pct"),
+            "breaks": [{"input": b.param.label, "above": b.direction == "above", "value": f(b.param.input, b.value),
+                        "to": b.to} for b in nearest]}
 
 
-def _provenance(data: BriefData, measured) -> tuple[list[dict], str, list[dict]]:
+def _provenance(data: BriefData, measured) -> tuple[list[dict], dict, list[dict]]:
     """The appendix: every input with its basis and source, which bandwidths were measured."""
     rec = data.pick.row
     inputs = data.explanation["inputs"]
@@ -398,10 +205,8 @@ def _provenance(data: BriefData, measured) -> tuple[list[dict], str, list[dict]]
             "tier": bases.get("tier_write_GBps", "n/a"), "tier per node": bases.get("tier_node_write_GBps", "n/a")}
     if rec["strategy"] == "tiered" or rec["tier_kind"] == "local_nvme":
         hops["local NVMe"] = bases.get("nvme_write_GBps", "n/a")
-    mine = [h for h, b in hops.items() if b.startswith("measured on")]
-    note = ("Bandwidths used: " + ", ".join(f"{h} {b}" for h, b in hops.items()) + ". "
-            + (f"Measured on your hosts: {', '.join(mine)}." if mine else
-               "None of these were measured on your hosts (ckptreport probe, ckptreport import)."))
+    note = {"hops": [{"hop": h, "basis": b} for h, b in hops.items()],
+            "mine": ", ".join(h for h, b in hops.items() if b.startswith("measured on"))}
     bw = lambda v: units.fmt(v, "bandwidth")  # noqa: E731
     rows = [{"hop": f"{m.section}.{m.name}.{m.field}", "spec": bw(m.spec) if m.spec else "n/a",
              "median": bw(m.median), "minimum": bw(m.minimum), "hosts": len(set(m.hosts)),
@@ -414,15 +219,14 @@ def context(data: BriefData, report: Report, meta: dict[str, str], paper: str) -
     env = _environment()
     rec, spec = data.pick.row, data.spec
     f = display.of
-    headline, recommendation, requirements = _words(data)
-    sources, bandwidth_note, measured_rows = _provenance(data, report.inputs.measured.values())
+    sources, bandwidths, measured_rows = _provenance(data, report.inputs.measured.values())
     skus = _sku_rows(data)
     built = meta["build_time"]
     return {
         "title": spec.title or f"Checkpoint storage for {spec.model}", "model": spec.model,
         "version": meta["ckptreport_version"], "built": built, "built_date": built[:10],
         "input_hash": meta["input_hash"][:16], "css": Markup(_css(paper)),
-        "paper_class": "letter" if paper == "Letter" else "a4", "headline": headline, "rec": {
+        "paper_class": "letter" if paper == "Letter" else "a4", "w": _words(data), "rec": {
             "sku": str(rec["sku"]), "tier": str(rec["tier"]), "strategy": str(rec["strategy"]),
             "meets": data.pick.meets},
         "params": f("params", rec["params"]), "active": f("active_params", rec["active_params"]),
@@ -433,30 +237,21 @@ def context(data: BriefData, report: Report, meta: dict[str, str], paper: str) -
         "compute_days": display.value(rec["compute_s"] / units.COLUMN_UNITS["days"].scale, "days"),
         "mtbf": f("cluster_mtbf_s", rec["cluster_mtbf_s"]),
         "interval": f("interval_s", rec["interval_s"]), "target": f("target_overhead_pct", rec["target_overhead_pct"]),
-        "size_svg": size_chart(rec), "waste_svg": waste_chart(data), "chain_svg": chain_svg(env, rec),
-        "purchase_svg": purchase_chart(data), "purchase_what": data.purchase.what,
-        "tornado_svg": tornado_chart(data), "robust": _robust_words(data),
-        "recovery_mix": f"{display.value(data.pick.row['host_recoverable_pct'], 'pct')} of failures restarting from the "
-                        "copy an async or tiered save keeps in host memory (sync keeps none), the rest from the tier",
-        "tiers": _tier_rows(data), "skus": skus if len(skus) > 1 else [], "recommendation": recommendation,
-        "requirements": requirements, "sources": sources, "bandwidth_note": bandwidth_note,
+        "size_svg": charts.size(rec), "waste_svg": charts.waste(data), "chain_svg": chain_svg(env, rec),
+        "purchase_svg": charts.purchase(data), "purchase_what": data.purchase.what,
+        "tornado_svg": charts.tornado(data), "robust": _robust_words(data),
+        "host_recoverable": display.value(data.pick.row["host_recoverable_pct"], "pct"),
+        "tiers": _tier_rows(data), "skus": skus if len(skus) > 1 else [], "sources": sources, "bandwidths": bandwidths,
         "measured": measured_rows, "calibration": report.calibration.rows,
-        "calibration_summary": _calibration_summary(report.calibration.summary),
-        "method": "size = params x bytes per param; time per hop = bytes per node / bandwidth per node; stall: "
-                  "sync = copy + write, async and tiered = copy (+ wait if the write outlasts the interval); "
-                  "overhead = stall / interval; waste adds (interval/2 + restart) / MTBF; optimum: Daly (2006); "
-                  "the recommendation is the option meeting the target at the lowest cost over the run "
-                  "(GPU-hours including waste, plus storage; unpriced storage ranks after priced).",
+        "held_out": _held_out(report.calibration.summary),
     }
 
 
-def _calibration_summary(s: dict) -> str:
-    held = s["held_out"]
-    parts = [f"{what} {st['median_abs_error']:.1%} median, {st['worst_abs_error']:.1%} worst"
-             for what, st in held.items() if st["cases"] and what != "sizes"]
-    return (f"{s['passed']} of {s['scored']} scored cases within tolerance, {s['fit_cases']} of them used to fit the "
-            f"free terms; on the cases held out of the fit: {'; '.join(parts)}; {s['lacks']} cases name a term the "
-            "model lacks")
+def _held_out(s: dict) -> dict:
+    """The calibration summary's counts, and the held-out errors of times, async stalls and restores."""
+    return {**{k: s[k] for k in ("passed", "scored", "fit_cases", "lacks")},
+            "errors": [{"what": what, "median": f"{st['median_abs_error']:.1%}", "worst": f"{st['worst_abs_error']:.1%}"}
+                       for what, st in s["held_out"].items() if st["cases"] and what != "sizes"]}
 
 
 def _css(paper: str) -> str:
