@@ -87,7 +87,7 @@ def test_the_fit_finds_the_shipped_values_and_reproduces_its_cases():
     """calibrate --fit from its own neutral start: the values FITTED holds (3 figures) and the fit
     cases within 1%."""
     got = calibration.fit()
-    assert got["converged"] and got["cases"] == [c for c, *_ in calibration._fit_cases()]
+    assert got["converged"] and got["cases"] == [c for c, *_ in calibration.fit_cases()]
     for name, value in got["values"].items():
         assert float(f"{value:.3g}") == calibration.FITTED[name], name
     for cid, residual in got["residuals"].items():
@@ -99,14 +99,14 @@ def test_the_fit_finds_the_shipped_values_and_reproduces_its_cases():
 def test_a_changed_case_moves_the_fit():
     """The fit reads the cases: a GPT-1.5B flash stall twice as long (2.25 GB per GPU against GLM's 0.5 GB)
     needs a slower staging copy."""
-    cases = calibration._fit_cases()
+    cases = calibration.fit_cases()
     doubled = [(c[0], c[1], c[2] * (2 if c[0] == "dlrover_gpt1p5b_flash_stall" else 1), *c[3:]) for c in cases]
-    orig = calibration._fit_cases
+    orig = calibration.fit_cases
     try:
-        calibration._fit_cases = lambda: doubled
+        calibration.fit_cases = lambda: doubled
         slower = calibration.fit()["values"]
     finally:
-        calibration._fit_cases = orig
+        calibration.fit_cases = orig
     assert slower["staging_gpu_GBps"] < calibration.FITTED["staging_gpu_GBps"]
 
 
