@@ -57,71 +57,62 @@ class Q:
         return self.low is not None
 
 
-def _quantity_validator(kind: str, minimum: float, inclusive: bool, integer: bool, maximum: float | None,
-                        ranged: bool):
-    def validate(raw: Any) -> Q:
-        if isinstance(raw, Q):
-            return raw
-        basis = source = date = region = None
-        bounds: dict[str, Any] = {}
-        distribution = driver = None
-        if isinstance(raw, dict):
-            unknown = set(raw) - set(MAPPING_KEYS)
-            if unknown or "value" not in raw:
-                raise PydanticCustomError(
-                    "quantity_mapping",
-                    f"a sourced quantity is a mapping with keys {', '.join(MAPPING_KEYS)}; "
-                    + (f"unknown key(s) {', '.join(sorted(map(repr, unknown)))}" if unknown
-                       else "'value' is missing"))
-            basis, source, date, region = (raw.get(k) for k in ("basis", "source", "date", "region"))
-            if basis is not None and basis not in BASES:
-                raise PydanticCustomError("basis", "basis must be one of {bases}, got {got}",
-                                          {"bases": ", ".join(BASES), "got": repr(basis)})
-            if date is not None and not DATE.fullmatch(str(date)):
-                raise PydanticCustomError("date", "date must be a year, month or day like 2025, 2025-07 or "
-                                          "2025-07-08, got {got}", {"got": repr(date)})
-            for name, text in (("source", source), ("region", region)):
-                if text is not None and (not isinstance(text, str) or len(text) > 4000):
-                    raise PydanticCustomError("text", "{name} must be text of at most 4000 characters",
-                                              {"name": name})
-            bounds = {k: raw[k] for k in ("low", "high") if k in raw}
-            distribution = raw.get("distribution")
-            driver = raw.get("driver")
-            if driver is not None and (not isinstance(driver, str) or name_problem(driver)):
-                raise PydanticCustomError("range", "driver is a name shared by the figures that move together, "
-                                          "e.g. gpu-mtbf")
-            if driver is not None and "low" not in raw:
-                raise PydanticCustomError("range", "a driver goes with a range: give low and high too")
-            raw = raw["value"]
-        value = check(raw, "")
-        if not bounds and distribution is None:
-            return Q(value, str(raw).strip(), kind, basis, source, date, region)
-        if not ranged:
-            raise PydanticCustomError("range", "this key takes one figure, not a range (low, high, distribution): "
-                                      + ("a whole number is not sampled" if integer else "it names a point of the plan"))
-        if set(bounds) != {"low", "high"}:
-            raise PydanticCustomError("range", "a range gives both low and high, in the value's unit (value: 50000 h, "
-                                      "low: 20000 h, high: 120000 h)")
-        if distribution is None:
-            distribution = DISTRIBUTIONS[0]
-        if distribution not in DISTRIBUTIONS:
-            raise PydanticCustomError("range", "distribution must be one of {known}, got {got}",
-                                      {"known": ", ".join(DISTRIBUTIONS), "got": repr(distribution)})
-        low, high = check(bounds["low"], "low: "), check(bounds["high"], "high: ")
-        if not low <= value <= high or low == high:
-            raise PydanticCustomError("range", "expected low <= value <= high with low below high, got low {low}, "
-                                      "value {value}, high {high}", {"low": repr(bounds["low"]), "value": repr(raw),
-                                                                    "high": repr(bounds["high"])})
-        if distribution == "lognormal" and low <= 0:
-            raise PydanticCustomError("range", "a lognormal range needs low above 0, got {low}",
-                                      {"low": repr(bounds["low"])})
-        if not all(math.isfinite(v) for v in (low, value, high)):
-            raise PydanticCustomError("range", "a range is finite: low, value and high are numbers with units")
-        return Q(value, str(raw).strip(), kind, basis, source, date, region, low, high, distribution, driver,
-                 str(bounds["low"]).strip(), str(bounds["high"]).strip())
+def _sourced(raw: dict) -> dict:
+    """The keys of a sourced quantity's mapping, checked: value, basis, source, date, region, the
+    bounds of its range, its distribution and driver."""
+    unknown = set(raw) - set(MAPPING_KEYS)
+    if unknown or "value" not in raw:
+        raise PydanticCustomError(
+            "quantity_mapping",
+            f"a sourced quantity is a mapping with keys {', '.join(MAPPING_KEYS)}; "
+            + (f"unknown key(s) {', '.join(sorted(map(repr, unknown)))}" if unknown else "'value' is missing"))
+    basis, date, driver = raw.get("basis"), raw.get("date"), raw.get("driver")
+    if basis is not None and basis not in BASES:
+        raise PydanticCustomError("basis", "basis must be one of {bases}, got {got}",
+                                  {"bases": ", ".join(BASES), "got": repr(basis)})
+    if date is not None and not DATE.fullmatch(str(date)):
+        raise PydanticCustomError("date", "date must be a year, month or day like 2025, 2025-07 or "
+                                  "2025-07-08, got {got}", {"got": repr(date)})
+    for name in ("source", "region"):
+        text = raw.get(name)
+        if text is not None and (not isinstance(text, str) or len(text) > 4000):
+            raise PydanticCustomError("text", "{name} must be text of at most 4000 characters", {"name": name})
+    if driver is not None and (not isinstance(driver, str) or name_problem(driver)):
+        raise PydanticCustomError("range", "driver is a name shared by the figures that move together, "
+                                  "e.g. gpu-mtbf")
+    if driver is not None and "low" not in raw:
+        raise PydanticCustomError("range", "a driver goes with a range: give low and high too")
+    return {**{k: raw.get(k) for k in ("value", "basis", "source", "date", "region", "distribution", "driver")},
+            "bounds": {k: raw[k] for k in ("low", "high") if k in raw}}
+
+
+def _range(raw: Any, value: float, bounds: dict, distribution: str | None, check) -> tuple[float, float, str]:
+    """A range's low and high (each parsed and checked by ``check``) and its distribution."""
+    if set(bounds) != {"low", "high"}:
+        raise PydanticCustomError("range", "a range gives both low and high, in the value's unit (value: 50000 h, "
+                                  "low: 20000 h, high: 120000 h)")
+    distribution = DISTRIBUTIONS[0] if distribution is None else distribution
+    if distribution not in DISTRIBUTIONS:
+        raise PydanticCustomError("range", "distribution must be one of {known}, got {got}",
+                                  {"known": ", ".join(DISTRIBUTIONS), "got": repr(distribution)})
+    low, high = check(bounds["low"], "low: "), check(bounds["high"], "high: ")
+    if not low <= value <= high or low == high:
+        raise PydanticCustomError("range", "expected low <= value <= high with low below high, got low {low}, "
+                                  "value {value}, high {high}", {"low": repr(bounds["low"]), "value": repr(raw),
+                                                                "high": repr(bounds["high"])})
+    if distribution == "lognormal" and low <= 0:
+        raise PydanticCustomError("range", "a lognormal range needs low above 0, got {low}", {"low": repr(bounds["low"])})
+    if not all(math.isfinite(v) for v in (low, value, high)):
+        raise PydanticCustomError("range", "a range is finite: low, value and high are numbers with units")
+    return low, high, distribution
+
+
+def _figure(kind: str, minimum: float, inclusive: bool, integer: bool, maximum: float | None):
+    """``check(raw, where)``: one figure of a quantity of ``kind`` (its value, or a bound of its
+    range) parsed and checked against the key's floor, the kind's plausible range, its ceiling and
+    wholeness; ``where`` prefixes the message ('low: ')."""
 
     def check(raw: Any, where: str) -> float:
-        """One figure of the quantity (its value, or a bound of its range) parsed and checked."""
         try:
             value = units.parse(raw, kind)
         except units.UnitError as e:
@@ -145,6 +136,30 @@ def _quantity_validator(kind: str, minimum: float, inclusive: bool, integer: boo
         if integer and value != int(value):
             raise PydanticCustomError("unit_int", where + "expected a whole number, got {got}", {"got": repr(raw)})
         return value
+
+    return check
+
+
+def _quantity_validator(kind: str, minimum: float, inclusive: bool, integer: bool, maximum: float | None,
+                        ranged: bool):
+    check = _figure(kind, minimum, inclusive, integer, maximum)
+
+    def validate(raw: Any) -> Q:
+        if isinstance(raw, Q):
+            return raw
+        meta = _sourced(raw) if isinstance(raw, dict) else {"value": raw, "bounds": {}}
+        raw = meta["value"]
+        value = check(raw, "")
+        sourced = [meta.get(k) for k in ("basis", "source", "date", "region")]
+        if not meta["bounds"] and meta.get("distribution") is None:
+            return Q(value, str(raw).strip(), kind, *sourced)
+        if not ranged:
+            raise PydanticCustomError("range", "this key takes one figure, not a range (low, high, distribution): "
+                                      + ("a whole number is not sampled" if integer else "it names a point of the plan"))
+        low, high, distribution = _range(raw, value, meta["bounds"], meta.get("distribution"), check)
+        bounds = meta["bounds"]
+        return Q(value, str(raw).strip(), kind, *sourced, low, high, distribution, meta.get("driver"),
+                 str(bounds["low"]).strip(), str(bounds["high"]).strip())
 
     return validate
 

@@ -8,6 +8,7 @@ tags are errors rather than surprises. ``Marks`` maps a key path to its line and
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,97 +45,127 @@ class _Refused(Exception):
         self.mark, self.message = mark, message
 
 
-def _compose(events, file: str, marks: Marks, problems: list[Problem]) -> Any:
-    """Build the document from YAML's event stream, without recursion: scalars as the text written
+@dataclass
+class _Frame:
+    """An open mapping or sequence while its events arrive."""
+
+    container: dict | list
+    path: Path_
+    key: Any = None  # a mapping's pending key (None: the next scalar is a key; _SKIP: its value is dropped)
+    key_mark: Any = None  # where that key is
+    skip: bool = False  # the pending key was refused: drop its value
+    as_key: bool = False  # this structure is itself a key (refused): dropped when it ends
+
+
+class _Composer:
+    """Builds the document from YAML's event stream, without recursion: scalars as the text written
     (plain empty, ``~`` or ``null`` as None), every key's place in ``marks``. Aliases and a second
     document are refused (``_Refused``); explicit tags, merge keys, duplicate keys, keys that are
     not text and lone surrogates are problems, all reported at once."""
-    root: list = []
-    stack: list[list] = []  # frames: [container, path, pending key, its mark, skip its value, is a key]
-    documents = 0
 
-    def place(value, mark, path_of_value):
-        if not stack:
-            root.append(value)
-            return
-        frame = stack[-1]
-        container, path = frame[0], frame[1]
-        if isinstance(container, list):
-            container.append(value)
-            return
-        if frame[2] is None:  # this value is a key
-            if not isinstance(value, str):
-                problems.append(_problem(file, mark, path, "a key must be plain text"))
-                frame[2], frame[4] = _SKIP, True
-            elif value == "<<":
-                problems.append(_problem(file, mark, path, "merge keys ('<<') are not supported; write the keys out"))
-                frame[2], frame[4] = _SKIP, True
-            elif value in container:
-                first = marks.get((*path, value), (0, 0))[0]
-                problems.append(_problem(file, mark, (*path, value), f"duplicate key (first defined on line {first})"))
-                frame[2], frame[4] = _SKIP, True
-            else:
-                frame[2], frame[3], frame[4] = value, mark, False
-                marks[(*path, value)] = (mark.line + 1, mark.column + 1)
-            return
-        if not frame[4]:
-            container[frame[2]] = value
-            marks[(*path, frame[2])] = (frame[3].line + 1, frame[3].column + 1)
-        frame[2] = None
+    def __init__(self, file: str, marks: Marks, problems: list[Problem]):
+        self.file, self.marks, self.problems = file, marks, problems
+        self.root: list = []
+        self.stack: list[_Frame] = []
+        self.documents = 0
 
-    def child_path() -> Path_:
-        if not stack:
+    def compose(self, events) -> Any:
+        for event in events:
+            if isinstance(event, yaml.AliasEvent):
+                raise _Refused(event.start_mark, "aliases ('*name') are not supported")
+            if isinstance(event, yaml.DocumentStartEvent):
+                self.documents += 1
+                if self.documents > 1:
+                    raise _Refused(event.start_mark, "a file holds one YAML document; found a second ('---')")
+            elif isinstance(event, yaml.ScalarEvent):
+                self.scalar(event)
+            elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                self.start(event)
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                frame = self.stack.pop()
+                if not frame.as_key:  # a structure that was a key is dropped, its value skipped
+                    self.place(frame.container, event.start_mark)
+        if not self.root:
+            raise _Refused(None, "file is empty")
+        return self.root[0]
+
+    def problem(self, mark, path: Path_, message: str) -> None:
+        self.problems.append(_problem(self.file, mark, path, message))
+
+    def awaiting_key(self) -> bool:
+        return bool(self.stack) and isinstance(self.stack[-1].container, dict) and self.stack[-1].key is None
+
+    def child_path(self) -> Path_:
+        if not self.stack:
             return ()
-        container, path = stack[-1][0], stack[-1][1]
-        if isinstance(container, list):
-            return (*path, len(container))
-        return (*path, stack[-1][2]) if stack[-1][2] not in (None, _SKIP) else path
+        frame = self.stack[-1]
+        if isinstance(frame.container, list):
+            return (*frame.path, len(frame.container))
+        return (*frame.path, frame.key) if frame.key not in (None, _SKIP) else frame.path
 
-    for event in events:
-        if isinstance(event, yaml.AliasEvent):
-            raise _Refused(event.start_mark, "aliases ('*name') are not supported")
-        if isinstance(event, yaml.DocumentStartEvent):
-            documents += 1
-            if documents > 1:
-                raise _Refused(event.start_mark, "a file holds one YAML document; found a second ('---')")
-            continue
-        if isinstance(event, yaml.ScalarEvent):
-            path = child_path()
-            is_key = bool(stack) and isinstance(stack[-1][0], dict) and stack[-1][2] is None
-            if event.tag is not None and event.tag not in _PLAIN_TAGS and event.tag != "!":
-                problems.append(_problem(file, event.start_mark, path, f"tag {event.tag} is not allowed"))
-            value: Any = event.value
-            if _SURROGATE.search(value):
-                problems.append(_problem(file, event.start_mark, path,
-                                         "not printable text (a lone surrogate escape such as \\ud800)"))
-                value = ""
-            elif not is_key and value in _NULLS and (event.implicit[0] or event.tag == "tag:yaml.org,2002:null"):
-                value = None
-            if not is_key:
-                marks.setdefault(path, (event.start_mark.line + 1, event.start_mark.column + 1))
-            place(value, event.start_mark, path)
-        elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
-            path = child_path()
-            is_seq = isinstance(event, yaml.SequenceStartEvent)
-            if event.tag is not None and event.tag != ("tag:yaml.org,2002:seq" if is_seq else "tag:yaml.org,2002:map"):
-                problems.append(_problem(file, event.start_mark, path, f"tag {event.tag} is not allowed"))
-            if len(stack) >= _DEPTH:
-                raise _Refused(event.start_mark, "nested too deeply to be a models file")
-            if stack and isinstance(stack[-1][0], dict) and stack[-1][2] is None:  # a structure as a key
-                problems.append(_problem(file, event.start_mark, stack[-1][1], "a key must be plain text"))
-                stack[-1][2], stack[-1][4] = _SKIP, True
-                stack.append([[] if is_seq else {}, path, None, None, False, True])
-                continue
-            marks.setdefault(path, (event.start_mark.line + 1, event.start_mark.column + 1))
-            stack.append([[] if is_seq else {}, path, None, None, False, False])
-        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
-            container, path, _, _, _, as_key = stack.pop()
-            if as_key:  # the structure was a key: dropped, its value skipped
-                continue
-            place(container, event.start_mark, path)
-    if not root:
-        raise _Refused(None, "file is empty")
-    return root[0]
+    def scalar(self, event) -> None:
+        path = self.child_path()
+        is_key = self.awaiting_key()
+        if event.tag is not None and event.tag not in _PLAIN_TAGS and event.tag != "!":
+            self.problem(event.start_mark, path, f"tag {event.tag} is not allowed")
+        value: Any = event.value
+        if _SURROGATE.search(value):
+            self.problem(event.start_mark, path, "not printable text (a lone surrogate escape such as \\ud800)")
+            value = ""
+        elif not is_key and value in _NULLS and (event.implicit[0] or event.tag == "tag:yaml.org,2002:null"):
+            value = None
+        if not is_key:
+            self.marks.setdefault(path, (event.start_mark.line + 1, event.start_mark.column + 1))
+        self.place(value, event.start_mark)
+
+    def start(self, event) -> None:
+        path = self.child_path()
+        is_seq = isinstance(event, yaml.SequenceStartEvent)
+        if event.tag is not None and event.tag != ("tag:yaml.org,2002:seq" if is_seq else "tag:yaml.org,2002:map"):
+            self.problem(event.start_mark, path, f"tag {event.tag} is not allowed")
+        if len(self.stack) >= _DEPTH:
+            raise _Refused(event.start_mark, "nested too deeply to be a models file")
+        if self.awaiting_key():  # a structure as a key
+            self.problem(event.start_mark, self.stack[-1].path, "a key must be plain text")
+            self.stack[-1].key, self.stack[-1].skip = _SKIP, True
+            self.stack.append(_Frame([] if is_seq else {}, path, as_key=True))
+            return
+        self.marks.setdefault(path, (event.start_mark.line + 1, event.start_mark.column + 1))
+        self.stack.append(_Frame([] if is_seq else {}, path))
+
+    def place(self, value, mark) -> None:
+        """A finished value into its parent: a list item, a mapping's key, or the value of its key."""
+        if not self.stack:
+            self.root.append(value)
+            return
+        frame = self.stack[-1]
+        if isinstance(frame.container, list):
+            frame.container.append(value)
+        elif frame.key is None:
+            self.key(frame, value, mark)
+        else:
+            if not frame.skip:
+                frame.container[frame.key] = value
+                self.marks[(*frame.path, frame.key)] = (frame.key_mark.line + 1, frame.key_mark.column + 1)
+            frame.key = None
+
+    def key(self, frame: _Frame, value, mark) -> None:
+        """A mapping's next key, or a problem with it (its value is then dropped)."""
+        container, path = frame.container, frame.path
+        refused = None
+        if not isinstance(value, str):
+            refused = (path, "a key must be plain text")
+        elif value == "<<":
+            refused = (path, "merge keys ('<<') are not supported; write the keys out")
+        elif value in container:
+            first = self.marks.get((*path, value), (0, 0))[0]
+            refused = ((*path, value), f"duplicate key (first defined on line {first})")
+        if refused:
+            self.problem(mark, *refused)
+            frame.key, frame.skip = _SKIP, True
+            return
+        frame.key, frame.key_mark, frame.skip = value, mark, False
+        self.marks[(*path, value)] = (mark.line + 1, mark.column + 1)
 
 
 _SKIP = object()  # the pending key of a mapping entry that is dropped (its value is skipped)
@@ -155,7 +186,7 @@ def parse(raw: bytes, name: str) -> tuple[Any, Marks]:
     marks: Marks = {}
     problems: list[Problem] = []
     try:
-        data = _compose(yaml.parse(text, Loader=_LOADER), name, marks, problems)
+        data = _Composer(name, marks, problems).compose(yaml.parse(text, Loader=_LOADER))
     except _Refused as e:
         if e.mark is None:
             raise InputError(Problem(name, 1, 1, "", e.message)) from None
