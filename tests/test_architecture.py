@@ -87,14 +87,170 @@ def test_the_cycle_check_finds_a_cycle():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
 
 
-def test_renderers_format_what_the_compute_stage_produced():
-    """No renderer runs the engine or the build; the compute stage imports no renderer."""
-    g = graph()
-    for name, deps in g.items():
+def _reached(g: dict[str, set[str]], start: str) -> dict[str, str]:
+    """Every module ``start`` reaches through imports, each with the module that imports it (the path
+    back to ``start`` can be read off)."""
+    via, todo = {}, [start]
+    while todo:
+        here = todo.pop()
+        for nxt in sorted(g.get(here, ())):
+            if nxt not in via and nxt != start:
+                via[nxt] = here
+                todo.append(nxt)
+    return via
+
+
+def _path(via: dict[str, str], start: str, end: str) -> str:
+    chain = [end]
+    while chain[-1] != start:
+        chain.append(via[chain[-1]])
+    return " -> ".join(reversed(chain))
+
+
+# What a renderer must never reach, through any chain of imports: the stages that compute
+COMPUTING = {f"ckptreport.{m}" for m in ("engine", "uncertainty", "calibration", "load", "measured", "build",
+                                          "report", "explain", "plan", "diff", "api")}
+COMPUTE_STAGE = [f"ckptreport.{m}" for m in ("report", "engine", "load", "plan", "provenance", "explain", "uncertainty",
+                                              "calibration", "rule", "columns", "expr", "inputs", "units")]
+
+
+def _renderers_reaching(g: dict[str, set[str]], forbidden: set[str]) -> list[str]:
+    out = []
+    for name in sorted(g):
         if name.startswith("ckptreport.render"):
-            assert not deps & {"ckptreport.engine", "ckptreport.build", "ckptreport.explain"}, name
-    for name in ("ckptreport.report", "ckptreport.engine", "ckptreport.load", "ckptreport.explain"):
-        assert not any(d.startswith("ckptreport.render") or d == "ckptreport.build" for d in g[name]), name
+            via = _reached(g, name)
+            out += [_path(via, name, bad) for bad in sorted(forbidden & set(via))]
+    return out
+
+
+def test_renderers_only_format():
+    """No renderer reaches, through any chain of imports (at the top or inside a function), a module
+    that computes: what it shows was computed in the compute stage and held on the Report."""
+    assert _renderers_reaching(graph(), COMPUTING) == []
+
+
+def test_the_renderer_check_sees_through_other_modules():
+    """A renderer calling a helper that runs the engine (the Sensitivity sheet once called
+    uncertainty.Evaluator, which runs engine.compute) is caught however indirect."""
+    g = {"ckptreport.render.sheet": {"ckptreport.helper"}, "ckptreport.helper": {"ckptreport.uncertainty"},
+         "ckptreport.uncertainty": {"ckptreport.engine"}}
+    found = _renderers_reaching(g, {"ckptreport.engine"})
+    assert found == ["ckptreport.render.sheet -> ckptreport.helper -> ckptreport.uncertainty -> ckptreport.engine"]
+
+
+def test_the_compute_stage_reaches_no_renderer():
+    g = graph()
+    for name in COMPUTE_STAGE:
+        via = _reached(g, name)
+        assert not [m for m in via if m.startswith("ckptreport.render") or m == "ckptreport.build"], name
+
+
+def _defined(path: Path) -> set[str]:
+    """The names a module defines at its top level (functions, classes, assignments)."""
+    names = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names |= {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return names
+
+
+def _module_file(module: str) -> Path | None:
+    base = SRC.parent / module.replace(".", "/")
+    return next((p for p in (base.with_suffix(".py"), base / "__init__.py") if p.exists()), None)
+
+
+def _imported_names(path: Path):
+    """(line, module, name) of each `from ckptreport... import name` in ``path``."""
+    me = _module(path) if path.is_relative_to(SRC) else ""
+    package = me if path.name == "__init__.py" else me.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.startswith("ckptreport"):
+                for alias in node.names:
+                    yield node.lineno, target, alias.name
+
+
+def test_every_name_has_one_address():
+    """A name is imported from the module that defines it, never from one that imported it (a
+    re-export gives a name two addresses); package __init__ files aside. Source, tests, benchmarks
+    and examples alike."""
+    offenders = []
+    files = [*SRC.rglob("*.py"), *(REPO / "tests").glob("*.py"), *(REPO / "benchmarks").glob("*.py"),
+             *(REPO / "examples").glob("*.py")]
+    for path in files:
+        for line, module, name in _imported_names(path):
+            home = _module_file(module)
+            if home is None or home.name == "__init__.py" or _module_file(f"{module}.{name}") is not None:
+                continue  # a package (its __init__ may re-export), or a submodule
+            if name not in _defined(home):
+                offenders.append(f"{path.relative_to(REPO)}:{line}: {name} from {module}, which does not define it")
+    assert offenders == []
+
+
+def test_the_one_address_check_finds_a_re_export(tmp_path):
+    fake = tmp_path / "m.py"
+    fake.write_text("from ckptreport.engine import dimensions\n")  # defined in plan.py, not engine.py
+    found = [(m, n) for _, m, n in _imported_names(fake) if n not in _defined(_module_file(m))]
+    assert found == [("ckptreport.engine", "dimensions")]
+
+
+def _functions(path: Path):
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node.name, node.lineno, node.end_lineno - node.lineno + 1
+
+
+def test_no_function_over_80_lines():
+    long = [f"{p.relative_to(REPO)}:{line} {name} ({n} lines)" for p in SRC.rglob("*.py")
+            for name, line, n in _functions(p) if n > 80]
+    assert long == []
+
+
+def test_no_renderer_over_500_lines():
+    """The rooms stay small enough to see whole: a new sheet or table is a new module beside them."""
+    big = [f"{p.relative_to(REPO)} ({n} lines)" for p in (SRC / "render").rglob("*.py")
+           if (n := len(p.read_text().splitlines())) > 500]
+    assert big == []
+
+
+def _prose(path: Path) -> list[str]:
+    """String literals of ``path`` that read as prose (eight words or more), but for docstrings and
+    the messages of errors and progress."""
+    tree = ast.parse(path.read_text())
+    skip = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and ast.get_docstring(node) is not None:
+            skip.add(id(node.body[0].value))
+        if isinstance(node, ast.Call):
+            func = ast.unparse(node.func)
+            if "Error" in func or "progress" in func:
+                skip |= {id(n) for n in ast.walk(node)}
+    return [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            and id(n) not in skip and len(n.value.split()) >= 8]
+
+
+def test_the_briefs_prose_lives_in_the_template():
+    """render/brief.py formats figures; the sentences a director reads are in templates/brief.html.j2."""
+    assert _prose(SRC / "render" / "brief.py") == []
+    assert "Of the options that meet the" in (REPO / "templates" / "brief.html.j2").read_text()
+
+
+def test_the_rooms_hold_what_their_names_say():
+    """The cross product is plan.py's, provenance provenance.py's; load.py reads and validates."""
+    assert {"dimensions", "combinations", "cross_product", "plan_rows", "summary_point", "Point"} <= _defined(
+        SRC / "plan.py")
+    assert {"Prov", "provenance", "basis"} <= _defined(SRC / "provenance.py")
+    assert not {"dimensions", "combinations", "plan_rows", "provenance", "Prov"} & _defined(SRC / "load.py")
+    assert "templates_dir" in _defined(SRC / "paths.py")
 
 
 def test_no_private_attribute_of_another_library():

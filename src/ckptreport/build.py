@@ -1,5 +1,8 @@
-"""Chains the stages: load -> engine -> write. Everything is computed before anything is written,
-and every file lands by rename, so a failed build leaves the previous outputs untouched."""
+"""Chains the stages: load -> compute (``report.compute``) -> render, into a staging directory.
+Every input is validated before anything is computed. The rows go to Parquet (and CSV) as the
+compute stage hands them over, chunk by chunk; the workbook, the briefs and the manifest follow.
+Nothing lands in ``out`` until all of it is written: the staging directory is switched in at once
+(``publish``), so a failed or killed build leaves the previous outputs untouched."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The command line: thin. Parses options, calls build/explain, prints. Only this module touches
-the terminal. User errors print as `file:line:col: key: message` and exit 2; bugs exit 3."""
+"""The command line: parses options, calls the stage that answers (build, explain, diff, ...), and
+prints what ``render.terminal`` formats. Only this module touches the terminal. User errors print as
+`file:line:col: key: message` and exit 2; bugs exit 3."""
 
 from __future__ import annotations
 
@@ -15,6 +16,22 @@ from . import __version__, units
 from .vocab import PAPERS, STRATEGIES
 
 MODELS_HELP = "Directory of models.yaml, hardware.yaml, storage.yaml, plan.yaml [default: ./models if present, else the shipped set]."
+
+# Options several commands share, declared once
+models_option = click.option("--models", "models", type=click.Path(file_okay=False), help=MODELS_HELP)
+
+
+def json_option(what: str, for_whom: str = ""):
+    """--json: print ``what`` as JSON instead of text."""
+    return click.option("--json", "as_json", is_flag=True, help=f"Print {what} as JSON{for_whom}.")
+
+
+def verbose_option(what: str):
+    return click.option("-v", "--verbose", is_flag=True, help=f"Also {what}.")
+
+
+def quiet_option(what: str):
+    return click.option("-q", "--quiet", is_flag=True, help=what)
 
 
 class UserError(click.ClickException):
@@ -93,7 +110,7 @@ def main():
 
 
 @main.command()
-@click.option("--models", "models", type=click.Path(file_okay=False), help=MODELS_HELP)
+@models_option
 @click.option("--out", "out", type=click.Path(file_okay=False), default="out", show_default=True,
               help="Directory for scenarios.parquet, scenarios.csv and manifest.json.")
 @click.option("--workbook-rows", type=click.IntRange(1, 1_000_000),
@@ -110,7 +127,7 @@ def main():
               "samples.parquet and P10/P50/P90 per summary line.")
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=1, show_default=True,
               help="Seed of the draws: the same seed gives the same bytes.")
-@click.option("-q", "--quiet", is_flag=True, help="Print only the summary.")
+@quiet_option("Print only the summary.")
 def build(models, out, workbook_rows, no_workbook, no_briefs, paper, measured_paths, csv, samples, seed, quiet):
     """Compute every scenario of the plan and write out/.
 
@@ -153,7 +170,7 @@ def build(models, out, workbook_rows, no_workbook, no_briefs, paper, measured_pa
 
 
 @main.command()
-@click.option("--models", "models", type=click.Path(file_okay=False), help=MODELS_HELP)
+@models_option
 def validate(models):
     """Check the inputs without building: every problem, with file, line and key.
 
@@ -195,8 +212,8 @@ def _interval(ctx, param, value):
 @click.option("--interval", callback=_interval, required=True, help="Checkpoint cadence, e.g. 30min, '1 h'.")
 @click.option("--strategy", type=click.Choice(STRATEGIES), default="sync", show_default=True)
 @click.option("--recipe", help="Recipe to use [default: the model's own].")
-@click.option("--models", "models", type=click.Path(file_okay=False), help=MODELS_HELP)
-@click.option("--json", "as_json", is_flag=True, help="Print the steps as JSON.")
+@models_option
+@json_option("the steps")
 def explain(model, sku, tier, gpus, interval, strategy, recipe, models, as_json):
     """Show the arithmetic of one scenario, step by step, each number with its source.
 
@@ -336,8 +353,8 @@ for _tool, _tier in (("fio", False), ("ior", True), ("nvbandwidth", False)):
 
 
 @main.command()
-@click.option("--json", "as_json", is_flag=True, help="Print the cases as JSON.")
-@click.option("-v", "--verbose", is_flag=True, help="Also print each case's source, assumptions and notes.")
+@json_option("the cases")
+@verbose_option("print each case's source, assumptions and notes")
 @click.option("--fit", "refit", is_flag=True, help="Fit the free terms anew and print each value, its residuals "
               "and the cases behind it.")
 def calibrate(as_json, verbose, refit):
@@ -381,9 +398,9 @@ def calibrate(as_json, verbose, refit):
 @main.command()
 @click.argument("old", type=click.Path(file_okay=False))
 @click.argument("new", type=click.Path(file_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON (for scripts).")
-@click.option("-v", "--verbose", is_flag=True, help="Also list every figure that moved, line by line.")
-@click.option("-q", "--quiet", is_flag=True, help="Print nothing; the exit code alone answers.")
+@json_option("the comparison", " (for scripts)")
+@verbose_option("list every figure that moved, line by line")
+@quiet_option("Print nothing; the exit code alone answers.")
 def diff(old, new, as_json, verbose, quiet):
     """Compare two builds: the inputs that changed and what they changed in the headline.
 
@@ -415,11 +432,11 @@ def diff(old, new, as_json, verbose, quiet):
 
 
 @main.command()
-@click.option("--models", "models", type=click.Path(file_okay=False), help=MODELS_HELP)
+@models_option
 @click.option("--model", help="The summary line's model [default: the plan's summary model].")
 @click.option("--sku", help="The summary line's SKU [default: the plan's summary SKU].")
 @click.option("--all", "every", is_flag=True, help="Every summary line (model x SKU), one after another.")
-@click.option("--json", "as_json", is_flag=True, help="Print the swings and break-evens as JSON.")
+@json_option("the swings and break-evens")
 def sensitivity(models, model, sku, every, as_json):
     """Which assumption moves the answer: the tornado and the break-even values of a summary line.
 

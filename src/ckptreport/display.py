@@ -4,7 +4,7 @@ the workbook and the briefs."""
 from __future__ import annotations
 
 from .columns import COLUMNS
-from .inputs import INPUTS, SOURCES
+from .inputs import INPUTS
 from .units import COLUMN_UNITS, Unit
 
 
@@ -46,6 +46,3 @@ def plain_format(name: str) -> str | None:
     d = declared(name)
     return COLUMN_UNITS[d.unit].plain_format(d.infinite) if d is not None else None
 
-
-def is_text(name: str) -> bool:
-    return name in SOURCES or unit_of(name) == "label"
