@@ -14,7 +14,7 @@ metric may replace it; and how a spreadsheet formats it. From these declarations
   calibration defaults follow.
 
 Adding an input is one ``Input`` here and the column functions in ``columns.py`` that read it by
-name (README, "How to add an input"); ``tests/test_declarations.py`` fails when anything disagrees.
+name (README, "How to add an input"); ``tests/test_inputs.py`` fails when anything disagrees.
 """
 
 from __future__ import annotations

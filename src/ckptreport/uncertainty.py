@@ -325,7 +325,8 @@ def sweeps(row: pd.DataFrame, params: list[Param]) -> list[Sweep]:
         values = np.repeat(base[None, :], 2, axis=0)
         values[:, j] = [p.low, p.high]
         cols = {k: v[:, 0] for k, v in ev.run(values).items()}
-        out.append(Sweep(p, member, cols, abs(float(cols["total_usd"][1] - cols["total_usd"][0]))))
+        low, high = (float(v) for v in cols["total_usd"])  # Python floats: an unpriced end is nan, silently
+        out.append(Sweep(p, member, cols, abs(high - low)))
     out.sort(key=lambda b: (-b.swing if math.isfinite(b.swing) else math.inf, b.param.label))
     return out
 

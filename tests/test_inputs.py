@@ -1,4 +1,4 @@
-"""Each input is declared once (``ckptreport.inputs``); everything that reads inputs follows from the
+"""inputs.py: each input is declared once; everything that reads inputs follows from the
 declaration. These tests fail when a declaration and anything built from it disagree: the schema
 key, its type and the column's unit; what omitting a key means; provenance; measured metrics; the
 workbook's layout; the calibration defaults; the README."""
