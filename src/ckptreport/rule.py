@@ -33,16 +33,20 @@ def rank(recommendable: np.ndarray, durable: np.ndarray, meets: np.ndarray, tota
     """The options along the last axis, best first: ``order`` (positions, candidates first),
     ``count`` (how many are candidates) and ``status`` (a code into STATUSES), each per leading index
     (one decision per draw)."""
-    ok, durable = recommendable.astype(bool), durable.astype(bool)
-    unpriced = durable & meets.astype(bool)
+    ok, durable = np.asarray(recommendable, dtype=bool), np.asarray(durable, dtype=bool)
+    unpriced = durable & np.asarray(meets, dtype=bool)
     status = np.where(ok.any(axis=-1), 0, np.where(unpriced.any(axis=-1), 1, 2))
-    s = status[..., None]
     fallback = np.where(durable.any(axis=-1, keepdims=True), durable, True)
-    candidate = np.where(s == 0, ok, np.where(s == 1, unpriced, fallback))
-    first = np.where(s == 0, total, np.where(s == 1, bought, overhead))
-    second = np.where(s == 0, bought, np.where(s == 1, overhead, bought))
-    third = np.where(s == 0, overhead, 0.0)
+    candidates = (ok, unpriced, fallback)
+    keys = ((total, bought, overhead), (bought, overhead, 0.0), (overhead, bought, 0.0))  # by status, first key first
+    if (status == status.flat[0]).all():  # one status for every decision (the usual case): no per-draw choice
+        candidate, chosen = candidates[int(status.flat[0])], keys[int(status.flat[0])]
+    else:
+        s = status[..., None]
+        candidate = np.where(s == 0, ok, np.where(s == 1, unpriced, fallback))
+        chosen = tuple(np.where(s == 0, k0, np.where(s == 1, k1, k2)) for k0, k1, k2 in zip(*keys))
     position = np.broadcast_to(np.arange(ok.shape[-1]), ok.shape)
+    first, second, third = (np.broadcast_to(k, ok.shape) for k in chosen)
     order = np.lexsort((position, third, second, first, ~candidate), axis=-1)
     return order, candidate.sum(axis=-1), status
 
