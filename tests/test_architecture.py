@@ -31,26 +31,32 @@ def _runtime_nodes(tree: ast.AST):
         yield from _runtime_nodes(node)
 
 
-def _imports(path: Path) -> set[str]:
-    """Every ckptreport module ``path`` imports when it runs, at the top or inside a function."""
-    me = _module(path)
+def _from_imports(path: Path, nodes):
+    """(line, module, name) of each `from ckptreport... import name` among ``nodes`` of ``path``,
+    relative imports resolved."""
+    me = _module(path) if path.is_relative_to(SRC) else ""
     package = me if path.name == "__init__.py" else me.rpartition(".")[0]
-    found = set()
-    for node in _runtime_nodes(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found |= {a.name for a in node.names if a.name.startswith("ckptreport")}
-        elif isinstance(node, ast.ImportFrom):
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")[: len(package.split(".")) - node.level + 1]
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
-            if not target.startswith("ckptreport"):
-                continue
-            for alias in node.names:  # `from . import display` imports a module
-                sub = f"{target}.{alias.name}"
-                found.add(sub if (SRC.parent / (sub.replace(".", "/") + ".py")).exists() else target)
-    return found - {me}
+            if target.startswith("ckptreport"):
+                for alias in node.names:
+                    yield node.lineno, target, alias.name
+
+
+def _imports(path: Path) -> set[str]:
+    """Every ckptreport module ``path`` imports when it runs, at the top or inside a function."""
+    nodes = list(_runtime_nodes(ast.parse(path.read_text())))
+    found = {a.name for node in nodes if isinstance(node, ast.Import) for a in node.names
+             if a.name.startswith("ckptreport")}
+    for _, target, name in _from_imports(path, nodes):  # `from . import display` imports a module
+        sub = f"{target}.{name}"
+        found.add(sub if _module_file(sub) is not None else target)
+    return found - {_module(path)}
 
 
 def graph() -> dict[str, set[str]]:
@@ -164,19 +170,8 @@ def _module_file(module: str) -> Path | None:
 
 
 def _imported_names(path: Path):
-    """(line, module, name) of each `from ckptreport... import name` in ``path``."""
-    me = _module(path) if path.is_relative_to(SRC) else ""
-    package = me if path.name == "__init__.py" else me.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
-            if target.startswith("ckptreport"):
-                for alias in node.names:
-                    yield node.lineno, target, alias.name
+    """(line, module, name) of each `from ckptreport... import name` in ``path``, anywhere in it."""
+    return _from_imports(path, ast.walk(ast.parse(path.read_text())))
 
 
 def test_every_name_has_one_address():
