@@ -56,7 +56,7 @@ def input_row(draw) -> dict[str, object]:
     # async stalls no more than sync while its staging copy is no slower than a writer (pinned: d2h)
     staging = d2h_gpu if math.isinf(writer) else draw(_f(writer, max(writer, 1000)))
     return {
-        "model": "m", "recipe": "r", "sku": "s", "tier": "t",
+        "model": "m", "recipe": "r", "sku": "s", "tier": "t", "engine": "e",
         "strategy": draw(st.sampled_from(strategies)),
         "gpus": float(draw(st.integers(1, 200_000))),
         "interval_s": draw(_f(60, 1e6)),
@@ -96,6 +96,19 @@ def input_row(draw) -> dict[str, object]:
         "writer_GBps": writer,
         "writer_scaling_pct": draw(_f(0, 100)),
         "coordination_per_rank_s": draw(st.one_of(st.just(0.0), _f(0, 0.1))),
+        "coordination_constant_s": draw(st.one_of(st.just(0.0), _f(0, 100))),
+        "coordination_per_rank2_s": draw(st.one_of(st.just(0.0), st.just(0.0), _f(0, 1e-6))),
+        "cached_constant_s": draw(st.one_of(st.just(math.nan), _f(0, 5))),
+        "cached_per_rank_s": draw(st.one_of(st.just(0.0), _f(0, 0.01))),
+        "coordination_blocks": draw(st.booleans()),
+        "files_per_rank": float(draw(st.integers(1, 4))),
+        "per_file_s": draw(st.one_of(st.just(0.0), _f(0, 0.1))),
+        "staging_kind": draw(st.sampled_from(["pinned", "pageable", "shared_memory"])),
+        "engine_staging_gpu_GBps": draw(st.one_of(st.just(math.nan), st.just(staging))),
+        "replicated": draw(st.sampled_from(["replica0", "balanced", "every"])),
+        "engine_consolidates": draw(st.booleans()),
+        "overlap_pct": draw(st.one_of(st.just(0.0), _f(0, 100))),
+        "largest_case_ranks": draw(st.one_of(st.just(math.inf), _f(8, 2000))),
         "host_recoverable_pct": draw(_f(0, 100)),
         "model_bytes_per_param": draw(st.one_of(st.just(math.nan), _f(0.5, 32))),
         "checkpoint_size_bytes": draw(st.one_of(st.just(math.nan), st.just(math.nan), _f(1e9, 1e14))),

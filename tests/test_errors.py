@@ -206,8 +206,8 @@ def test_the_new_keys_of_issue_14_are_checked_as_their_units(models_dir, out_dir
     100% for the recovery mix, a negative writer scaling, an unknown dtype: each named where it is."""
     replace(models_dir, "models.yaml", "    recipe: adamw-bf16\n", "    recipe: adamw-bf16\n    bytes_per_param: 16 B\n")
     replace_line(models_dir, "plan.yaml", r"^host_recoverable: .*$", "host_recoverable: 150%")
-    replace_line(models_dir, "plan.yaml", r"^writer_scaling: .*$", "writer_scaling: -5%")
-    replace_line(models_dir, "hardware.yaml", r"^    staging_per_gpu: .*$", "    staging_per_gpu: 5 GB")
+    replace_line(models_dir, "engines.yaml", r"^    writer_scaling: .*$", "    writer_scaling: -5%")
+    replace_line(models_dir, "engines.yaml", r"^    staging_per_gpu: .*$", "    staging_per_gpu: 5 GB")
     replace(models_dir, "models.yaml", "    grads: bf16\n", "    grads: bf16\n    consolidated: fp33\n")
     result = build(models_dir, out_dir)
     assert result.exit_code == 2 and "Traceback" not in result.output
@@ -252,6 +252,7 @@ def test_cross_product_larger_than_max_rows(models_dir, out_dir, tmp_path):
         "recipe": len(plan["recipes"]),
         "sku": len(load_yaml(models_dir, "hardware.yaml")["skus"]),
         "tier": len(load_yaml(models_dir, "storage.yaml")["tiers"]),
+        "engine": len(plan["engines"]),
         "strategy": len(plan["strategies"]),
         "gpus": len(plan["gpus"]),
         "interval_s": len(plan["intervals"]),
@@ -264,7 +265,7 @@ def test_cross_product_larger_than_max_rows(models_dir, out_dir, tmp_path):
     assert_rejected(result, out_dir, [
         f"{shown('plan.yaml')}:{line}:{col}: max_rows: the plan has {kept:,} rows ({parts} = {product:,}, "
         f"less {product - kept:,} that cannot exist), more than max_rows (100); narrow it by listing fewer "
-        "models, skus, tiers, gpus, intervals or strategies in the plan, or raise max_rows"])
+        "models, skus, tiers, engines, gpus, intervals or strategies in the plan, or raise max_rows"])
 
 
 def test_duplicate_key(models_dir, out_dir):
@@ -446,3 +447,79 @@ def test_a_missing_key_says_what_it_means(models_copy):
     assert messages["mfu"] == "missing required key 'mfu' (model FLOPs utilisation, e.g. 40%)"
     missing = next(m for k, m in messages.items() if k.endswith(".gpu_mtbf"))
     assert missing == "missing required key 'gpu_mtbf' (mean time between job-stopping failures, per GPU)"
+
+
+# ---- engines (issue 24) --------------------------------------------------------------------------
+
+def test_an_unknown_engine_in_the_plan_is_named_with_the_close_one(models_dir, out_dir):
+    text = replace(models_dir, "plan.yaml", "engines: [dcp-async-cached,", "engines: [dcp-async-cachd,")
+    line, col = where(text, "dcp-async-cachd")
+    known = ", ".join(sorted(load_yaml(models_dir, "engines.yaml")["engines"]))
+    assert_rejected(build(models_dir, out_dir), out_dir, [
+        f"{shown('plan.yaml')}:{line}:{col}: engines[0]: unknown engine 'dcp-async-cachd' (did you mean "
+        f"'dcp-async-cached'?); known: {known}"])
+
+
+def test_a_negative_engine_term_and_an_unknown_strategy(models_dir, out_dir):
+    """A coordination constant below zero and a strategy no engine implements, each at its place."""
+    text = replace(models_dir, "engines.yaml", "constant: {value: 43.6 s, low: 0 s, high: 90 s, basis: derived",
+                   "constant: {value: -4 s, low: 0 s, high: 90 s, basis: derived")
+    line, col = where(text, "constant: {value: -4 s")
+    text = replace(models_dir, "engines.yaml", "    strategies: [sync]\n    staging: pinned\n    replicated: balanced",
+                   "    strategies: [sync, flush]\n    staging: pinned\n    replicated: balanced")
+    s_line, s_col = where(text, "[sync, flush]")
+    s_col += len("[sync, ")
+    assert_rejected(build(models_dir, out_dir), out_dir, [
+        f"{shown('engines.yaml')}:{line}:{col}: engines.dcp.coordination.constant: expected a duration at least 0, "
+        "got '-4 s'",
+        f"{shown('engines.yaml')}:{s_line}:{s_col}: engines.megatron-dist-ckpt.strategies[1]: expected 'sync', "
+        "'async' or 'tiered', got 'flush'"])
+
+
+def test_contradictory_engine_terms_are_all_named_at_their_keys(models_dir, out_dir):
+    """A sync-only engine with a staging rate in pinned memory, a slowdown of a background write it never
+    runs, and a cached plan dearer than planning anew: three problems, each at its key, in one run."""
+    text = replace(models_dir, "engines.yaml", "    strategies: [sync]\n    staging: pinned\n    replicated: balanced",
+                   "    strategies: [sync]\n    staging: pinned\n    staging_per_gpu: 4 GB/s\n    async_slowdown: 10%\n"
+                   "    replicated: balanced")
+    text = replace(models_dir, "engines.yaml", "constant: {value: 1.5 s, low: 0.5 s, high: 10 s, basis: assumption",
+                   "constant: {value: 150 s, low: 0.5 s, high: 200 s, basis: assumption")
+    name = "engines.megatron-dist-ckpt"
+    (a, b), (c, d) = where(text, "staging_per_gpu: 4 GB/s"), where(text, "async_slowdown: 10%")
+    e, f = where(text, "constant: {value: 150 s")
+    assert_rejected(build(models_dir, out_dir), out_dir, [
+        f"{shown('engines.yaml')}:{a}:{b}: {name}.staging_per_gpu: pinned staging copies at the SKU's d2h_per_gpu: "
+        "give staging_per_gpu with staging: pageable or shared_memory",
+        f"{shown('engines.yaml')}:{c}:{d}: {name}.async_slowdown: async_slowdown applies to async and tiered saves, "
+        "and this engine's strategies are sync only",
+        f"{shown('engines.yaml')}:{e}:{f}: {name}.cached_coordination.constant: cached_coordination.constant "
+        "(150 s) exceeds coordination.constant (43.6 s): a cached plan never costs more than planning anew"])
+
+
+def test_an_engine_missing_a_term_it_needs(models_dir, out_dir):
+    """Plan caching without what a cached save costs; an engine without the strategies it implements."""
+    text = replace(models_dir, "engines.yaml", "    cached_coordination:\n      constant: {value: 1.5 s, low: 0.5 s, high: 5 s",
+                   "    cached_coordination:\n      per_rank: 0 s\n      #: {value: 1.5 s, low: 0.5 s, high: 5 s")
+    line, col = where(text, "    cached_coordination:\n      per_rank: 0 s")
+    col += 4
+    text = replace(models_dir, "engines.yaml", "    strategies: [sync]\n    staging: pinned\n    files_per_rank",
+                   "    staging: pinned\n    files_per_rank")
+    m_line, m_col = where(text, "  torch-save:\n")
+    m_col += 2
+    assert_rejected(build(models_dir, out_dir), out_dir, [
+        f"{shown('engines.yaml')}:{line}:{col}: engines.dcp-async-cached.cached_coordination: cached_coordination "
+        "needs its constant (what a later save costs whatever the job's size)",
+        f"{shown('engines.yaml')}:{m_line}:{m_col}: engines.torch-save.strategies: missing required key 'strategies' "
+        "(the strategies the engine implements (sync, async, tiered); the plan crosses it with these only)"])
+
+
+@pytest.mark.parametrize("key, moved", [("writer_bandwidth: 2 GB/s", "engines.NAME.writer_bandwidth"),
+                                        ("coordination_per_rank: 0.01 s", "engines.NAME.coordination.per_rank")])
+def test_a_plan_key_that_moved_to_the_engines_says_where(models_dir, out_dir, key, moved):
+    text = replace(models_dir, "plan.yaml", "strategies: [sync, async, tiered]\n",
+                   f"strategies: [sync, async, tiered]\n{key}\n")
+    line, col = where(text, key)
+    name = key.split(":")[0]
+    assert_rejected(build(models_dir, out_dir), out_dir, [
+        f"{shown('plan.yaml')}:{line}:{col}: {name}: '{name}' is an engine's term now: it moved to engines.yaml, "
+        f"as {moved}"])

@@ -28,7 +28,7 @@ from ckptreport.quantity import Kind
 from ckptreport.units import COLUMN_UNITS
 
 MODEL_OF = {"models": schema.Model, "recipes": schema.Recipe, "skus": schema.Sku, "tiers": schema.Tier,
-            "plan": schema.Plan}
+            "engines": schema.Engine, "plan": schema.Plan}
 # the key kinds (units.KINDS, "dtype", a Literal) a column of each unit may be read from
 KINDS_OF_UNIT = {"GBps": {"bandwidth"}, "bytes": {"bytes"}, "s": {"duration"}, "count": {"count"},
                  "usd": {"usd"}, "pct": {"percent"}, "TFLOPS": {"flops"}, "B/param": {"dtype", "count"}, "label": {"literal", "text"},
@@ -37,8 +37,9 @@ NOT_INPUTS = {  # the keys that are names, prose or output settings, not figures
     "models": {"recipe", "description", "source"},
     "recipes": {"description", "source"}, "skus": {"description", "source"},
     "tiers": {"sites", "description", "source"},
-    "plan": {"models", "recipes", "skus", "tiers", "gpus", "intervals", "strategies", "max_rows", "workbook_rows",
-             "summary", "briefs", "paper"},
+    "engines": {"strategies", "description", "source"},
+    "plan": {"models", "recipes", "skus", "tiers", "engines", "gpus", "intervals", "strategies", "max_rows",
+             "workbook_rows", "summary", "briefs", "paper"},
 }
 
 

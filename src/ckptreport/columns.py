@@ -66,12 +66,20 @@ def column(unit: str, *, excel: str | None = None, infinite: str = "unbounded"):
 section("Size")
 
 @column("B/param")
+def consolidated_saved_bytes_per_param(consolidated_bytes_per_param, engine_consolidates, weights_bytes_per_param):
+    """Bytes per parameter of the consolidated copy saved: the recipe's, or the weights' dtype where the
+    engine writes a consolidated copy and the recipe names none."""
+    return where(engine_consolidates & (consolidated_bytes_per_param == 0), weights_bytes_per_param,
+                 consolidated_bytes_per_param)
+
+
+@column("B/param")
 def recipe_bytes_per_param(weights_bytes_per_param, master_bytes_per_param, optimizer_bytes_per_param,
-                           grads_bytes_per_param, consolidated_bytes_per_param):
+                           grads_bytes_per_param, consolidated_saved_bytes_per_param):
     """Bytes the recipe saves per parameter: weights + master copy + optimizer states + gradients + a
     consolidated copy of the weights."""
     return (weights_bytes_per_param + master_bytes_per_param + optimizer_bytes_per_param + grads_bytes_per_param
-            + consolidated_bytes_per_param)
+            + consolidated_saved_bytes_per_param)
 
 
 @column("B/param")
@@ -107,9 +115,9 @@ def grads_bytes(params, grads_bytes_per_param):
 
 
 @column("bytes")
-def consolidated_bytes(params, consolidated_bytes_per_param):
-    """The consolidated copy of the weights one rank writes (only recipes that save one)."""
-    return params * consolidated_bytes_per_param
+def consolidated_bytes(params, consolidated_saved_bytes_per_param):
+    """The consolidated copy of the weights one rank writes (recipes that save one, or engines that write one)."""
+    return params * consolidated_saved_bytes_per_param
 
 
 @column("bytes")
@@ -126,10 +134,10 @@ def other_bytes(ckpt_bytes, weights_bytes, master_bytes, optimizer_bytes, grads_
 
 
 @column("B/param")
-def sharded_bytes_per_param(bytes_per_param, consolidated_bytes_per_param):
+def sharded_bytes_per_param(bytes_per_param, consolidated_saved_bytes_per_param):
     """Bytes per parameter the ranks split between them: all but the consolidated copy (never negative: a
     size given below the copy is all copy)."""
-    return maximum(bytes_per_param - consolidated_bytes_per_param, 0)
+    return maximum(bytes_per_param - consolidated_saved_bytes_per_param, 0)
 
 
 section("Placement over GPUs and nodes")
@@ -167,22 +175,31 @@ def stage_params_max(params, layers, hidden, vocab, pp):
                  params / pp)
 
 
-def _rank_bytes(sharding, params, sharded_bytes_per_param, gpus, stage_params, tp, dp_ranks, weights):
+@column("label")
+def save_sharding(sharding, replicated):
+    """How the save splits the state over ranks: the model's sharding, or balanced where the engine spreads
+    replicated state over the data-parallel replicas (a fully parallel save)."""
+    return where((replicated == "balanced") & (sharding != "fully_sharded"), "balanced", sharding)
+
+
+def _rank_bytes(save_sharding, params, sharded_bytes_per_param, gpus, stage_params, tp, dp_ranks, weights):
     """One rank's share of the sharded state, on a stage of ``stage_params`` (not a column: the heaviest
     and the lightest rank both read it)."""
     rank_params = stage_params / tp
     shared = rank_params * weights + rank_params * (sharded_bytes_per_param - weights) / dp_ranks
-    return where(sharding == "fully_sharded", params * sharded_bytes_per_param / gpus,
-                 where(sharding == "replica0", rank_params * sharded_bytes_per_param, shared))
+    return where(save_sharding == "fully_sharded", params * sharded_bytes_per_param / gpus,
+                 where(save_sharding == "balanced", rank_params * sharded_bytes_per_param / dp_ranks,
+                       where(save_sharding == "replica0", rank_params * sharded_bytes_per_param, shared)))
 
 
 @column("bytes")
-def shard_bytes_max(sharding, params, sharded_bytes_per_param, gpus, stage_params_max, tp, dp_ranks,
+def shard_bytes_max(save_sharding, params, sharded_bytes_per_param, gpus, stage_params_max, tp, dp_ranks,
                     weights_bytes_per_param, grads_bytes_per_param):
     """The heaviest rank's share of the sharded state: fully_sharded splits it evenly; replica0 has one
     data-parallel replica write it all; optimizer_sharded (ZeRO-1, distributed optimizer) has replica 0
-    write the weights and every replica its share of master copy and optimizer states."""
-    return _rank_bytes(sharding, params, sharded_bytes_per_param, gpus, stage_params_max, tp, dp_ranks,
+    write the weights and every replica its share of master copy and optimizer states; balanced spreads
+    a stage's state over its data-parallel replicas."""
+    return _rank_bytes(save_sharding, params, sharded_bytes_per_param, gpus, stage_params_max, tp, dp_ranks,
                        weights_bytes_per_param + grads_bytes_per_param)
 
 
@@ -223,25 +240,32 @@ def stage_bytes_last(stage_params_max, sharded_bytes_per_param):
 
 
 @column("bytes")
-def bytes_per_gpu_min(sharding, params, sharded_bytes_per_param, gpus, stage_params_min, tp, dp_ranks,
+def bytes_per_gpu_min(save_sharding, params, sharded_bytes_per_param, gpus, stage_params_min, tp, dp_ranks,
                       weights_bytes_per_param, grads_bytes_per_param):
     """The lightest writing rank (a middle pipeline stage's, never rank 0's consolidated copy): as
     shard_bytes_max, for the lightest stage."""
-    return _rank_bytes(sharding, params, sharded_bytes_per_param, gpus, stage_params_min, tp, dp_ranks,
+    return _rank_bytes(save_sharding, params, sharded_bytes_per_param, gpus, stage_params_min, tp, dp_ranks,
                        weights_bytes_per_param + grads_bytes_per_param)
 
 
-@column("count")
-def nodes_writing(sharding, gpus, tp, pp, gpus_per_node):
-    """Nodes that write: all, or for replica0 only those holding replica 0."""
-    return ceil(where(sharding == "replica0", minimum(tp * pp, gpus), gpus) / gpus_per_node)
+@column("bool")
+def replica0_writes(save_sharding, replicated):
+    """Whether only data-parallel replica 0 writes (replica0 sharding, and an engine that writes replicated
+    state once)."""
+    return (save_sharding == "replica0") & (replicated != "every")
 
 
 @column("count")
-def writers_on_node(sharding, gpus_on_node, tp, pp):
-    """GPUs of the heaviest node that write: all of them, or for replica0 only replica 0's tp x pp
+def nodes_writing(replica0_writes, gpus, tp, pp, gpus_per_node):
+    """Nodes that write: all, or where replica 0 writes alone only those holding replica 0."""
+    return ceil(where(replica0_writes, minimum(tp * pp, gpus), gpus) / gpus_per_node)
+
+
+@column("count")
+def writers_on_node(replica0_writes, gpus_on_node, tp, pp):
+    """GPUs of the heaviest node that write: all of them, or where replica 0 writes alone only its tp x pp
     ranks (a tp1 pp4 job on 8-GPU nodes: 4 of the 8)."""
-    return where(sharding == "replica0", minimum(tp * pp, gpus_on_node), gpus_on_node)
+    return where(replica0_writes, minimum(tp * pp, gpus_on_node), gpus_on_node)
 
 
 @column("bytes")
@@ -249,6 +273,16 @@ def bytes_per_node(shard_bytes_max, writers_on_node, consolidated_bytes):
     """Bytes the heaviest node writes: its writing GPUs at the heaviest rank's share, plus the consolidated
     copy where rank 0 writes one."""
     return shard_bytes_max * writers_on_node + consolidated_bytes
+
+
+@column("bytes")
+def written_bytes(ckpt_bytes, replicated, sharding, dp_ranks, params, sharded_bytes_per_param,
+                  weights_bytes_per_param, grads_bytes_per_param):
+    """Bytes a save writes to the tier: the checkpoint, plus a copy of the replicated state per further
+    data-parallel replica where the engine does not remove it (replicated: every)."""
+    shared = where(sharding == "replica0", params * sharded_bytes_per_param,
+                   where(sharding == "optimizer_sharded", params * (weights_bytes_per_param + grads_bytes_per_param), 0))
+    return ckpt_bytes + where(replicated == "every", (dp_ranks - 1) * shared, 0)
 
 
 section("The copy to host, and what the target demands")
@@ -267,17 +301,27 @@ def d2h_s(bytes_per_node, d2h_GBps):
 
 
 @column("GBps")
-def staging_GBps(writers_on_node, staging_gpu_GBps, d2h_node_GBps):
+def staging_rate_GBps(staging_kind, d2h_gpu_GBps, engine_staging_gpu_GBps, staging_gpu_GBps):
+    """The engine's staging copy per GPU: pinned memory at the link's rate (d2h_per_gpu); pageable or shared
+    memory at the engine's rate where known, else the SKU's staging_per_gpu, never above the link's."""
+    return where(staging_kind == "pinned", d2h_gpu_GBps,
+                 minimum(where(known(engine_staging_gpu_GBps), engine_staging_gpu_GBps, staging_gpu_GBps),
+                         d2h_gpu_GBps))
+
+
+@column("GBps")
+def staging_GBps(writers_on_node, staging_rate_GBps, d2h_node_GBps):
     """GPU -> host staging copy of an async or tiered snapshot, for one node: its writing GPUs at the
-    staging rate (pageable or shared memory, or pinned), capped by the node's GPU->host total."""
-    return minimum(writers_on_node * staging_gpu_GBps, d2h_node_GBps)
+    engine's staging rate, capped by the node's GPU->host total."""
+    return minimum(writers_on_node * staging_rate_GBps, d2h_node_GBps)
 
 
 @column("s")
-def snapshot_s(strategy, d2h_s, bytes_per_node, staging_GBps):
+def snapshot_s(strategy, d2h_s, bytes_per_node, staging_GBps, overlap_pct):
     """The copy to host training waits for: sync streams through pinned memory (d2h_s); async and
-    tiered stage a snapshot at the staging rate."""
-    return where(strategy == "sync", d2h_s, bytes_per_node / (staging_GBps * GB))
+    tiered stage a snapshot at the staging rate, less the share the engine hides behind the next
+    forward and backward pass."""
+    return where(strategy == "sync", d2h_s, bytes_per_node / (staging_GBps * GB) * (1 - overlap_pct / PERCENT))
 
 
 @column("s")
@@ -293,27 +337,51 @@ def fixed_s(strategy, sync_fixed_s, async_fixed_s, tiered_fixed_s):
 
 
 @column("s")
-def coordination_s(gpus, coordination_per_rank_s):
-    """Coordination one persist costs: coordination_per_rank x the job's ranks (one per GPU); it grows with
-    the job while each node's share shrinks."""
-    return coordination_per_rank_s * gpus
+def first_coordination_s(gpus, coordination_constant_s, coordination_per_rank_s, coordination_per_rank2_s):
+    """Coordination of the first save: the engine's constant, plus per rank x the job's ranks (one per GPU),
+    plus per rank squared x ranks^2 (pairwise plan validation)."""
+    return coordination_constant_s + coordination_per_rank_s * gpus + coordination_per_rank2_s * gpus * gpus
 
 
 @column("s")
-def write_budget_s(strategy, target_overhead_pct, interval_s, fixed_s, snapshot_s, nvme_s, coordination_s):
+def coordination_s(first_coordination_s, gpus, cached_constant_s, cached_per_rank_s):
+    """Coordination of a save in steady state (every save but the first): with cached plans the cached
+    constant plus per rank x ranks, else as the first save."""
+    return where(known(cached_constant_s), cached_constant_s + cached_per_rank_s * gpus, first_coordination_s)
+
+
+@column("s")
+def blocking_coordination_s(strategy, coordination_blocks, coordination_s):
+    """The part of the coordination training waits for: all of a sync save's; an async or tiered save's
+    where the engine plans before training resumes."""
+    return where((strategy == "sync") | coordination_blocks, coordination_s, 0)
+
+
+@column("s")
+def metadata_s(files_per_rank, per_file_s):
+    """Creating each writing rank's files on the tier (ranks create theirs at once)."""
+    return files_per_rank * per_file_s
+
+
+@column("s")
+def write_budget_s(strategy, target_overhead_pct, interval_s, fixed_s, snapshot_s, nvme_s, coordination_s,
+                   blocking_coordination_s, metadata_s):
     """Time the tier write may take and still meet the target: sync, what the target leaves after the
-    fixed cost, the copy to host and the coordination; async and tiered, the interval (less the NVMe
-    landing and the coordination), if the snapshot meets the target. Zero when nothing is left (never
+    fixed cost, the copy to host, the coordination and the files' metadata; async and tiered, the
+    interval less the NVMe landing, the coordination left to the persist and the metadata, if the
+    snapshot and the coordination it waits for meet the target. Zero when nothing is left (never
     negative)."""
     allowed_s = target_overhead_pct / PERCENT * interval_s - fixed_s
-    return maximum(where(strategy == "sync", allowed_s - snapshot_s - coordination_s,
-                         where(snapshot_s <= allowed_s, interval_s - nvme_s - coordination_s, 0)), 0)
+    background = coordination_s - blocking_coordination_s
+    return maximum(where(strategy == "sync", allowed_s - snapshot_s - coordination_s - metadata_s,
+                         where(snapshot_s + blocking_coordination_s <= allowed_s,
+                               interval_s - nvme_s - background - metadata_s, 0)), 0)
 
 
 @column("GBps", infinite="unreachable")
-def required_write_GBps(write_budget_s, ckpt_bytes):
+def required_write_GBps(write_budget_s, written_bytes):
     """Aggregate tier write bandwidth that meets the target (unreachable when the copy to host alone misses it)."""
-    return where(write_budget_s > 0, ckpt_bytes / write_budget_s / GB, INF)
+    return where(write_budget_s > 0, written_bytes / write_budget_s / GB, INF)
 
 
 @column("GBps", infinite="unreachable")
@@ -325,9 +393,9 @@ def required_node_write_GBps(write_budget_s, bytes_per_node):
 section("Storage bought: capacity and bandwidth")
 
 @column("bytes")
-def capacity_needed_bytes(retention, ckpt_bytes, headroom_pct):
-    """Capacity the plan needs on the tier: the retained checkpoints, plus headroom."""
-    return retention * ckpt_bytes * (1 + headroom_pct / PERCENT)
+def capacity_needed_bytes(retention, written_bytes, headroom_pct):
+    """Capacity the plan needs on the tier: the retained checkpoints as written, plus headroom."""
+    return retention * written_bytes * (1 + headroom_pct / PERCENT)
 
 
 @column("bool")
@@ -376,9 +444,9 @@ def capacity_ok(tier_capacity_bytes, capacity_needed_bytes):
 
 
 @column("count")
-def puts_per_ckpt(ckpt_bytes, part_size_bytes):
+def puts_per_ckpt(written_bytes, part_size_bytes):
     """Object stores: write requests per checkpoint, one per part."""
-    return where(part_size_bytes < INF, ceil(ckpt_bytes / part_size_bytes), 0)
+    return where(part_size_bytes < INF, ceil(written_bytes / part_size_bytes), 0)
 
 
 @column("count")
@@ -423,33 +491,43 @@ def writer_s(bytes_per_node, writers_GBps, bytes_per_gpu_max, writer_GBps):
 
 
 @column("s")
-def tier_s(ckpt_bytes, tier_bought_GBps, bytes_per_node, tier_node_GBps):
-    """Time the tier needs: the whole checkpoint at its aggregate bandwidth, or the heaviest node's
-    shard at the most one node gets, whichever is longer (nodes that finish early free bandwidth)."""
-    return maximum(ckpt_bytes / (tier_bought_GBps * GB), bytes_per_node / (tier_node_GBps * GB))
+def tier_s(written_bytes, tier_bought_GBps, bytes_per_node, tier_node_GBps):
+    """Time the tier needs: all a save writes at its aggregate bandwidth, or the heaviest node's shard at
+    the most one node gets, whichever is longer (nodes that finish early free bandwidth)."""
+    return maximum(written_bytes / (tier_bought_GBps * GB), bytes_per_node / (tier_node_GBps * GB))
 
 
 @column("s")
-def write_s(coordination_s, nic_s, writer_s, tier_s):
-    """Time to persist from host memory: the coordination, then the writers stream through the NIC into
-    the tier; the slowest sets the pace."""
-    return coordination_s + maximum(maximum(nic_s, writer_s), tier_s)
+def write_s(coordination_s, blocking_coordination_s, strategy, metadata_s, nic_s, writer_s, tier_s):
+    """Time to persist from host memory: the coordination (an async save's only where it is not done
+    before training resumes), the files' metadata, then the writers stream through the NIC into the
+    tier; the slowest sets the pace."""
+    persist = where(strategy == "sync", coordination_s, coordination_s - blocking_coordination_s)
+    return persist + metadata_s + maximum(maximum(nic_s, writer_s), tier_s)
 
 
 @column("label")
-def bottleneck(snapshot_s, nvme_s, nic_s, writer_s, tier_s, coordination_s):
-    """The slowest part of the chain: the d2h copy, nvme, nic, writer, tier, or the coordination."""
+def bottleneck(snapshot_s, nvme_s, nic_s, writer_s, tier_s, coordination_s, metadata_s):
+    """The slowest part of the chain: the d2h copy, nvme, nic, writer, tier, the coordination, or the
+    files' metadata."""
     return largest(d2h=snapshot_s, nvme=nvme_s, nic=nic_s, writer=writer_s, tier=tier_s,
-                   coordination=coordination_s)
+                   coordination=coordination_s, metadata=metadata_s)
+
+
+@column("bool")
+def extrapolated(gpus, largest_case_ranks):
+    """Whether the job is more than 10x the largest published case the engine's terms rest on: its
+    coordination is then an extrapolation."""
+    return gpus > 10 * largest_case_ranks
 
 
 section("Strategy: what training waits for")
 
 @column("s")
-def checkpoint_cost_s(strategy, fixed_s, snapshot_s, write_s):
+def checkpoint_cost_s(strategy, fixed_s, snapshot_s, write_s, blocking_coordination_s):
     """Time training stops for one checkpoint: the fixed cost, then sync copies and persists; async and
-    tiered only stage a snapshot to host."""
-    return fixed_s + snapshot_s + where(strategy == "sync", write_s, 0)
+    tiered stage a snapshot to host (and wait for the coordination where the engine plans first)."""
+    return fixed_s + snapshot_s + where(strategy == "sync", write_s, blocking_coordination_s)
 
 
 @column("s")
@@ -568,18 +646,25 @@ def cluster_mtbf_s(gpu_mtbf_s, gpus):
 
 
 @column("s")
-def young_interval_s(checkpoint_cost_s, cluster_mtbf_s):
-    """Young's optimal interval, sqrt(2 x cost x MTBF)."""
-    return sqrt(2 * checkpoint_cost_s * cluster_mtbf_s)
+def lost_per_checkpoint_s(checkpoint_cost_s, background_s, async_slowdown_pct):
+    """Training time one checkpoint costs at a cadence no shorter than its background persist: the stop,
+    and the slowdown while the persist runs (the cost d the optimum cadence weighs against rework)."""
+    return checkpoint_cost_s + background_s * async_slowdown_pct / PERCENT
 
 
 @column("s")
-def daly_interval_s(checkpoint_cost_s, cluster_mtbf_s):
+def young_interval_s(lost_per_checkpoint_s, cluster_mtbf_s):
+    """Young's optimal interval, sqrt(2 x cost x MTBF)."""
+    return sqrt(2 * lost_per_checkpoint_s * cluster_mtbf_s)
+
+
+@column("s")
+def daly_interval_s(lost_per_checkpoint_s, cluster_mtbf_s):
     """Daly's higher-order optimum (2006, eq. 37): sqrt(2dM)[1 + sqrt(d/2M)/3 + (d/2M)/9] - d for d < 2M, else M."""
-    ratio = checkpoint_cost_s / (2 * cluster_mtbf_s)
+    ratio = lost_per_checkpoint_s / (2 * cluster_mtbf_s)
     return where(ratio < 1,
-                 sqrt(2 * checkpoint_cost_s * cluster_mtbf_s) * (1 + sqrt(ratio) / 3 + ratio / 9)
-                 - checkpoint_cost_s,
+                 sqrt(2 * lost_per_checkpoint_s * cluster_mtbf_s) * (1 + sqrt(ratio) / 3 + ratio / 9)
+                 - lost_per_checkpoint_s,
                  cluster_mtbf_s)
 
 
@@ -602,9 +687,9 @@ def waste_pct(overhead_pct, rework_pct):
 
 
 @column("pct")
-def optimal_waste_pct(checkpoint_cost_s, optimal_interval_s, restart_s, restore_s, cluster_mtbf_s):
+def optimal_waste_pct(lost_per_checkpoint_s, optimal_interval_s, restart_s, restore_s, cluster_mtbf_s):
     """Waste at the optimal interval, restart and restore included."""
-    return PERCENT * (checkpoint_cost_s / optimal_interval_s
+    return PERCENT * (lost_per_checkpoint_s / optimal_interval_s
                   + (optimal_interval_s / 2 + restart_s + restore_s) / cluster_mtbf_s)
 
 

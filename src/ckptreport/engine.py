@@ -16,17 +16,18 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .columns import COLUMNS
-from .inputs import INPUTS, MODELS, PLAN, RECIPES, SKUS, SOURCES, TIERS, of
+from .inputs import ENGINES, INPUTS, MODELS, PLAN, RECIPES, SKUS, SOURCES, TIERS, of
 from .plan import Dropped, combinations, cross_product, dimensions
 from .provenance import basis
-from .vocab import SHARDINGS, TIER_KINDS
+from .vocab import REPLICATED, SHARDINGS, STAGINGS, TIER_KINDS
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from .load import Inputs
 
-LABELS = {"tier_kind": TIER_KINDS, "sharding": SHARDINGS}  # label inputs with a fixed vocabulary
+LABELS = {"tier_kind": TIER_KINDS, "sharding": SHARDINGS, "staging_kind": STAGINGS,
+          "replicated": REPLICATED}  # label inputs with a fixed vocabulary
 
 
 def compute(values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -93,14 +94,15 @@ def columns(inputs: Inputs, start: int = 0, stop: int | None = None
     idx, dims, dropped = cross_product(inputs, start, stop)
     n = len(idx["model"])
     recipe_codes, recipe_names = _recipe_codes(inputs, dims, idx)
-    codes = {MODELS: idx["model"], RECIPES: recipe_codes, SKUS: idx["sku"], TIERS: idx["tier"]}
-    names = {MODELS: dims["model"], RECIPES: recipe_names, SKUS: dims["sku"], TIERS: dims["tier"]}
+    codes = {MODELS: idx["model"], RECIPES: recipe_codes, SKUS: idx["sku"], TIERS: idx["tier"], ENGINES: idx["engine"]}
+    names = {MODELS: dims["model"], RECIPES: recipe_names, SKUS: dims["sku"], TIERS: dims["tier"],
+             ENGINES: dims["engine"]}
     values: dict[str, np.ndarray] = {
         "gpus": np.asarray(dims["gpus"], dtype=float)[idx["gpus"]],
         "interval_s": np.asarray(dims["interval_s"], dtype=float)[idx["interval_s"]],
         "strategy": np.asarray(dims["strategy"])[idx["strategy"]],
     }
-    for section in (MODELS, RECIPES, SKUS, TIERS):
+    for section in (MODELS, RECIPES, SKUS, TIERS, ENGINES):
         for k, v in _table(inputs, section, names[section]).items():
             values[k] = v[codes[section]]
     for k, v in entity_values(inputs, PLAN, PLAN).items():
@@ -117,6 +119,7 @@ def columns(inputs: Inputs, start: int = 0, stop: int | None = None
         "recipe": (recipe_codes, list(recipe_names)),
         "sku": (idx["sku"], list(dims["sku"])),
         "tier": (idx["tier"], list(dims["tier"])),
+        "engine": (idx["engine"], list(dims["engine"])),
         "strategy": (idx["strategy"], list(dims["strategy"])),
         "gpus": env["gpus"].astype(np.int64),
     }

@@ -6,7 +6,7 @@ its name and unit; where it lives (the entity and the YAML key, and the key's ty
 what it is when the key is omitted (a default, or a value derived from other keys); which measured
 metric may replace it; and how a spreadsheet formats it. From these declarations, and nothing else:
 
-- ``schema`` builds the YAML schema of recipes, models, SKUs, tiers and the plan's globals;
+- ``schema`` builds the YAML schema of recipes, models, SKUs, tiers, engines and the plan's globals;
 - the engine reads each entity's values (``Input.value``);
 - ``load.provenance`` names the file, line, basis and source of each value;
 - ``measured.TARGETS`` knows which key each measured metric replaces;
@@ -26,10 +26,12 @@ from typing import Any, Literal
 
 from .quantity import Dtype, Flag, Name, Q, Quantity
 from .units import COLUMN_UNITS
-from .vocab import SHARDINGS, STRATEGIES, TIER_KINDS
+from .vocab import REPLICATED, SHARDINGS, STAGINGS, STRATEGIES, TIER_KINDS
 
-SCENARIO, MODELS, RECIPES, SKUS, TIERS, PLAN = "scenario", "models", "recipes", "skus", "tiers", "plan"
-ENTITIES = (MODELS, RECIPES, SKUS, TIERS, PLAN)  # where an input lives; SCENARIO: the plan's axes
+SCENARIO, MODELS, RECIPES, SKUS, TIERS, ENGINES, PLAN = ("scenario", "models", "recipes", "skus", "tiers", "engines",
+                                                          "plan")
+ENTITIES = (MODELS, RECIPES, SKUS, TIERS, ENGINES, PLAN)  # where an input lives; SCENARIO: the plan's axes
+ENTITY_COLUMN = {MODELS: "model", RECIPES: "recipe", SKUS: "sku", TIERS: "tier", ENGINES: "engine"}  # PLAN: every row
 TiB = 2**40
 NAME = "<its name>"  # the default of a label input that, omitted, is its entity's own name
 
@@ -138,6 +140,7 @@ _DECLARED = [
     Input("recipe", "label", "training recipe: what a checkpoint holds per parameter", key="recipes"),
     Input("sku", "label", "hardware SKU", key="skus"),
     Input("tier", "label", "storage tier", key="tiers"),
+    Input("engine", "label", "checkpointing engine (how a save is staged, coordinated and written)", key="engines"),
     Input("strategy", "label", ", ".join(STRATEGIES[:-1]) + " or " + STRATEGIES[-1], key="strategies"),
     Input("gpus", "count", "GPUs in the job", key="gpus"),
     Input("interval_s", "s", "time between checkpoints", key="intervals", excel='#,##0" s"'),
@@ -268,6 +271,60 @@ _DECLARED = [
           absent="no request-rate ceiling"),
     Input("prefixes", "count", "object stores: prefixes written in parallel (each adds its request rate)", TIERS,
           "prefixes", _COUNT, default=1.0, absent="1"),
+    # ---- engines.yaml: checkpointing engines ----
+    Input("staging_kind", "label", "where a snapshot is staged in host memory: pinned (at the link's rate, "
+          "d2h_per_gpu), pageable or shared_memory (a CPU memory copy, a few GB/s)", ENGINES, "staging",
+          Literal[STAGINGS], default="pinned", absent="pinned"),
+    Input("engine_staging_gpu_GBps", "GBps", "the GPU->host staging copy per GPU, where the engine's own rate is "
+          "known (capped by the SKU's d2h_per_gpu)", ENGINES, "staging_per_gpu", _BW, default=float("nan"),
+          absent="the SKU's staging_per_gpu (pinned: d2h_per_gpu)"),
+    Input("writer_GBps", "GBps", "what one rank's writer sustains: serialisation and one stream to storage", ENGINES,
+          "writer_bandwidth", _BW, default=float("inf"), absent="no limit"),
+    Input("writer_scaling_pct", "pct", "what each writer beyond the first adds on one node, as a share of one "
+          "writer's bandwidth (100%: writers scale linearly; less: they share the node sub-linearly)", ENGINES,
+          "writer_scaling", Quantity("percent", inclusive=True, maximum=1.0), default=100.0, absent="100%"),
+    Input("sync_fixed_s", "s", "fixed cost of a sync save: set-up, barriers", ENGINES, "fixed_cost.sync",
+          Quantity("duration", inclusive=True), default=0.0, absent="0 s"),
+    Input("async_fixed_s", "s", "fixed cost of an async snapshot: staging set-up", ENGINES, "fixed_cost.async",
+          Quantity("duration", inclusive=True), default=0.0, absent="0 s"),
+    Input("tiered_fixed_s", "s", "fixed cost of a tiered snapshot", ENGINES, "fixed_cost.tiered",
+          Quantity("duration", inclusive=True), default=0.0, absent="0 s"),
+    Input("coordination_constant_s", "s", "coordination of a save whatever the job's size (planning, barriers), at "
+          "its first save", ENGINES, "coordination.constant", Quantity("duration", inclusive=True), default=0.0,
+          absent="0 s"),
+    Input("coordination_per_rank_s", "s", "coordination per rank at the first save: plans and metadata gathered at "
+          "one rank, files created; grows with the job", ENGINES, "coordination.per_rank",
+          Quantity("duration", inclusive=True), default=0.0, absent="0 s"),
+    Input("coordination_per_rank2_s", "s", "coordination per rank squared at the first save (a version that "
+          "validates plans pairwise)", ENGINES, "coordination.per_rank_squared",
+          Quantity("duration", inclusive=True), default=0.0, absent="0 s"),
+    Input("cached_constant_s", "s", "coordination of a later save, whatever the job's size, when the engine caches "
+          "its plans", ENGINES, "cached_coordination.constant", Quantity("duration", inclusive=True),
+          default=float("nan"), absent="no plan caching: every save coordinates as the first"),
+    Input("cached_per_rank_s", "s", "coordination per rank of a later save when plans are cached", ENGINES,
+          "cached_coordination.per_rank", Quantity("duration", inclusive=True), default=0.0, absent="0 s"),
+    Input("coordination_blocks", "bool", "whether an async save coordinates before training resumes (yes: its "
+          "planning is part of the stall) or in its background persist (no)", ENGINES, "coordination_blocks", Flag,
+          default=1.0, absent="yes"),
+    Input("files_per_rank", "count", "files each writing rank creates per save", ENGINES, "files_per_rank", _COUNT,
+          default=1.0, absent="1"),
+    Input("per_file_s", "s", "metadata cost of creating one file (open, create, close on the tier)", ENGINES,
+          "per_file", Quantity("duration", inclusive=True), default=0.0, absent="0 s"),
+    Input("replicated", "label", "who writes state the data-parallel replicas share: replica0 (each shard once, by "
+          "replica 0: DCP's dedup), balanced (spread over the replicas: a fully parallel save) or every (each "
+          "replica its own copy: no dedup)", ENGINES, "replicated", Literal[REPLICATED], default="replica0",
+          absent="replica0"),
+    Input("engine_consolidates", "bool", "whether a save also writes a consolidated copy of the weights (one rank, "
+          "in the weights' dtype)", ENGINES, "consolidated", Flag, default=0.0, absent="no"),
+    Input("overlap_pct", "pct", "share of the staging copy hidden behind the next forward and backward pass (the "
+          "parameters do not change until the optimizer step)", ENGINES, "overlap",
+          Quantity("percent", inclusive=True, maximum=1.0), default=0.0, absent="0%"),
+    Input("async_slowdown_pct", "pct", "training slowdown while a background persist runs (the persist's threads "
+          "contend with the trainer's)", ENGINES, "async_slowdown",
+          Quantity("percent", inclusive=True, maximum=1.0), default=0.0, absent="0%"),
+    Input("largest_case_ranks", "count", "the largest job (ranks) among the published cases the engine's terms rest "
+          "on: far beyond it, they are an extrapolation", ENGINES, "largest_case", Quantity("count"),
+          default=float("inf"), absent="not stated: never flagged as an extrapolation"),
     # ---- plan.yaml: globals ----
     Input("target_overhead_pct", "pct", "the overhead a plan must stay under, e.g. 1%", PLAN, "target_overhead",
           _PCT, required=True),
@@ -281,22 +338,6 @@ _DECLARED = [
           "(process-level faults: NCCL errors, network jitter); the rest need the durable tier (lost node, HBM)",
           PLAN, "host_recoverable", Quantity("percent", inclusive=True, maximum=1.0), default=0.0,
           absent="0% (every restart reads the durable tier)"),
-    Input("writer_GBps", "GBps", "what one writer process sustains (serialisation, one stream)", PLAN,
-          "writer_bandwidth", _BW, default=float("inf"), absent="no limit"),
-    Input("writer_scaling_pct", "pct", "what each writer beyond the first adds on one node, as a share of one "
-          "writer's bandwidth (100%: writers scale linearly; less: they share the node sub-linearly)", PLAN,
-          "writer_scaling", Quantity("percent", inclusive=True, maximum=1.0), default=100.0, absent="100%"),
-    Input("coordination_per_rank_s", "s", "coordination a persist costs per rank: planning and metadata gathered "
-          "at one rank, per-file creation; grows with the job", PLAN, "coordination_per_rank",
-          Quantity("duration", inclusive=True), default=0.0, absent="0 s"),
-    Input("sync_fixed_s", "s", "fixed cost of a sync checkpoint: coordination, file creation", PLAN,
-          "fixed_cost.sync", Quantity("duration", inclusive=True), default=0.0, absent="0 s"),
-    Input("async_fixed_s", "s", "fixed cost of an async snapshot: staging set-up", PLAN, "fixed_cost.async",
-          Quantity("duration", inclusive=True), default=0.0, absent="0 s"),
-    Input("tiered_fixed_s", "s", "fixed cost of a tiered snapshot", PLAN, "fixed_cost.tiered",
-          Quantity("duration", inclusive=True), default=0.0, absent="0 s"),
-    Input("async_slowdown_pct", "pct", "training slowdown while a background write runs", PLAN, "async_slowdown",
-          Quantity("percent", inclusive=True, maximum=1.0), default=0.0, absent="0%"),
     Input("headroom_pct", "pct", "capacity bought beyond the retained checkpoints", PLAN, "capacity_headroom",
           Quantity("percent", inclusive=True, maximum=10.0), default=0.0, absent="0%"),
 ]
@@ -318,8 +359,13 @@ class Group:
 GROUPS: dict[tuple[str, str], Group] = {(g.entity, g.key): g for g in (
     Group(SKUS, "local_nvme", "LocalNvme", "node-local NVMe (write, read, capacity); omitted: the SKU has none",
           "The node's own NVMe drives (RAID-0), used by the tiered strategy and the local_nvme tier."),
-    Group(PLAN, "fixed_cost", "FixedCost", "fixed cost per checkpoint: sync, async, tiered",
-          "Fixed cost of one checkpoint, per strategy."),
+    Group(ENGINES, "fixed_cost", "FixedCost", "fixed cost per save: sync, async, tiered",
+          "Fixed cost of one save, per strategy."),
+    Group(ENGINES, "coordination", "Coordination", "coordination of the first save: constant, per_rank, "
+          "per_rank_squared", "Coordination a save costs, as the job grows: a constant plus per-rank terms."),
+    Group(ENGINES, "cached_coordination", "CachedCoordination", "coordination of later saves when the engine caches "
+          "its plans: constant, per_rank; omitted: no plan caching",
+          "Coordination of the saves after the first, when plans are cached."),
 )}
 
 
@@ -350,3 +396,14 @@ def of(entity: str) -> list[Input]:
 def measured_targets() -> dict[str, Input]:
     """Measured metric -> the input it replaces."""
     return {i.measured: i for i in INPUTS.values() if i.measured}
+
+
+# An engine's terms that grow with the job's ranks: where a plan uses one more than 10x beyond the largest
+# published job its engine's terms rest on (largest_case), its range widens by the factor beyond 10x.
+SCALING = frozenset({"coordination_per_rank_s", "coordination_per_rank2_s", "cached_per_rank_s"})
+
+
+def widening(ranks: float, largest_case_ranks: float) -> float:
+    """The factor a scaling term's range widens by when used at ``ranks``: how far beyond 10x its largest
+    case (1 within it). Its low is divided by it, its high multiplied."""
+    return max(1.0, float(ranks) / (10 * float(largest_case_ranks)))

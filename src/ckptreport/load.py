@@ -22,7 +22,7 @@ from .plan import check_size
 from .provenance import Prov
 from .quantity import Q, name_problem
 from .safeio import read_regular
-from .schema import FILES, SECTIONS, Plan
+from .schema import FILES, MOVED, SECTIONS, Plan
 from .yamlfile import Marks, dotted, leaves
 from .yamlfile import parse as parse_yaml
 
@@ -33,6 +33,7 @@ class Inputs:
     models: dict[str, schema.Model]
     skus: dict[str, schema.Sku]
     tiers: dict[str, schema.Tier]
+    engines: dict[str, schema.Engine]
     plan: Plan
     prov: dict[tuple[str, str, str], Prov] = field(repr=False)  # (section, name, key) -> where it came from
     input_hash: str = ""
@@ -99,6 +100,8 @@ def _describe(value: Any) -> str:
 def _message(err: dict, model: type[BaseModel]) -> str:
     kind, loc = err["type"], err["loc"]
     if kind == "extra_forbidden":
+        if model is Plan and len(loc) == 1 and loc[0] in MOVED:
+            return f"'{loc[0]}' is an engine's term now: it moved to engines.yaml, as {MOVED[loc[0]]}"
         allowed = _fields_at(model, loc[:-1])
         return (f"unknown key '{loc[-1]}'{did_you_mean(str(loc[-1]), allowed)}; "
                 f"allowed keys: {', '.join(allowed)}")
@@ -276,7 +279,7 @@ def load(root: Path | str) -> Inputs:
     for fname in sorted(files):
         digest.update(fname.encode() + b"\0" + files[fname][3] + b"\0")
     inputs = Inputs(sections["recipes"], sections["models"], sections["skus"], sections["tiers"],
-                    plan, prov, digest.hexdigest(), str(root), places=places,
+                    sections["engines"], plan, prov, digest.hexdigest(), str(root), places=places,
                     files={f: hashlib.sha256(files[f][3]).hexdigest() for f in sorted(files)},
                     values={f: leaves(files[f][0], files[f][1]) for f in sorted(files)})
     check_size(inputs, files["plan.yaml"][2], files["plan.yaml"][1])
@@ -294,7 +297,7 @@ def _check_model_recipes(sections, declared, file, problems: list[Problem]) -> N
 
 def _check_plan(plan: Plan, declared, file, problems: list[Problem]) -> None:
     _, pmarks, pshown, _ = file
-    for key in ("models", "recipes", "skus", "tiers"):
+    for key in ("models", "recipes", "skus", "tiers", "engines"):
         names = getattr(plan, key)
         for i, name in enumerate(names or []):
             line, col = place(pmarks, (key, i))

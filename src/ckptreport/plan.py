@@ -27,6 +27,7 @@ def dimensions(inputs: Inputs) -> dict[str, list]:
         "recipe": plan.recipes or [None],  # None: each model's own recipe
         "sku": plan.skus or list(inputs.skus),
         "tier": plan.tiers or list(inputs.tiers),
+        "engine": plan.engines or list(inputs.engines),
         "strategy": list(plan.strategies),
         "gpus": [q.value for q in plan.gpus],
         "interval_s": [q.value for q in plan.intervals],
@@ -73,17 +74,22 @@ def reachable(sku, tier) -> bool:
 
 
 def combinations(inputs: Inputs, dims) -> tuple[np.ndarray, list[tuple[str, np.ndarray]]]:
-    """Which SKU x tier x strategy combinations exist (the others cannot: a tier of another site,
-    tiered without a remote tier to drain to, NVMe the SKU lacks), and each rule's mask of the rest."""
+    """Which SKU x tier x engine x strategy combinations exist (the others cannot: a tier of another
+    site, a strategy the engine does not implement, tiered without a remote tier to drain to, NVMe
+    the SKU lacks), and each rule's mask of the rest."""
     skus = [inputs.skus[s] for s in dims["sku"]]
     tiers = [inputs.tiers[t] for t in dims["tier"]]
-    shape = (len(skus), len(tiers), len(dims["strategy"]))
+    shape = (len(skus), len(tiers), len(dims["engine"]), len(dims["strategy"]))
     reach = np.array([[reachable(s, t) for t in tiers] for s in skus], dtype=bool).reshape(shape[:2])
-    has_nvme = np.array([s.local_nvme is not None for s in skus], dtype=bool)[:, None, None]
-    local = np.array([t.kind == "local_nvme" for t in tiers], dtype=bool)[None, :, None]
-    tiered = (np.array(dims["strategy"]) == "tiered")[None, None, :]
+    has_nvme = np.array([s.local_nvme is not None for s in skus], dtype=bool)[:, None, None, None]
+    local = np.array([t.kind == "local_nvme" for t in tiers], dtype=bool)[None, :, None, None]
+    implements = np.array([[s in inputs.engines[e].strategies for s in dims["strategy"]] for e in dims["engine"]],
+                          dtype=bool).reshape(shape[2:])[None, None, :, :]
+    tiered = (np.array(dims["strategy"]) == "tiered")[None, None, None, :]
     rules = [
-        ("the tier does not serve the SKU's site (tiers.*.sites, skus.*.site)", np.broadcast_to(~reach[:, :, None], shape)),
+        ("the tier does not serve the SKU's site (tiers.*.sites, skus.*.site)",
+         np.broadcast_to(~reach[:, :, None, None], shape)),
+        ("the engine does not implement the strategy (engines.*.strategies)", np.broadcast_to(~implements, shape)),
         ("tiered needs a remote tier to drain to (the tier is node-local NVMe)", np.broadcast_to(tiered & local, shape)),
         ("the SKU has no local NVMe (tiered strategy or local_nvme tier)",
          np.broadcast_to(~has_nvme & (tiered | local), shape)),
@@ -118,7 +124,7 @@ def cross_product(inputs: Inputs, start: int = 0, stop: int | None = None
     stop = math.prod(shape) if stop is None else min(stop, math.prod(shape))
     idx = dict(zip(dims, np.unravel_index(np.arange(start, stop, dtype=np.int64), shape)))
     keep, rules = combinations(inputs, dims)
-    mask = keep[idx["sku"], idx["tier"], idx["strategy"]]
+    mask = keep[idx["sku"], idx["tier"], idx["engine"], idx["strategy"]]
     _, dropped = counted(dims, keep, rules)
     return {k: v[mask] for k, v in idx.items()}, dims, dropped
 
@@ -136,6 +142,6 @@ def check_size(inputs: Inputs, plan_file: str, marks: Marks | None = None) -> No
         raise InputError(Problem(
             plan_file, line, col, "max_rows",
             f"the plan has {rows:,} rows ({parts} = {product:,}{less}), more than max_rows "
-            f"({limit:,.0f}); narrow it by listing fewer models, skus, tiers, gpus, intervals or "
+            f"({limit:,.0f}); narrow it by listing fewer models, skus, tiers, engines, gpus, intervals or "
             "strategies in the plan, or raise max_rows"))
 

@@ -13,14 +13,14 @@ import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, create_model, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic import Field, ValidationError, create_model, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from .inputs import GROUPS, MODELS, PLAN, RECIPES, SKUS, TIERS, Input, attribute, of
+from .inputs import ENGINES, GROUPS, MODELS, PLAN, RECIPES, SKUS, TIERS, Input, attribute, of
 from .quantity import Name, Quantity, Strict, Text
 from .vocab import PAPERS, STRATEGIES
 
-__all__ = ["Recipe", "Model", "Sku", "Tier", "Summary", "Brief", "Plan", "SECTIONS", "FILES"]
+__all__ = ["Recipe", "Model", "Sku", "Tier", "Engine", "Summary", "Brief", "Plan", "SECTIONS", "FILES", "MOVED"]
 
 
 def _described(inp: Input) -> str:
@@ -105,6 +105,37 @@ class _TierRules(Strict):
         return self
 
 
+class _EngineRules(Strict):
+    @model_validator(mode="after")
+    def _consistent(self):
+        """Every contradiction among an engine's terms, each at its key (all of them reported at once)."""
+        problems: list[tuple[tuple, str, dict]] = []
+        if self.staging_per_gpu is not None and self.staging in (None, "pinned"):
+            problems.append((("staging_per_gpu",), "pinned staging copies at the SKU's d2h_per_gpu: give "
+                             "staging_per_gpu with staging: pageable or shared_memory", {}))
+        if not [s for s in self.strategies if s != "sync"]:
+            for key in ("overlap", "coordination_blocks", "async_slowdown"):
+                if getattr(self, key) is not None:
+                    problems.append(((key,), "{key} applies to async and tiered saves, and this engine's "
+                                     "strategies are sync only", {"key": key}))
+        cached, first = self.cached_coordination, self.coordination
+        if cached is not None and cached.constant is None:
+            problems.append((("cached_coordination",), "cached_coordination needs its constant (what a later "
+                             "save costs whatever the job's size)", {}))
+        for key in ("constant", "per_rank"):
+            c = getattr(cached, key) if cached is not None else None
+            f = getattr(first, key) if first is not None else None
+            if c is not None and c.value > (f.value if f is not None else 0.0):
+                problems.append((("cached_coordination", key), "cached_coordination.{key} ({c}) exceeds "
+                                 "coordination.{key} ({f}): a cached plan never costs more than planning anew",
+                                 {"key": key, "c": c.text, "f": f.text if f is not None else "0 s"}))
+        if problems:
+            raise ValidationError.from_exception_data("Engine", [
+                InitErrorDetails(type=PydanticCustomError("engine", message, ctx), loc=loc, input=None)
+                for loc, message, ctx in problems])
+        return self
+
+
 def _about(what: str) -> dict[str, tuple[Any, Any]]:
     return {"description": (Text | None, Field(None, description="free text")),
             "source": (Text | None, Field(None, description=what))}
@@ -117,6 +148,10 @@ Model = _entity("Model", "A model family: its size and how it is trained.", MODE
                 **_about("where the figures come from"))
 Sku = _entity("Sku", "A GPU node and each link a checkpoint crosses on its way out of it.", SKUS,
               **_about("default source for the figures above"))
+Engine = _entity("Engine", "A checkpointing engine: how a save is staged, coordinated and written.", ENGINES,
+                 _EngineRules, strategies=(list[Literal[STRATEGIES]], Field(min_length=1, description=(
+                     "the strategies the engine implements (sync, async, tiered); the plan crosses it with these only"))),
+                 **_about("default source for the figures above"))
 Tier = _entity("Tier", "A storage tier a checkpoint is written to.", TIERS, _TierRules,
                sites=(list[Name], Field(default_factory=lambda: ["on-prem"], min_length=1, description=(
                    "the sites whose SKUs can reach it (SKUs' site labels; any: every site); omitted: on-prem"))),
@@ -151,6 +186,7 @@ _AXES = {
     "recipes": (list[Name] | None, Field(None, description="recipes to cross with; omitted: each model's own")),
     "skus": (list[Name] | None, Field(None, description="SKU names; omitted: all")),
     "tiers": (list[Name] | None, Field(None, description="tier names; omitted: all")),
+    "engines": (list[Name] | None, Field(None, description="checkpointing engine names; omitted: all")),
     "gpus": (list[Quantity("count", integer=True)], Field(min_length=1, description="cluster sizes in GPUs")),
     "intervals": (list[Quantity("duration", ranged=False)], Field(min_length=1, description="checkpoint cadences")),
     "strategies": (list[Literal[STRATEGIES]], Field(default_factory=lambda: list(STRATEGIES), min_length=1,
@@ -170,13 +206,19 @@ _OUTPUTS = {
 Plan = create_model("Plan", __base__=Strict, __doc__="Which cross product to compute, and the globals every "
                     "scenario shares.", **_AXES, **_input_fields(PLAN), **_OUTPUTS)
 
-SECTIONS: dict[str, type[Strict]] = {"recipes": Recipe, "models": Model, "skus": Sku, "tiers": Tier}
+SECTIONS: dict[str, type[Strict]] = {"recipes": Recipe, "models": Model, "skus": Sku, "tiers": Tier,
+                                     "engines": Engine}
 FILES: dict[str, tuple[str, ...]] = {
     "models.yaml": ("recipes", "models"),
     "hardware.yaml": ("skus",),
     "storage.yaml": ("tiers",),
+    "engines.yaml": ("engines",),
     "plan.yaml": ("plan",),
 }
+# Keys an earlier plan.yaml held, and where they live now: an error names the new place
+MOVED = {"writer_bandwidth": "engines.NAME.writer_bandwidth", "writer_scaling": "engines.NAME.writer_scaling",
+         "coordination_per_rank": "engines.NAME.coordination.per_rank", "fixed_cost": "engines.NAME.fixed_cost",
+         "async_slowdown": "engines.NAME.async_slowdown"}
 
 
 # ---- JSON Schema for editors (ckptreport schema; ckptreport init points each file at its schema) ----
@@ -184,7 +226,8 @@ FILES: dict[str, tuple[str, ...]] = {
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 SECTION_DOCS = {"recipes": "training recipes by name: what a checkpoint holds per parameter",
                 "models": "model families by name", "skus": "hardware SKUs by name: a GPU node and its links",
-                "tiers": "storage tiers by name"}
+                "tiers": "storage tiers by name",
+                "engines": "checkpointing engines by name: how a save is staged, coordinated and written"}
 
 
 def json_schemas() -> dict[str, dict]:
