@@ -1,20 +1,23 @@
 """How well the model predicts published checkpoint measurements, and the fit of its free terms.
 
-Each case restates a published figure with its citation (the project's reference notes,
-calibration.yaml, or the source named in the case), the inputs the source gave, the inputs it did
-not give (stated as assumptions), and what the engine predicts from them. A case is
+Each case restates a published figure with its citation, the checkpointing engine that produced it,
+the inputs the source gave, the inputs it did not give (stated as assumptions), and what the model
+predicts from them with that engine's shipped terms (models/engines.yaml). A case is
 
 - ``scored``: compared with its tolerance (sizes and rates 1%, times 25%, Daly optima 0.5 min). A
-  scored case either took part in the fit (``role="fit"``) or is held out of it (``role="test"``):
-  the held-out errors are what the model *predicts*, the fit residuals only what it can *reproduce*;
+  scored case either took part in its engine's fit (``role="fit"``) or is held out of every fit
+  (``role="test"``): the held-out errors are what the model *predicts*, the fit residuals only what
+  it can *reproduce*, and each fit case's leave-one-out error (the fit redone without it) what a fit
+  on the others predicts of it;
 - ``input``: the published figure is itself a default input, so agreement proves only consistency;
 - ``lacks``: the model lacks a term the case needs; the case names it (``lacks``) and says why.
 
-The free terms (``FIT_TERMS``: one writer's bandwidth, how further writers share a node, the
-coordination a persist costs per rank, an async snapshot's fixed cost, the staging copy rate) have no
-published figure of their own. ``fit()`` finds them by least squares on the relative errors of the
-``fit`` cases; ``FITTED`` holds the result to three figures, and the shipped models carry the same
-values (``basis: derived``; the tests keep the three in step).
+The free terms of an engine (``fits`` in the cases file: a writer's bandwidth, how further writers
+share a node, coordination per rank, a staging copy's rate) have no published figure of their own.
+``fit(engine)`` finds them by least squares on the relative errors of that engine's fit cases, from a
+neutral start, on at least twice as many cases as terms; ``bootstrap`` refits on resampled cases for
+the range each fitted term carries. The shipped engines carry the values and ranges (``basis:
+derived``); the tests refit and compare.
 """
 
 from __future__ import annotations
@@ -30,51 +33,55 @@ import yaml
 
 from .columns import COLUMNS
 from .engine import compute
-from .inputs import INPUTS
+from .inputs import ENGINES, INPUTS, of
 from .safeio import read_regular
 
 # A row's defaults: what each input's declaration says omitting it means (no fixed cost, no per-node
 # cap ...), then a DGX-A100-like node for the inputs that have no default, unless a case says otherwise.
-NODE = dict(model="m", recipe="r", sku="s", tier="t", strategy="sync", tier_kind="parallel_fs",
+NODE = dict(model="m", recipe="r", sku="s", tier="t", engine="e", strategy="sync", tier_kind="parallel_fs",
             gpus=8.0, interval_s=3600.0, params=1e9, active_params=1e9, tokens=1e12,
             weights_bytes_per_param=2.0, master_bytes_per_param=4.0, optimizer_bytes_per_param=8.0,
             gpus_per_node=8.0, peak_TFLOPS=312.0, d2h_gpu_GBps=25.0, d2h_node_GBps=200.0, host_memory_bytes=1e12,
-            storage_nic_GBps=math.inf, staging_gpu_GBps=25.0, usd_per_gpu_hour=1.0, gpu_mtbf_s=50677 * 3600.0, usd_per_tb_month=0.0,
-            target_overhead_pct=1.0, mfu_pct=40.0, restart_s=600.0, retention=1.0, buffers=1.0)
+            storage_nic_GBps=math.inf, staging_gpu_GBps=25.0, usd_per_gpu_hour=1.0, gpu_mtbf_s=50677 * 3600.0,
+            usd_per_tb_month=0.0, target_overhead_pct=1.0, mfu_pct=40.0, restart_s=600.0, retention=1.0, buffers=1.0)
 BASE = {**{i.name: i.default for i in INPUTS.values() if i.default is not None}, **NODE, "tier_family": "t"}
+BOOTSTRAP = 200  # resamples of an engine's fit cases behind the range of each fitted term (seed 1)
 
 
 @dataclass(frozen=True)
 class Term:
-    """A free term of the model: an input with no published figure of its own, found by the fit."""
+    """A free term of the model: an engine's input with no published figure of its own, found by the fit."""
 
     name: str  # the input it sets
     low: float
     high: float
     start: float
-    where: str  # the shipped key that carries the fitted value
+    where: str  # the engines.yaml key that carries the fitted value
 
 
-FIT_TERMS = (
-    Term("writer_GBps", 0.1, 100.0, 1.0, "plan.writer_bandwidth"),
-    Term("writer_scaling_pct", 0.0, 100.0, 50.0, "plan.writer_scaling"),
-    Term("coordination_per_rank_s", 0.0, 1.0, 0.01, "plan.coordination_per_rank"),
-    Term("async_fixed_s", 0.0, 10.0, 0.1, "plan.fixed_cost.async (and .tiered)"),
-    Term("staging_gpu_GBps", 0.1, 100.0, 5.0, "skus.*.staging_per_gpu"),
-)
-# The fit's result to three significant figures: what every prediction below uses, and what the
-# shipped models say (tests/test_calibration.py fits anew and compares).
-FITTED = {"writer_GBps": 1.53, "writer_scaling_pct": 44.9, "coordination_per_rank_s": 0.0148,
-          "async_fixed_s": 0.113, "staging_gpu_GBps": 5.81}
+@functools.cache
+def shipped_engines() -> dict[str, dict]:
+    """Each shipped engine's inputs, in their columns' units (the terms every case is predicted with)."""
+    from .load import load
+    from .paths import shipped_models
+
+    inputs = load(shipped_models())
+    return {name: {i.name: i.value(entity, name) for i in of(ENGINES)} for name, entity in inputs.engines.items()}
 
 
-def _fitted(terms: dict) -> dict:
-    """The inputs a set of term values sets (a tiered snapshot's fixed cost is an async one's)."""
-    return {**terms, "tiered_fixed_s": terms["async_fixed_s"]}
+def terms() -> dict[str, Term]:
+    """The free terms a fit may set (the cases file's ``terms``)."""
+    return {name: Term(name, float(t["low"]), float(t["high"]), float(t["start"]), t["where"])
+            for name, t in _data()["terms"].items()}
+
+
+def fits() -> dict[str, list[str]]:
+    """Per engine, the terms its fit finds (the cases file's ``fits``)."""
+    return {engine: list(names) for engine, names in _data()["fits"].items()}
 
 
 def predict_many(rows: list[dict]) -> list[dict]:
-    """The engine's columns for several rows at once (each BASE with its own inputs)."""
+    """The model's columns for several rows at once (each BASE with its own inputs)."""
     full = [{**BASE, **r} for r in rows]
     missing = sorted(set(INPUTS) - set(full[0]))
     if missing:  # an input declared without a default needs a figure here
@@ -85,14 +92,15 @@ def predict_many(rows: list[dict]) -> list[dict]:
     return [{k: (v[i].item() if hasattr(v[i], "item") else v[i]) for k, v in out.items()} for i in range(len(rows))]
 
 
-def predict(**inputs) -> dict:
-    """The engine's columns for one row (BASE, the fitted terms, then the given inputs)."""
-    return predict_many([{**_fitted(FITTED), **inputs}])[0]
+def predict(engine: str, **inputs) -> dict:
+    """The model's columns for one row: BASE, the engine's shipped terms, then the given inputs."""
+    return predict_many([{**shipped_engines()[engine], "engine": engine, **inputs}])[0]
 
 
 @dataclass
 class Case:
     id: str
+    engine: str  # the checkpointing engine that produced the figure (its shipped terms predict it)
     source: str
     quantity: str
     unit: str  # bytes, s, pct, min, h, GBps
@@ -163,33 +171,67 @@ def _row(spec: dict, rows: dict) -> dict:
     return {**(_row(rows[base], rows) if base else {}), **{k: _number(v) for k, v in spec.items()}}
 
 
-def fit_cases() -> list[tuple[str, str, float, dict, str]]:
-    """The cases the fit uses: (id, quantity, published, the row's inputs, the column compared)."""
+def fit_cases(engine: str) -> list[tuple[str, str, float, dict, str]]:
+    """The cases an engine's fit uses: (id, quantity, published, the row's inputs, the column compared)."""
     data = _data()
     return [(c["id"], c["quantity"], _number(c["published"]), _row(c["row"], data["rows"]), c["column"])
-            for c in data["cases"] if c.get("role") == "fit"]
+            for c in data["cases"] if c.get("role") == "fit" and c["engine"] == engine]
 
 
-def fit(start: dict | None = None) -> dict:
-    """Least squares on the fit cases' relative errors (log of predicted / published) over the free
-    terms, within their bounds. Returns the values, each fit case's residual and the cost."""
+def fit(engine: str, start: dict | None = None, cases_: list | None = None) -> dict:
+    """Least squares on an engine's fit cases' relative errors (log of predicted / published) over its
+    free terms, within their bounds, from a neutral start (or ``start``). ``cases_``: other cases
+    (a leave-one-out or a bootstrap sample). Returns the values, each case's residual, the cases."""
     from scipy.optimize import least_squares
 
-    fitted = fit_cases()
-    published = np.array([c[2] for c in fitted])
-    names = [t.name for t in FIT_TERMS]
+    chosen = fit_cases(engine) if cases_ is None else cases_
+    bounds = [terms()[n] for n in fits()[engine]]
+    published = np.array([c[2] for c in chosen])
+    shipped = {**shipped_engines()[engine], "engine": engine}
 
     def residuals(x: np.ndarray) -> np.ndarray:
-        terms = _fitted(dict(zip(names, x)))
-        got = predict_many([{**terms, **c[3]} for c in fitted])
-        return np.log(np.array([g[c[4]] for g, c in zip(got, fitted)]) / published)
+        values = dict(zip((t.name for t in bounds), x))
+        got = predict_many([{**shipped, **values, **c[3]} for c in chosen])
+        return np.log(np.array([g[c[4]] for g, c in zip(got, chosen)]) / published)
 
-    x0 = [(start or {}).get(t.name, t.start) for t in FIT_TERMS]
-    result = least_squares(residuals, x0, bounds=([t.low for t in FIT_TERMS], [t.high for t in FIT_TERMS]),
+    x0 = [(start or {}).get(t.name, t.start) for t in bounds]
+    result = least_squares(residuals, x0, bounds=([t.low for t in bounds], [t.high for t in bounds]),
                            x_scale="jac", xtol=1e-12, ftol=1e-12, gtol=1e-12)
-    return {"values": dict(zip(names, (float(v) for v in result.x))),
-            "residuals": {c[0]: float(math.expm1(r)) for c, r in zip(fitted, result.fun)},
-            "cases": [c[0] for c in fitted], "terms": len(names), "converged": bool(result.success)}
+    return {"engine": engine, "values": {t.name: float(v) for t, v in zip(bounds, result.x)},
+            "residuals": {c[0]: float(math.expm1(r)) for c, r in zip(chosen, result.fun)},
+            "cases": [c[0] for c in chosen], "terms": len(bounds), "converged": bool(result.success)}
+
+
+def leave_one_out(engine: str) -> dict[str, float]:
+    """Per fit case, its relative error predicted by the fit on the engine's other cases."""
+    chosen = fit_cases(engine)
+    out = {}
+    for k, case in enumerate(chosen):
+        values = fit(engine, cases_=chosen[:k] + chosen[k + 1:])["values"]
+        got = predict_many([{**shipped_engines()[engine], "engine": engine, **values, **case[3]}])[0][case[4]]
+        out[case[0]] = float(got / case[2] - 1)
+    return out
+
+
+def bootstrap(engine: str, draws: int = BOOTSTRAP, seed: int = 1) -> dict[str, tuple[float, float]]:
+    """P10 and P90 of each fitted term over fits on resampled cases (with replacement, seeded)."""
+    chosen = fit_cases(engine)
+    rng = np.random.default_rng(seed)
+    values: dict[str, list[float]] = {n: [] for n in fits()[engine]}
+    for _ in range(draws):
+        sample = [chosen[i] for i in rng.integers(0, len(chosen), len(chosen))]
+        for name, v in fit(engine, cases_=sample)["values"].items():
+            values[name].append(v)
+    return {n: (float(np.quantile(v, 0.1)), float(np.quantile(v, 0.9))) for n, v in values.items()}
+
+
+def fit_report(engine: str) -> dict:
+    """calibrate --fit for one engine: the fit from a neutral start, each case's residual and
+    leave-one-out error, the bootstrap range of each term, and the values the shipped engine carries."""
+    result = fit(engine)
+    return {**result, "leave_one_out": leave_one_out(engine), "ranges": bootstrap(engine),
+            "shipped": {n: shipped_engines()[engine][n] for n in fits()[engine]},
+            "where": {n: terms()[n].where for n in fits()[engine]}}
 
 
 @functools.cache
@@ -203,9 +245,9 @@ def _case(c: dict, texts: dict, rows: dict) -> Case:
     if "function" in c:  # a column's formula on given arguments (Daly's optimum)
         got = COLUMNS[c["function"]].fn(*(np.array([_number(a)]) for a in c["args"]))[0]
     else:
-        got = predict(**_row(c["row"], rows))[c["column"]]
+        got = predict(c["engine"], **_row(c["row"], rows))[c["column"]]
     low = c.get("low")
-    return Case(c["id"], c["source"].format_map(texts), c["quantity"], c["unit"], _number(c["published"]),
+    return Case(c["id"], c["engine"], c["source"].format_map(texts), c["quantity"], c["unit"], _number(c["published"]),
                 float(got) / c.get("divide", 1), c["kind"], status=c.get("status", "scored"),
                 tolerance=c.get("tolerance"), assumptions=[a.format_map(texts) for a in c.get("assumptions", [])],
                 note=c.get("note", ""), low=None if low is None else _number(low), role=c.get("role", "test"),
@@ -236,7 +278,9 @@ def summary(results: tuple[Case, ...]) -> dict:
                          "restores": stats(_errors(results, role="test", kind="restore"))},
             "fit": {"times": stats(_errors(results, role="fit", kind="time")),
                     "async stalls": stats(_errors(results, role="fit", kind="async"))},
-            "fitted": dict(FITTED)}
+            "held_out_by_engine": {e: stats(_errors(results, role="test", engine=e, kind=("time", "async", "restore")))
+                                   for e in sorted({c.engine for c in results})},
+            "fitted": {e: {n: shipped_engines()[e][n] for n in names} for e, names in fits().items()}}
 
 
 def fmt(value: float, unit: str) -> str:
@@ -276,7 +320,7 @@ def rows(results: tuple[Case, ...] | None = None) -> list[dict]:
     for c in results:
         published = (f"{fmt(c.low, c.unit)} - {fmt(c.published, c.unit)}" if c.kind == "range"
                      else fmt(c.published, c.unit))
-        out.append({"case": c.id, "quantity": c.quantity, "published": published,
+        out.append({"case": c.id, "engine": c.engine, "quantity": c.quantity, "published": published,
                     "predicted": fmt(c.predicted, c.unit), "error": c.shown_error(), "tolerance": c.shown_tolerance(),
                     "verdict": c.verdict, "role": c.role if c.status == "scored" else "", "lacks": c.lacks,
                     "source": c.source, "assumptions": c.assumptions, "note": c.note})
