@@ -38,13 +38,13 @@ print(example[["ckpt_bytes", "write_s", "stall_s", "overhead_pct"]].to_string())
 
 # %%
 table = ck.recommendations(inputs)
-print(table[["model", "sku", "option_strategy", "option_tier", "option_total_usd_month",
+print(table[["model", "sku", "option_strategy", "option_tier", "option_engine", "option_total_usd_month",
              "runner_up_tier"]].head(7).to_string(index=False))
 
 # %%
-best = ck.recommend(frame, model="llama3-405b", recipe="adamw-bf16-grads", sku="dgx-h100", gpus=1024,
+best = ck.recommend(frame, model="llama3-405b", recipe="adamw-bf16", sku="dgx-h100", gpus=1024,
                     interval="30 min")
-print(f"{best['strategy']} to {best['tier']} ({best['status']}): "
+print(f"{best['strategy']} to {best['tier']} with {best['engine']} ({best['status']}): "
       f"${best['total_usd_month']:,.0f} a month; runner-up {best['runner_up_tier']} "
       f"(+${best['runner_up_extra_usd']:,.0f} over the run)")
 

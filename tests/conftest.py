@@ -57,6 +57,7 @@ skus: [dgx-h100, gh200, dgx-a100]
 gpus: [1024, 4096]
 intervals: [10 min, 30 min]
 strategies: [sync, async, tiered]
+engines: [dcp-async-cached, megatron-dist-ckpt, torch-save]
 target_overhead: 1%
 mfu: 40%
 restart: 10 min

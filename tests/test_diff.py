@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from ckptreport import units
 from ckptreport.build import build
 from ckptreport.cli import main
+from ckptreport.rule import label
 
 PRICE = "capex_usd_per_GBps: {value: \"$25,000\""  # superpod-good's price per GB/s bought, the first in storage.yaml
 RANGED = ', low: "$8,400", high: "$50,000", driver: flash-price-per-GBps'  # its range, shared with the other flash tiers
@@ -93,7 +94,7 @@ def test_a_price_that_flips_the_ranking_exits_1_and_names_both_options(builds):
     assert flips
     for h in flips:
         r = new[(h["model"], h["sku"])]
-        assert h["recommendation"]["new"] == f"{r['strategy']} to {r['tier']}"
+        assert h["recommendation"]["new"] == label(r["strategy"], r["tier"], r["engine"])
         assert h["recommendation"]["old"] != h["recommendation"]["new"]
     text = _diff(base.out, flipped.out)
     assert text.exit_code == 1
@@ -119,12 +120,12 @@ def test_added_and_removed_keys_and_an_old_manifest(builds, tmp_path):
     models = tmp_path / "models"
     shutil.copytree(base.models, models)
     plan = models / "plan.yaml"
-    plan.write_text(plan.read_text().replace("buffers: 1\n", "") + "async_slowdown: 0%\n")
+    plan.write_text(plan.read_text().replace("buffers: 1\n", "") + "host_recoverable: 0%\n")
     d = json.loads(_diff(base.models, models, "--json").output)
     changes = {c["key"]: c for c in d["inputs"]}
     assert changes["buffers"]["new"] is None and changes["buffers"]["old"]["value"] == "1"
-    assert changes["async_slowdown"]["old"] is None and changes["async_slowdown"]["new"] == {
-        "line": _line_of(plan, "async_slowdown"), "value": "0%"}
+    assert changes["host_recoverable"]["old"] is None and changes["host_recoverable"]["new"] == {
+        "line": _line_of(plan, "host_recoverable"), "value": "0%"}
 
     old = tmp_path / "old-build"
     shutil.copytree(base.out, old)
@@ -158,3 +159,33 @@ def test_neither_a_build_nor_models_is_refused(tmp_path):
     (tmp_path / "manifest.json").write_text("{not json")
     result = CliRunner().invoke(main, ["diff", str(tmp_path), str(tmp_path)])
     assert result.exit_code == 2 and "not JSON" in result.output
+
+
+def test_an_engine_term_that_moves_the_stall_shows_in_the_diff(builds, tmp_path):
+    """An engine's fixed cost from 0.113 s to 5 s (engines.yaml): the diff names the key with its line on
+    both sides, shows the stall that moved on every line recommending that engine, and exits 0 or 1 as
+    the recommendation holds or changes, never an internal error."""
+    base = builds["base"]
+    models = tmp_path / "models"
+    shutil.copytree(base.models, models)
+    engines = models / "engines.yaml"
+    text = engines.read_text()
+    old = "  dcp-async-cached:\n"
+    head, tail = text.split(old)
+    tail = tail.replace("async: {value: 0.113 s, low: 0 s, high: 1 s", "async: {value: 5 s, low: 0 s, high: 10 s", 1)
+    engines.write_text(head + old + tail)
+    build(models, tmp_path / "out", workbook=False, briefs=False)
+    result = _diff(base.out, tmp_path / "out", "--json")
+    assert result.exit_code in (0, 1), result.output
+    d = json.loads(result.output)
+    line = _line_of(engines, "async: {value: 5 s")
+    assert {"file": "engines.yaml", "key": "engines.dcp-async-cached.fixed_cost.async.value",
+            "old": {"line": line, "value": "0.113 s"}, "new": {"line": line, "value": "5 s"}} in d["inputs"]
+    before = {(r["model"], r["sku"]): r for r in json.loads((base.out / "manifest.json").read_text())["recommendations"]}
+    with_it = {k for k, r in before.items() if r["engine"] == "dcp-async-cached" and r["strategy"] == "async"}
+    assert with_it
+    moved = {(h["model"], h["sku"]): h for h in d["headline"]}
+    for key in with_it:
+        assert "stall_s" in moved[key]["changed"] or moved[key]["recommendation_changed"], key
+    text = _diff(base.out, tmp_path / "out")
+    assert text.exit_code == result.exit_code and "stall per checkpoint" in text.output

@@ -46,7 +46,7 @@ def test_the_recommendation_follows_the_economics_of_each_site(shipped, report):
         assert math.isfinite(line["option_bought_GBps"]) and line["option_storage_usd_month"] > 0
         seen.add((site, line["option_tier"]))
     h100 = next(r for r in report.summary.to_dict("records") if (r["model"], r["sku"]) == ("llama3-405b", "dgx-h100"))
-    assert h100["option_tier"].startswith("superpod-") and h100["option_bought_GBps"] == 30
+    assert h100["option_tier"].startswith("superpod-") and h100["option_bought_GBps"] == 80
     assert {site for site, _ in seen} == {"on-prem", "aws", "gcp"}
     assert len({tier for _, tier in seen}) >= 3  # the economics differ, and so do the answers
 
@@ -71,28 +71,32 @@ def test_every_shipped_price_carries_its_date_region_and_source():
 # ---- the worked cost example (README), by hand -------------------------------------------------
 
 def test_worked_cost_example_by_hand(frame):
-    """Llama 3 405B (adamw-bf16, 14 B/param) on 1,024 GPUs of DGX H100, async to superpod-good every
-    30 minutes, the shipped plan (retention 3, headroom 20%, restart 16.7 min, 75% of failures restored
-    from host memory, the fitted snapshot terms)."""
-    row = pick(frame, model="llama3-405b", recipe="adamw-bf16", sku="dgx-h100", tier="superpod-good",
-               strategy="async", gpus=1024, interval_s=1800.0)
+    """Llama 3 405B (adamw-bf16, 14 B/param) on 1,024 GPUs of DGX H100, async with DCP's cached plans to
+    superpod-better every 30 minutes, the shipped plan (retention 3, headroom 20%, restart 16.7 min, 75%
+    of failures restored from host memory) and engine (pinned staging, 0.113 s set-up, 1.5 s of cached
+    planning in the background, training 24% slower while the persist runs)."""
+    row = pick(frame, model="llama3-405b", recipe="adamw-bf16", sku="dgx-h100", tier="superpod-better",
+               strategy="async", engine="dcp-async-cached", gpus=1024, interval_s=1800.0)
     ckpt = 405.85e9 * 14  # bytes: 5.6819 TB
     capacity = 3 * ckpt * 1.2  # retained checkpoints with headroom: 20.45 TB
     share = 1 / 60 + 0.10 / 12  # a 5-year life, per month (1/60), plus 10% a year support: 2.5% a month
-    storage = capacity / 1e12 * 200 * share + 30 * 25_000 * share  # $200/TB and $25,000 per GB/s bought
+    storage = capacity / 1e12 * 200 * share + 80 * 25_000 * share  # $200/TB and $25,000 per GB/s bought
     node = ckpt / 1024 * 8  # a node's shard, 44.39 GB
-    stall = 0.113 + node / (8 * 5.81e9)  # async: the fixed cost and the staging copy, 1.068 s
-    from_tier = max(ckpt / 60e9, node / 4e9) + node / 358.66e9  # read back at 60 GB/s (4 GB/s a node), 94.8 s
+    persist = 1.5 + max(ckpt / 80e9, node / 4e9)  # cached planning, then the tier: 72.5 s behind training
+    stall = 0.113 + node / 358.66e9 + 0.24 * persist  # set-up, the pinned copy, the interference: 17.6 s
+    from_tier = max(ckpt / 160e9, node / 8e9) + node / 358.66e9  # read back at 160 GB/s (8 GB/s a node), 35.6 s
     restore = 0.75 * node / 358.66e9 + 0.25 * from_tier  # 75% restart from host memory
     mtbf = 50677 * 3600 / 1024  # the job's: per-GPU MTBF / GPUs
     waste = stall / 1800 + (1800 / 2 + 16.7 * 60 + restore) / mtbf  # share of training lost: stalls + rework
     lost = 1024 * 4.916 * SECONDS_PER_MONTH / 3600 * waste  # GPU-hours a month at $4.916
     assert row["capacity_needed_bytes"] == pytest.approx(capacity, rel=1e-12)
+    assert row["background_s"] == pytest.approx(persist, rel=1e-12)
+    assert row["stall_s"] == pytest.approx(stall, rel=1e-12)
     assert row["storage_usd_month"] == pytest.approx(storage, rel=1e-12)
     assert row["lost_gpu_usd_month"] == pytest.approx(lost, rel=1e-12)
     assert row["total_usd_month"] == pytest.approx(storage + lost, rel=1e-12)
     assert row["restore_s"] == pytest.approx(restore, rel=1e-12)
-    assert round(storage) == 18852 and round(lost) == 41931  # the README's figures
+    assert round(storage) == 50102 and round(lost) == 75487  # the README's figures
 
 
 # ---- storage sized to the plan; object stores as they behave; durability ------------------------
@@ -100,24 +104,26 @@ def test_worked_cost_example_by_hand(frame):
 def test_a_per_TiB_file_system_buys_the_TiB_the_bandwidth_needs_and_says_so(frame):
     """FSx at 125 MB/s per TiB, sync: the target needs ~318 GB/s, far more TiB than the checkpoints."""
     row = pick(frame, model="llama3-405b", recipe="adamw-bf16", sku="aws-p5", tier="fsx-lustre-125",
-               strategy="sync", gpus=1024, interval_s=1800.0)
+               strategy="sync", engine="torch-save", gpus=1024, interval_s=1800.0)
     assert row["sized_for"] == "bandwidth"
     assert row["tier_bought_GBps"] == pytest.approx(row["required_write_GBps"], rel=1e-9)
     assert row["provisioned_bytes"] == pytest.approx(row["required_write_GBps"] / 0.125 * 2**40, rel=1e-9)
     asyn = pick(frame, model="llama3-405b", recipe="adamw-bf16", sku="aws-p5", tier="fsx-lustre-125",
-                strategy="async", gpus=1024, interval_s=1800.0)
+                strategy="async", engine="dcp-async-cached", gpus=1024, interval_s=1800.0)
     assert asyn["provisioned_bytes"] < row["provisioned_bytes"]  # async only has to drain within the interval
 
 
 def test_an_object_store_is_capped_by_its_request_rate_and_says_how_many_prefixes(frame):
     row = pick(frame, model="llama3-405b", recipe="adamw-bf16", sku="aws-p5", tier="s3-standard",
-               strategy="sync", gpus=1024, interval_s=1800.0)
+               strategy="sync", engine="megatron-dist-ckpt", gpus=1024, interval_s=1800.0)
     ceiling = 3500 * 64e6 / 1e9  # one prefix: 224 GB/s
     assert row["request_ceiling_GBps"] == pytest.approx(ceiling)
     assert row["tier_bought_GBps"] == pytest.approx(ceiling)
     assert row["puts_per_ckpt"] == math.ceil(405.85e9 * 14 / 64e6)
-    # the coordination of 1,024 ranks (15.2 s) leaves 2.7 s of the target's 18 s for the write itself
-    assert row["prefixes_needed"] == math.ceil(row["required_write_GBps"] / ceiling) == 10
+    # Megatron-Core's cached plan (1.5 s) and the copy to host leave 16.4 s of the target's 18 s for the
+    # write: 5.68 TB in 16.4 s is 347 GB/s, two prefixes' worth
+    assert row["write_budget_s"] == pytest.approx(18 - 1.5 - row["d2h_s"])
+    assert row["prefixes_needed"] == math.ceil(row["required_write_GBps"] / ceiling) == 2
     assert row["requests_usd_month"] == pytest.approx(row["puts_per_ckpt"] * SECONDS_PER_MONTH / 1800 * 0.005 / 1000)
 
 
@@ -144,7 +150,8 @@ def test_needs_a_price_when_only_unpriced_options_meet_the_target(frame):
 def test_the_summary_names_costs_runner_up_and_assumed_prices(default_build):
     out = default_build.cli.stdout
     line = next(s for s in out.splitlines() if s.startswith("llama3-405b") and " dgx-h100 " in s)
-    assert re.search(r"async to superpod-good \*\s+30 GB/s\s+\$18,852\s+\$41,931\s+superpod-better \(\+\$", line), line
+    assert re.search(r"async to superpod-better with dcp-async-cached \*\s+80 GB/s\s+\$50,102\s+\$75,487\s+"
+                     r"pfs-100 \(\+\$", line), line
     assert "* assumed prices: capex_usd_per_tb (" in out and "life_s" in out
     assert "needs a price (meets the target, not ranked until priced): tectonic-2tbps" in out
     aws = next(s for s in out.splitlines() if s.startswith("llama3-405b") and " aws-p5 " in s)
@@ -183,7 +190,7 @@ def _choose(values: dict) -> pd.Series | None:
 
 
 BASE_ROW = {i.name: i.default for i in INPUTS.values() if i.default is not None} | dict(
-    model="m", recipe="r", sku="s", tier="t", strategy="sync", tier_kind="parallel_fs", site="on-prem",
+    model="m", recipe="r", sku="s", tier="t", engine="e", strategy="sync", tier_kind="parallel_fs", site="on-prem",
     tier_family="f", tier_durable=True, gpus=1024.0, interval_s=1800.0, params=70.6e9, active_params=70.6e9,
     tokens=15e12, weights_bytes_per_param=2.0, master_bytes_per_param=4.0, optimizer_bytes_per_param=8.0,
     gpus_per_node=8.0, peak_TFLOPS=989.0, d2h_gpu_GBps=55.0, d2h_node_GBps=358.66, host_memory_bytes=2e12,

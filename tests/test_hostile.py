@@ -46,7 +46,7 @@ from ckptreport.report import compute
 FIXTURES = REPO / "tests" / "fixtures" / "measured"
 TINY_PLAN = {"models": ["llama3-8b"], "skus": ["dgx-h100", "aws-p5"], "tiers": ["superpod-good", "local-nvme",
                                                                                   "s3-standard"],
-             "gpus": ["64"], "intervals": ["30 min"], "target_overhead": "1%", "mfu": "40%", "restart": "10 min",
+             "engines": ["dcp-async-cached", "torch-save"], "gpus": ["64"], "intervals": ["30 min"], "target_overhead": "1%", "mfu": "40%", "restart": "10 min",
              "retention": "2", "buffers": "1"}
 CASES = settings(max_examples=int(os.environ.get("CKPTREPORT_HOSTILE_EXAMPLES", "300")), deadline=None,
                  suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -188,6 +188,7 @@ def _tiny_models() -> dict[str, dict]:
     return {"models.yaml": {"recipes": models["recipes"], "models": models["models"]},
             "hardware.yaml": keep("hardware.yaml", "skus", TINY_PLAN["skus"]),
             "storage.yaml": keep("storage.yaml", "tiers", TINY_PLAN["tiers"]),
+            "engines.yaml": keep("engines.yaml", "engines", TINY_PLAN["engines"]),
             "plan.yaml": dict(TINY_PLAN)}
 
 

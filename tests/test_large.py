@@ -34,11 +34,11 @@ def _same(a: pd.DataFrame, b: pd.DataFrame) -> None:
 
 def test_a_streamed_plan_gives_what_one_frame_gives(narrow, monkeypatch):
     whole = compute(narrow)
-    monkeypatch.setattr(report_mod, "ROWS_IN_MEMORY", 5000)
-    monkeypatch.setattr(report_mod, "CHUNK_ROWS", 2500)
+    monkeypatch.setattr(report_mod, "ROWS_IN_MEMORY", 4000)
+    monkeypatch.setattr(report_mod, "CHUNK_ROWS", 1500)
     chunks, said = [], []
     streamed = compute(narrow, sink=chunks.append, progress=said.append)
-    assert len(chunks) >= 8 and all(len(c) <= 2 * 2500 for c in chunks)
+    assert len(chunks) >= 8 and all(len(c) <= 2 * 1500 for c in chunks)
     _same(report_mod.concat(chunks), whole.frame)  # every row went to the sink, in order, once
     assert streamed.rows == whole.rows == len(whole.frame) and len(streamed.frame) < len(whole.frame) / 2
     assert said[-1].startswith(f"computed {whole.rows:,} of {whole.rows:,} scenarios")

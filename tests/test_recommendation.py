@@ -15,11 +15,12 @@ import pytest
 
 from ckptreport.render.terminal import summary as summary_text
 from ckptreport.report import recommend
+from ckptreport.rule import label
 
 pytestmark = pytest.mark.skipif(shutil.which("pdftotext") is None, reason="poppler-utils not installed")
 
 
-def expected_option(rows: pd.DataFrame) -> tuple[str, str, str]:
+def expected_option(rows: pd.DataFrame) -> tuple[str, str, str, str]:
     """The rule, restated: durable options that meet the target; priced before unpriced; the lowest
     GPU-hours-plus-storage over the run."""
     ok = rows[rows["tier_durable"] & rows["meets_target"] & rows["host_memory_ok"] & rows["capacity_ok"]
@@ -27,7 +28,7 @@ def expected_option(rows: pd.DataFrame) -> tuple[str, str, str]:
     assert not ok.empty, "the test plan should have a priced, durable option meeting the target"
     cost = ok["storage_run_usd"] + ok["waste_usd"]  # storage over the run + GPU time lost
     best = ok.loc[cost == cost.min()].sort_values(["tier_bought_GBps", "overhead_pct"], kind="stable").iloc[0]
-    return str(best["sku"]), str(best["tier"]), str(best["strategy"])
+    return str(best["sku"]), str(best["tier"]), str(best["strategy"]), str(best["engine"])
 
 
 def test_every_output_names_the_same_recommended_option(small_build, small_recalc):
@@ -51,19 +52,20 @@ def test_every_output_names_the_same_recommended_option(small_build, small_recal
         f = report.frame
         rows_ = f[(f["model"] == spec.model) & (f["sku"] == point.sku) & (f["gpus"] == point.gpus)
                   & (f["interval_s"] == point.interval_s) & (f["recipe"] == spec.recipe)]
-        sku, tier, strategy = expected_option(rows_)
-        assert (sku, tier, strategy) == (data.pick.option["sku"], data.pick.option["tier"],
-                                         data.pick.option["strategy"]) and data.pick.meets
-        words = f"{strategy} to {tier}"
+        sku, tier, strategy, engine = expected_option(rows_)
+        assert (sku, tier, strategy, engine) == (data.pick.option["sku"], data.pick.option["tier"],
+                                                 data.pick.option["strategy"], data.pick.option["engine"])
+        assert data.pick.meets
+        words = label(strategy, tier, engine)
         assert workbook[(spec.model, sku)] == words, spec.model
         assert re.search(rf"  {re.escape(words)}( \*)?  ", terminal[(spec.model, sku)]), spec.model
         line = next(r for r in manifest["recommendations"] if r["model"] == spec.model and r["sku"] == sku)
-        assert (line["tier"], line["strategy"], line["meets_target"]) == (tier, strategy, True)
+        assert (line["tier"], line["strategy"], line["engine"], line["meets_target"]) == (tier, strategy, engine, True)
         entry = next(b for b in manifest["briefs"] if b["name"] == spec.name)
-        assert (entry["sku"], entry["tier"], entry["strategy"]) == (sku, tier, strategy)
+        assert (entry["sku"], entry["tier"], entry["strategy"], entry["engine"]) == (sku, tier, strategy, engine)
         text = subprocess.run(["pdftotext", str(out / "briefs" / f"{spec.name}.pdf"), "-"], check=True,
                               capture_output=True, text=True).stdout
-        assert f"Recommended: {strategy} checkpoints to {tier} on {sku}" in re.sub(r"\s+", " ", text)
+        assert f"Recommended: {strategy} checkpoints to {tier} on {sku} with {engine}" in re.sub(r"\s+", " ", text)
         checked += 1
     assert checked == len(report.frame["model"].cat.categories) == 2
 
@@ -79,6 +81,8 @@ def test_each_brief_names_the_best_option_and_the_best_on_another_tier_as_runner
         assert data.pick.index == order.index[0], data.spec.name
         other = order[order["tier"] != order.iloc[0]["tier"]]
         assert data.pick.runner_up.name == other.index[0], data.spec.name
+        engine = order[order["engine"] != order.iloc[0]["engine"]]  # the best of another engine
+        assert data.pick.other_engine.name == engine.index[0], data.spec.name
 
 
 def test_when_nothing_meets_the_target_the_closest_option_is_named(frame):

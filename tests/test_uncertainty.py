@@ -18,8 +18,11 @@ from ckptreport.cli import main
 from ckptreport.errors import InputError
 from ckptreport.load import load
 from ckptreport.report import compute
+from ckptreport.rule import label
+from conftest import REPO
 
-PRICE = 'capex_usd_per_GBps: {value: "$25,000", basis: assumption'  # superpod-good, the first in storage.yaml
+PRICE = 'capex_usd_per_GBps: {value: "$25,000", basis: assumption'  # every flash tier's, once ranges are stripped
+CHOSEN = "superpod-better"  # the tier the small plan recommends for LINE (405B async with DCP's cached plans)
 LINE = ("llama3-405b", "dgx-h100")
 
 
@@ -34,7 +37,7 @@ def _strip_ranges(models: Path) -> Path:
     """The models with every range removed: each figure taken as certain, as before ranges."""
     import re
 
-    for name in ("hardware.yaml", "storage.yaml", "plan.yaml"):
+    for name in ("hardware.yaml", "storage.yaml", "engines.yaml", "plan.yaml"):
         path = models / name
         path.write_text(re.sub(r'low: (?:"[^"]*"|[^,]+), high: (?:"[^"]*"|[^,]+), (distribution: \w+, )?(driver: [\w-]+, )?', "",
                                path.read_text()))
@@ -45,6 +48,17 @@ def _strip_ranges(models: Path) -> Path:
 def plain_models(small_models) -> Path:
     """The small plan's models without a range."""
     return _strip_ranges(small_models)
+
+
+def _set_tier(models: Path, tier: str, old: str, new: str) -> None:
+    """Replace ``old`` by ``new`` inside one tier's block of storage.yaml."""
+    path = models / "storage.yaml"
+    head, rest = path.read_text().split(f"\n  {tier}:\n", 1)
+    lines = rest.split("\n")  # the block runs to the next tier's name (two spaces in)
+    end = next((i for i, ln in enumerate(lines) if ln.startswith("  ") and not ln.startswith("   ")), len(lines))
+    block = "\n".join(lines[:end])
+    assert old in block, (tier, old)
+    path.write_text(head + f"\n  {tier}:\n" + "\n".join([block.replace(old, new, 1), *lines[end:]]))
 
 
 def _copy(src: Path, dst: Path) -> Path:
@@ -60,7 +74,7 @@ def _line(report, model_sku=LINE) -> int:
 def _pick(models: Path, model_sku=LINE) -> dict:
     report = compute(load(models), workbook=False, briefs=False)
     r = report.summary.iloc[_line(report, model_sku)]
-    return {"option": f"{r['option_strategy']} to {r['option_tier']}", "total_usd": r["option_total_usd"]}
+    return {"option": label(r["option_strategy"], r["option_tier"], r["option_engine"]), "total_usd": r["option_total_usd"]}
 
 
 @pytest.mark.parametrize("quantity, message", [
@@ -111,19 +125,19 @@ def test_the_tornado_swing_is_what_the_build_computes_at_each_end(plain_models, 
 
 
 def test_a_break_even_is_where_the_build_changes_its_recommendation(plain_models, tmp_path):
-    _set(plain_models, "storage.yaml", PRICE, 'capex_usd_per_GBps: {value: "$25,000", low: "$20,000", '
-         'high: "$40,000", basis: assumption')
+    _set_tier(plain_models, CHOSEN, PRICE, 'capex_usd_per_GBps: {value: "$25,000", low: "$20,000", '
+              'high: "$40,000", basis: assumption')
     inputs = load(plain_models)
     params = uncertainty.parameters(inputs)
     report = compute(inputs, workbook=False, briefs=False)
     s = uncertainty.sensitivity(report, params, _line(report))
     (flip,) = [b for b in s.breaks if b.direction == "above"]
-    assert 40000 < flip.value < 250000  # beyond the range, within a factor of 10
+    assert 25000 < flip.value < 250000  # above its value, within a factor of 10
     base = _pick(plain_models)["option"]
     for factor, want in ((0.999, base), (1.001, flip.to)):
         models = _copy(plain_models, tmp_path / str(factor))
-        _set(models, "storage.yaml", 'value: "$25,000", low: "$20,000", high: "$40,000"',
-             f'value: "${flip.value * factor:.2f}"')
+        _set_tier(models, CHOSEN, 'value: "$25,000", low: "$20,000", high: "$40,000"',
+                  f'value: "${flip.value * factor:.2f}"')
         assert _pick(models)["option"] == want
     assert flip.to != base
 
@@ -176,16 +190,16 @@ def test_figures_of_one_driver_go_to_the_same_place_in_their_own_ranges(plain_mo
 
 
 def test_sensitivity_command(plain_models):
-    _set(plain_models, "storage.yaml", PRICE, 'capex_usd_per_GBps: {value: "$25,000", low: "$20,000", '
-         'high: "$40,000", basis: assumption')
+    _set_tier(plain_models, CHOSEN, PRICE, 'capex_usd_per_GBps: {value: "$25,000", low: "$20,000", '
+              'high: "$40,000", basis: assumption')
     result = CliRunner().invoke(main, ["sensitivity", "--models", str(plain_models)])
     assert result.exit_code == 0, result.output
     assert "llama3-405b on dgx-h100" in result.output
-    assert "tiers.superpod-good.capex_usd_per_GBps" in result.output and "$20,000 -> $40,000" in result.output
+    assert f"tiers.{CHOSEN}.capex_usd_per_GBps" in result.output and "$20,000 -> $40,000" in result.output
     assert "The recommendation holds unless:" in result.output and "rises above" in result.output
     data = json.loads(CliRunner().invoke(main, ["sensitivity", "--models", str(plain_models), "--all", "--json"]).output)
     assert len(data) == 6  # 2 models x 3 SKUs of the small plan
-    assert {s["input"] for d in data for s in d["swings"]} == {"tiers.superpod-good.capex_usd_per_GBps"}
+    assert {s["input"] for d in data for s in d["swings"]} == {f"tiers.{CHOSEN}.capex_usd_per_GBps"}
     bad = CliRunner().invoke(main, ["sensitivity", "--models", str(plain_models), "--sku", "nope"])
     assert bad.exit_code == 2 and "no summary line" in bad.output
 
@@ -294,4 +308,6 @@ def test_explain_shows_each_inputs_range_as_written():
     assert ranges["storage_nic_GBps"] is None  # taken as certain
     text = CliRunner().invoke(main, ["explain", "llama3-405b", "dgx-h100", "superpod-good", "--gpus", "1024",
                                      "--interval", "30min"]).output
-    assert "plan.yaml:12 [range 38% to 43% (uniform)]" in text
+    line = next(i for i, ln in enumerate((REPO / "models" / "plan.yaml").read_text().splitlines(), 1)
+                if ln.startswith("mfu:"))
+    assert f"plan.yaml:{line} [range 38% to 43% (uniform)]" in text

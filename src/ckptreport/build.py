@@ -157,7 +157,8 @@ def manifest(report: Report, meta: dict[str, str], files: dict[str, str]) -> dic
                      for m in report.inputs.measured.values()],
         "recommendations": [{"model": r["model"], "recipe": r["recipe"], "sku": r["sku"], "gpus": r["gpus"],
                              "interval_s": r["interval_s"], "tier": r["option_tier"],
-                             "strategy": r["option_strategy"], "status": r["option_status"],
+                             "strategy": r["option_strategy"], "engine": r["option_engine"],
+                             "status": r["option_status"],
                              "meets_target": bool(r["option_meets"]), "overhead_pct": num(r["option_overhead_pct"]),
                              "stall_s": num(r["option_stall_s"]), "required_GBps": num(r["option_required_GBps"]),
                              "bought_GBps": num(r["option_bought_GBps"]),
@@ -167,6 +168,7 @@ def manifest(report: Report, meta: dict[str, str], files: dict[str, str]) -> dic
                              "total_usd": num(r["option_total_usd"]),
                              "runner_up": None if not isinstance(r["runner_up_tier"], str) else {
                                  "tier": r["runner_up_tier"], "strategy": r["runner_up_strategy"],
+                                 "engine": r["runner_up_engine"],
                                  "extra_usd": num(r["runner_up_extra_usd"])},
                              "assumed_prices": r["assumed_prices"], "needs_price": r["needs_price"]}
                             for r in s.to_dict("records")],

@@ -189,7 +189,8 @@ def validate(models):
     inputs = _run(load, models_dir)
     rows, _ = _run(plan_rows, inputs)
     click.echo(f"{models_dir}: valid — {len(inputs.models)} models, {len(inputs.recipes)} recipes, "
-               f"{len(inputs.skus)} SKUs, {len(inputs.tiers)} tiers; the plan has {rows:,} scenarios.")
+               f"{len(inputs.skus)} SKUs, {len(inputs.tiers)} tiers, {len(inputs.engines)} engines; the plan has "
+               f"{rows:,} scenarios.")
 
 
 def _interval(ctx, param, value):
@@ -212,9 +213,11 @@ def _interval(ctx, param, value):
 @click.option("--interval", callback=_interval, required=True, help="Checkpoint cadence, e.g. 30min, '1 h'.")
 @click.option("--strategy", type=click.Choice(STRATEGIES), default="sync", show_default=True)
 @click.option("--recipe", help="Recipe to use [default: the model's own].")
+@click.option("--engine", help="Checkpointing engine (engines.yaml) [default: the plan's first that implements the "
+              "strategy].")
 @models_option
 @json_option("the steps")
-def explain(model, sku, tier, gpus, interval, strategy, recipe, models, as_json):
+def explain(model, sku, tier, gpus, interval, strategy, recipe, engine, models, as_json):
     """Show the arithmetic of one scenario, step by step, each number with its source.
 
     MODEL, SKU and TIER are names from the models directory; the scenario need not be in the plan.
@@ -222,7 +225,7 @@ def explain(model, sku, tier, gpus, interval, strategy, recipe, models, as_json)
     \b
     Examples:
       ckptreport explain llama3-405b dgx-h100 pfs-100 --gpus 1024 --interval 30min --recipe adamw-bf16-grads
-      ckptreport explain llama3-405b dgx-h100 pfs-100 --gpus 1024 --interval 30min --strategy async
+      ckptreport explain llama3-405b dgx-h100 pfs-100 --gpus 1024 --interval 30min --strategy async --engine dlrover-flash
       ckptreport explain bloom-176b dgx-a100 superpod-best --gpus 384 --interval 3h --json
     """
     from .explain import Scenario, explanation
@@ -231,7 +234,7 @@ def explain(model, sku, tier, gpus, interval, strategy, recipe, models, as_json)
     from .paths import resolve_models
 
     inputs = _run(load, resolve_models(models))
-    e = _run(explanation, inputs, Scenario(model, sku, tier, gpus, interval, strategy, recipe))
+    e = _run(explanation, inputs, Scenario(model, sku, tier, gpus, interval, strategy, recipe, engine))
     click.echo(json.dumps(e, indent=2, allow_nan=False) if as_json else terminal.explanation(e))
 
 
@@ -355,21 +358,23 @@ for _tool, _tier in (("fio", False), ("ior", True), ("nvbandwidth", False)):
 @main.command()
 @json_option("the cases")
 @verbose_option("print each case's source, assumptions and notes")
-@click.option("--fit", "refit", is_flag=True, help="Fit the free terms anew and print each value, its residuals "
-              "and the cases behind it.")
+@click.option("--fit", "refit", is_flag=True, help="Fit each engine's free terms anew and print each value, its "
+              "residuals, leave-one-out errors and range, and the cases behind it.")
 def calibrate(as_json, verbose, refit):
     """Compare the model with published checkpoint measurements.
 
     Prints each case: the published figure, what the model predicts from the inputs the source
     gave (the rest stated as assumptions), the error and the verdict against the case's tolerance.
-    A scored case is 'fit' (the fit of the free terms used it) or 'test' (held out: the error is a
-    prediction). 'input' cases are figures a default is taken from; 'lacks' cases name the term the
-    model lacks and why. The summary gives the median and worst error of the held-out sizes, times,
-    async stalls and restores apart. Exit 1 if a scored case fails.
+    Each case names the checkpointing engine that produced it. A scored case is 'fit' (its engine's
+    fit used it) or 'test' (held out of every fit: the error is a prediction). 'input' cases are
+    figures a default is taken from; 'lacks' cases name the term the model lacks and why. The summary
+    gives the median and worst error of the held-out sizes, times, async stalls and restores apart,
+    and per engine. Exit 1 if a scored case fails.
 
-    --fit fits the free terms (writer bandwidth, writer scaling, coordination per rank, async fixed
-    cost, staging rate) by least squares on the fit cases, and prints each value beside the one the
-    shipped models carry.
+    --fit fits each engine's free terms (a writer's bandwidth, writer scaling, coordination per rank,
+    a staging copy's rate) by least squares on its fit cases from a neutral start, and prints each
+    value beside the one the shipped engines carry, each case's residual and leave-one-out error, and
+    each term's bootstrap range (P10-P90 over refits on resampled cases).
 
     \b
     Examples:
@@ -383,13 +388,13 @@ def calibrate(as_json, verbose, refit):
 
     computed = calibration.table()
     rows, summary = computed.rows, computed.summary
-    fitted = calibration.fit(calibration.FITTED) if refit else None
+    fitted = [calibration.fit_report(engine) for engine in calibration.fits()] if refit else None
     if as_json:
         click.echo(json.dumps({"cases": rows, "summary": summary, **({"fit": fitted} if fitted else {})}, indent=2))
     else:
         lines = terminal.calibration(rows, summary, verbose)
-        if fitted:
-            lines += ["", *terminal.fit(fitted, calibration.FIT_TERMS, calibration.FITTED)]
+        for report in fitted or []:
+            lines += ["", *terminal.fit(report)]
         click.echo("\n".join(lines))
     if summary["failed"]:
         sys.exit(1)

@@ -113,7 +113,7 @@ def _inputs(old: dict, new: dict) -> list[dict]:
 def _option(r: dict | None) -> str | None:
     if r is None:
         return None
-    text = rule.label(r.get("strategy"), r.get("tier"))
+    text = rule.label(r.get("strategy"), r.get("tier"), r.get("engine"))
     status = r.get("status")
     return text if status == rule.RECOMMENDED else f"{text} ({status})"
 
@@ -143,7 +143,8 @@ def _headline(old: dict, new: dict) -> list[dict]:
                 if not _same(was.get(f.key), now.get(f.key)):
                     line["changed"][f.key] = {"old": was.get(f.key), "new": now.get(f.key)}
             runner = [None if r.get("runner_up") is None else
-                      rule.label(r["runner_up"].get("strategy"), r["runner_up"].get("tier")) for r in (was, now)]
+                      rule.label(r["runner_up"].get("strategy"), r["runner_up"].get("tier"), r["runner_up"].get("engine"))
+                      for r in (was, now)]
             if runner[0] != runner[1]:
                 line["changed"]["runner_up"] = {"old": runner[0], "new": runner[1]}
             prices = [sorted(r.get("assumed_prices") or []) for r in (was, now)]

@@ -12,7 +12,7 @@ from .columns import COLUMNS
 from .engine import columns, row_at
 from .errors import InputError, Problem, did_you_mean
 from .expr import Var, render
-from .inputs import INPUTS, MODELS, PLAN, RECIPES, SCENARIO, SKUS, TIERS
+from .inputs import ENTITY_COLUMN, INPUTS, PLAN, SCALING, SCENARIO, widening
 from .load import Inputs
 from .provenance import provenance
 from .quantity import Q
@@ -28,6 +28,7 @@ class Scenario:
     interval_s: float
     strategy: str = "sync"
     recipe: str | None = None
+    engine: str | None = None  # None: the plan's first engine that implements the strategy
 
 
 def _unknown(name: str, kind: str, known) -> str | None:
@@ -40,11 +41,13 @@ def one_row(inputs: Inputs, s: Scenario):
     problems = [_unknown(s.model, "model", inputs.models), _unknown(s.sku, "SKU", inputs.skus),
                 _unknown(s.tier, "tier", inputs.tiers), _unknown(s.strategy, "strategy", STRATEGIES),
                 _unknown(s.recipe, "recipe", inputs.recipes) if s.recipe is not None else None]
+    problems.append(_unknown(s.engine, "engine", inputs.engines) if s.engine is not None else None)
     problems = [p for p in problems if p]
     if problems:
         raise InputError([Problem("", 0, 0, "", p) for p in problems])
+    engine = s.engine or default_engine(inputs, s.strategy)
     plan = inputs.plan.model_copy(update={
-        "models": [s.model], "skus": [s.sku], "tiers": [s.tier], "strategies": [s.strategy],
+        "models": [s.model], "skus": [s.sku], "tiers": [s.tier], "strategies": [s.strategy], "engines": [engine],
         "recipes": [s.recipe] if s.recipe else None,
         "gpus": [Q(float(s.gpus), str(s.gpus), "count")],
         "intervals": [Q(float(s.interval_s), f"{s.interval_s:g} s", "duration")],
@@ -54,6 +57,12 @@ def one_row(inputs: Inputs, s: Scenario):
     if len(cols["gpus"]) == 0:
         raise InputError(f"no such scenario: {dropped[0].reason}")
     return row_at(cols, 0)
+
+
+def default_engine(inputs: Inputs, strategy: str) -> str:
+    """The plan's first engine that implements ``strategy`` (else the first of engines.yaml that does)."""
+    listed = [*(inputs.plan.engines or []), *inputs.engines]
+    return next((e for e in listed if strategy in inputs.engines[e].strategies), listed[0])
 
 
 def _finite(v):
@@ -74,7 +83,7 @@ def explain_row(inputs: Inputs, row) -> dict:
     shown = {k: display.of(k, v) for k, v in values.items()}
     quoted = {k: f'"{v}"' if display.unit_of(k) == "label" else v for k, v in shown.items()}
     used = [n for n in INPUTS if any(n in c.params for c in COLUMNS.values())]
-    names = {MODELS: row["model"], RECIPES: row["recipe"], SKUS: row["sku"], TIERS: row["tier"]}
+    names = {section: row[column] for section, column in ENTITY_COLUMN.items()}
     inputs_out = []
     for name in used:
         prov = provenance(inputs, INPUTS[name], names)
@@ -87,7 +96,7 @@ def explain_row(inputs: Inputs, row) -> dict:
             "file": prov.file if prov else None, "line": prov.line if prov else None,
             "basis": prov.basis if prov else "scenario", "source": prov.source if prov else None,
             "date": prov.date if prov else None, "region": prov.region if prov else None,
-            "range": raw.range_text() if isinstance(raw, Q) and raw.uncertain else None,
+            "range": _range(name, raw, values),
         })
     steps = []
     for col in COLUMNS.values():
@@ -100,9 +109,23 @@ def explain_row(inputs: Inputs, row) -> dict:
         })
     scenario = {"model": str(values["model"]), "sku": str(values["sku"]), "tier": str(values["tier"]),
                 "gpus": int(values["gpus"]), "interval_s": float(values["interval_s"]),
-                "strategy": str(values["strategy"]), "recipe": str(values["recipe"])}
+                "strategy": str(values["strategy"]), "recipe": str(values["recipe"]), "engine": str(values["engine"])}
     return {"scenario": scenario, "headline": headline(values),
             "inputs": inputs_out, "steps": steps, "input_hash": inputs.input_hash}
+
+
+def _range(name: str, raw, values: dict) -> str | None:
+    """An input's range as written, and where the row uses a scaling term of its engine more than 10x
+    beyond the largest case it rests on, the range widened for it (uncertainty.widening)."""
+    if not (isinstance(raw, Q) and raw.uncertain):
+        return None
+    k = widening(values["gpus"], values["largest_case_ranks"]) if name in SCALING else 1.0
+    if k <= 1:
+        return raw.range_text()
+    inp = INPUTS[name]
+    return (f"{raw.range_text()}; widened x{k:.3g} at {int(values['gpus']):,} ranks, "
+            f"{values['gpus'] / values['largest_case_ranks']:.3g}x its largest case: "
+            f"{display.of(name, raw.low / inp.scale / k)} to {display.of(name, raw.high / inp.scale * k)}")
 
 
 def headline(v: dict) -> str:
@@ -112,8 +135,10 @@ def headline(v: dict) -> str:
         f"{f('ckpt_bytes', v['ckpt_bytes'])} per checkpoint ({f('params', v['params'])} params x "
         f"{f('bytes_per_param', v['bytes_per_param'])});",
         f"{f('bytes_per_node', v['bytes_per_node'])} per node over {v['nodes']:,} nodes.",
-        f"Persisting takes {f('write_s', v['write_s'])} (bottleneck: {v['bottleneck']}; coordination "
-        f"{f('coordination_s', v['coordination_s'])});",
+        f"Persisting with {v['engine']} takes {f('write_s', v['write_s'])} (bottleneck: {v['bottleneck']}; "
+        f"coordination {f('coordination_s', v['coordination_s'])}"
+        + (f" a save with cached plans, {f('first_coordination_s', v['first_coordination_s'])} at the first"
+           if v["first_coordination_s"] != v["coordination_s"] else "") + ");",
         f"training stalls {f('stall_s', v['stall_s'])} every {f('interval_s', v['interval_s'])}:",
         f"{f('overhead_pct', v['overhead_pct'])} overhead (target {f('target_overhead_pct', v['target_overhead_pct'])}: {met}).",
         f"With failures every {f('cluster_mtbf_s', v['cluster_mtbf_s'])}, the best interval is "
@@ -127,6 +152,10 @@ def headline(v: dict) -> str:
          f"The tier has no price: storage cost is left out; GPU time lost costs "
          f"{f('lost_gpu_usd_month', v['lost_gpu_usd_month'])} a month."),
     ]
+    if v["extrapolated"]:
+        parts.append(f"Caution: {v['engine']}'s terms rest on published jobs of up to "
+                     f"{f('largest_case_ranks', v['largest_case_ranks'])} ranks; at {v['gpus']:,} its coordination "
+                     "is an extrapolation, more than 10x beyond them.")
     if v["stalls_more_than_trains"]:
         parts.append("Warning: each checkpoint stalls training longer than the interval between checkpoints "
                      "(overhead above 100%): lengthen the interval or buy bandwidth.")

@@ -18,7 +18,7 @@ class Field:
 # bandwidth no tier reaches, a cost without a price.
 FIELDS = [
     Field("overhead_pct", "overhead", "pct"),
-    Field("stall_s", "stall per checkpoint", "duration"),
+    Field("stall_s", "stall per checkpoint", "s"),
     Field("required_GBps", "tier bandwidth needed", "GBps", "unreachable"),
     Field("bought_GBps", "bandwidth bought", "GBps"),
     Field("storage_usd_month", "storage a month", "usd", "not priced"),

@@ -10,6 +10,7 @@ of them runs the engine or chooses an option of its own.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,7 @@ from .engine import chunks, curve, scenarios
 from .engine import compute as compute_columns
 from .errors import InputError, Problem
 from .explain import explain_row
-from .inputs import INPUTS, MODELS, RECIPES, SKUS, TIERS
+from .inputs import ENTITY_COLUMN, INPUTS
 from .load import Inputs, shown_path
 from .plan import Dropped, Point, headline_recipe, plan_rows, summary_point
 from .provenance import provenance
@@ -48,6 +49,7 @@ class Pick:
     status: str
     runner_up: pd.Series | None
     unpriced: tuple[str, ...] = ()  # tiers that meet the target but have no price
+    other_engine: pd.Series | None = None  # the best recommendable option of another engine
 
     @property
     def meets(self) -> bool:
@@ -56,11 +58,19 @@ class Pick:
     @property
     def label(self) -> str:
         """How the option reads: 'async to superpod-good'."""
-        return rule.label(self.row["strategy"], self.row["tier"])
+        return rule.label(self.row["strategy"], self.row["tier"], self.row["engine"])
 
     @property
     def option(self) -> dict[str, str]:
-        return {"sku": str(self.row["sku"]), "tier": str(self.row["tier"]), "strategy": str(self.row["strategy"])}
+        return {"sku": str(self.row["sku"]), "tier": str(self.row["tier"]), "strategy": str(self.row["strategy"]),
+                "engine": str(self.row["engine"])}
+
+    @property
+    def other_engine_extra_usd(self) -> float | None:
+        """What the best option of another engine costs over the run beyond the recommended one."""
+        if self.other_engine is None or not self.meets:
+            return None
+        return float(self.other_engine["total_usd"] - self.row["total_usd"])
 
     @property
     def runner_up_extra_usd(self) -> float | None:
@@ -70,7 +80,7 @@ class Pick:
         return float(self.runner_up["total_usd"] - self.row["total_usd"])
 
 
-RANK_BY = ["tier", "tier_kind", *rule.COLUMNS.values()]  # the columns recommend reads
+RANK_BY = ["tier", "engine", "tier_kind", *rule.COLUMNS.values()]  # the columns recommend reads
 
 
 def ranked(rows: pd.DataFrame) -> tuple[pd.Index, str]:
@@ -86,20 +96,22 @@ def recommend(rows: pd.DataFrame) -> Pick | None:
         return None
     order, status = ranked(rows)
     best = rows.loc[order[0]]
-    runner = None
+    runner = other = None
     if status == rule.RECOMMENDED:
         elsewhere = order[rows.loc[order, "tier"].to_numpy() != best["tier"]]
         runner = rows.loc[elsewhere[0]] if len(elsewhere) else None
+        engines = order[rows.loc[order, "engine"].to_numpy() != best["engine"]]
+        other = rows.loc[engines[0]] if len(engines) else None
     waiting = rows[rows["tier_durable"].to_numpy(bool) & rows["meets_target"].to_numpy(bool)
                    & rows["total_usd"].isna().to_numpy()]
-    return Pick(int(order[0]), best, status, runner, tuple(dict.fromkeys(str(t) for t in waiting["tier"])))
+    return Pick(int(order[0]), best, status, runner, tuple(dict.fromkeys(str(t) for t in waiting["tier"])), other)
 
 
 def assumed_prices(inputs: Inputs, row) -> list[tuple[str, str]]:
     """The prices an option rests on whose basis is an assumption: (input, value as shown)."""
     from . import display
 
-    names = {MODELS: row["model"], RECIPES: row["recipe"], SKUS: row["sku"], TIERS: row["tier"]}
+    names = {section: row[column] for section, column in ENTITY_COLUMN.items()}
     out = []
     for inp in INPUTS.values():
         if inp.price:
@@ -124,7 +136,7 @@ def summary(frame: pd.DataFrame, inputs: Inputs, point: Point) -> tuple[pd.DataF
     rests on and the tiers that meet the target but need a price. Also, per line, its candidate rows
     in the order the rule breaks ties (smaller system, then lower overhead), and its purchase curve."""
     shown = ["model", "sku", "recipe", "gpus", "interval_s", "ckpt_bytes", "strategy", "tier_family", "storage_usd_month",
-             "lost_gpu_usd_month", "total_usd_month"]
+             "lost_gpu_usd_month", "total_usd_month", "stall_s"]
     rows = headline_rows(frame[shown + [c for c in RANK_BY if c not in shown]], inputs, point)
     out, candidates, curves = [], [], []
     for (model, sku), group in rows.groupby(["model", "sku"], observed=True, sort=False):
@@ -134,12 +146,14 @@ def summary(frame: pd.DataFrame, inputs: Inputs, point: Point) -> tuple[pd.DataF
         for strategy in inputs.plan.strategies:
             pick = recommend(group[group["strategy"] == strategy])
             line[f"{strategy}_tier"] = str(pick.row["tier"]) if pick else None
+            line[f"{strategy}_engine"] = str(pick.row["engine"]) if pick else None
             line[f"{strategy}_meets"] = bool(pick.meets) if pick else False
             line[f"{strategy}_overhead_pct"] = float(pick.row["overhead_pct"]) if pick else np.nan
             line[f"{strategy}_index"] = pick.index if pick else None
         best = recommend(group)
         full = frame.loc[best.index]
         line.update({"option_tier": str(best.row["tier"]), "option_strategy": str(best.row["strategy"]),
+                     "option_engine": str(best.row["engine"]),
                      "option_status": best.status, "option_meets": best.meets, "option_index": best.index,
                      "option_total_usd": float(best.row["total_usd"]),
                      "option_total_usd_month": float(best.row["total_usd_month"]),
@@ -151,14 +165,15 @@ def summary(frame: pd.DataFrame, inputs: Inputs, point: Point) -> tuple[pd.DataF
                      "option_required_GBps": float(full["required_write_GBps"]),
                      "runner_up_tier": None if best.runner_up is None else str(best.runner_up["tier"]),
                      "runner_up_strategy": None if best.runner_up is None else str(best.runner_up["strategy"]),
+                     "runner_up_engine": None if best.runner_up is None else str(best.runner_up["engine"]),
                      "runner_up_extra_usd": best.runner_up_extra_usd,
                      "assumed_prices": [name for name, _ in assumed_prices(inputs, full)],
                      "needs_price": list(best.unpriced)})
         out.append(line)
         candidates.append([int(i) for i in group.sort_values(["tier_bought_GBps", "overhead_pct"],
                                                               kind="stable").index])
-        curves.append(purchase(frame.loc[group.index, PURCHASE_COLUMNS + ["tier_family", "sku", "tier_durable"]],
-                               best))
+        curves.append(purchase(frame.loc[group.index, PURCHASE_COLUMNS + ["tier_family", "sku", "tier_durable",
+                                                                          "meets_target", "overhead_pct"]], best))
     return pd.DataFrame(out), candidates, curves
 
 
@@ -189,7 +204,7 @@ class TierLine:
     recommended: bool
 
 
-PURCHASE_COLUMNS = ["tier", "strategy", "tier_bought_GBps", "storage_usd_month", "lost_gpu_usd_month",
+PURCHASE_COLUMNS = ["tier", "strategy", "engine", "tier_bought_GBps", "storage_usd_month", "lost_gpu_usd_month",
                     "total_usd_month", "total_usd", "choice_usd", "recommendable"]
 
 
@@ -217,6 +232,7 @@ class BriefData:
     purchase: Purchase
     assumed: list[tuple[str, str]]  # the assumed prices the recommendation rests on: (input, value)
     robust: object = None  # uncertainty.Robustness: tornado, break-even values, Monte Carlo band
+    curve_rows: dict = field(default_factory=dict)  # strategy -> the row its waste curve is of (its best engine)
 
 
 def _slug(name: str) -> str:
@@ -273,18 +289,25 @@ def brief(inputs: Inputs, frame: pd.DataFrame, spec: Spec, params: list | None =
         here = on_sku[on_sku["tier"] == tier]
         if here.empty:
             continue
-        by = {str(r["strategy"]): r for _, r in here.iterrows()}
-        tiers.append(TierLine(tier, by.get("sync"), by.get("async"), tier == pick.row["tier"]))
+        by = {s: _best(here[here["strategy"] == s]) for s in ("sync", "async")}  # the best engine of each
+        tiers.append(TierLine(tier, by["sync"], by["async"], tier == pick.row["tier"]))
     skus = [(sku, recommend(rows[rows["sku"] == sku])) for sku in spec.skus if (rows["sku"] == sku).any()]
-    curves = {}
+    curves, curve_rows = {}, {}
     for strategy in ("sync", "async"):
-        same = on_sku[(on_sku["tier"] == pick.row["tier"]) & (on_sku["strategy"] == strategy)]
-        if not same.empty:
+        row = _best(on_sku[(on_sku["tier"] == pick.row["tier"]) & (on_sku["strategy"] == strategy)])
+        if row is not None:
             intervals = CURVE_MIN * 60
-            curves[strategy] = (intervals, curve(same.iloc[0], intervals)["waste_pct"])
-    robust = uncertainty.robustness(rows, uncertainty.parameters(inputs) if params is None else params)
+            curves[strategy] = (intervals, curve(row, intervals)["waste_pct"])
+            curve_rows[strategy] = row
+    robust = uncertainty.robustness(rows, uncertainty.parameters(inputs, spec.gpus) if params is None else params)
     return BriefData(spec, rows, pick, tiers, skus, curves, explain_row(inputs, pick.row), purchase(on_sku, pick),
-                     assumed_prices(inputs, pick.row), robust)
+                     assumed_prices(inputs, pick.row), robust, curve_rows)
+
+
+def _best(rows: pd.DataFrame) -> pd.Series | None:
+    """The row the rule picks among ``rows`` (the best engine of one strategy and tier), None when empty."""
+    pick = recommend(rows)
+    return None if pick is None else pick.row
 
 
 def purchase(on_sku: pd.DataFrame, pick: Pick) -> Purchase:
@@ -296,7 +319,10 @@ def purchase(on_sku: pd.DataFrame, pick: Pick) -> Purchase:
     else:
         steps = on_sku[on_sku["tier_durable"].to_numpy(bool) & on_sku["total_usd"].notna().to_numpy()]
         what = f"the priced durable tiers of {pick.row['sku']}"
-    keep = steps[steps["strategy"].isin(list(dict.fromkeys([strategy, "sync"])))]
+    sync = recommend(on_sku[on_sku["strategy"].to_numpy() == "sync"]) if strategy != "sync" else None
+    engine_of = {strategy: pick.row["engine"], **({"sync": sync.row["engine"]} if sync is not None else {})}
+    keep = steps[np.isin(steps["strategy"].astype(str), list(engine_of))]
+    keep = keep[(keep["engine"].astype(str).to_numpy() == keep["strategy"].astype(str).map(engine_of).to_numpy())]
     points = keep[PURCHASE_COLUMNS].sort_values(["strategy", "tier_bought_GBps", "total_usd_month"], kind="stable")
     mine = points[(points["strategy"] == strategy)]
     ok = mine[mine["recommendable"].to_numpy(bool)]
@@ -310,7 +336,7 @@ def purchase(on_sku: pd.DataFrame, pick: Pick) -> Purchase:
 
 # ---- the workbook's rows ------------------------------------------------------------------------
 
-GROUP = ["model", "recipe", "sku", "tier", "strategy", "gpus"]  # a workbook group: every interval of one system
+GROUP = ["model", "recipe", "sku", "tier", "engine", "strategy", "gpus"]  # a group: every interval of one system
 
 
 def per_group(limit: int, rows: int, intervals: int) -> int:
@@ -339,7 +365,7 @@ def workbook_rows(frame: pd.DataFrame, named: set[int], limit: int, intervals: i
         best = frame[keep & ~must].sort_values("waste_pct", kind="stable").head(max(limit - must.sum(), 0))
         keep = frame.index.isin(best.index)
     kept = frame.index[keep | must]
-    what = (f"the {each} lowest-waste interval(s) of each model x recipe x SKU x tier x strategy x GPU count"
+    what = (f"the {each} lowest-waste interval(s) of each model x recipe x SKU x tier x engine x strategy x GPU count"
             if whole <= limit else
             f"the lowest-waste rows overall (one interval of every group needs workbook_rows = {whole:,})")
     note = (f"Scenarios holds {len(kept):,} of {rows:,} rows (workbook_rows = {limit:,}): {what}, and the "
@@ -462,13 +488,14 @@ def compute(inputs: Inputs, sink=None, progress=lambda _: None, workbook: bool =
         frame, selected = _stream(inputs, sink, point, Selection(limit, rows, len(inputs.plan.intervals))
                                   if workbook else None, rows, progress)
     table, candidates, purchases = summary(frame, inputs, point)
-    params = uncertainty.parameters(inputs)
-    data = [brief(inputs, frame, spec, params) for spec in specs(inputs, frame, point)] if briefs else []
+    params = uncertainty.parameters(inputs, point.gpus)  # the summary lines' (all at the point's GPUs)
+    by_gpus = functools.cache(lambda gpus: uncertainty.parameters(inputs, gpus))
+    data = [brief(inputs, frame, spec, by_gpus(spec.gpus)) for spec in specs(inputs, frame, point)] if briefs else []
     named = {i for rows_ in candidates for i in rows_} | {int(i) for p in purchases for i in p.points.index}
     keep, note = (workbook_rows(frame, named, limit, len(inputs.plan.intervals), rows, selected) if workbook
                   else (pd.Index(sorted(named), dtype=np.int64), ""))
     labels = sorted({i for rows_ in candidates for i in rows_})
-    priced = frame.loc[labels, ["model", "recipe", "sku", "tier", *(n for n, i in INPUTS.items() if i.price)]]
+    priced = frame.loc[labels, [*ENTITY_COLUMN.values(), *(n for n, i in INPUTS.items() if i.price)]]
     assumed = {int(i): [name for name, _ in assumed_prices(inputs, row)]  # rows as dicts: 50x faster than .loc
                for i, row in zip(priced.index, priced.to_dict("records"))}
     overview = tier_overview(inputs, frame, point, keep) if workbook else []

@@ -16,16 +16,17 @@ import numpy as np
 RECOMMENDED, NEEDS_PRICE, CLOSEST = "recommended", "needs a price", "closest"
 STATUSES = (RECOMMENDED, NEEDS_PRICE, CLOSEST)  # ``rank``'s status codes, in order
 NONE = "none recommendable"  # what a line recommends when no option is recommendable
-JOIN = " to "  # an option reads 'async to superpod-good': the strategy, JOIN, the tier
+JOIN = " to "  # an option reads 'async to superpod-good with dcp-async': the strategy, JOIN, the tier,
+WITH = " with "  # WITH, the engine
 
 # The columns the rule reads, by the names ``rank`` takes them
 COLUMNS = {"recommendable": "recommendable", "durable": "tier_durable", "meets": "meets_target",
            "total": "total_usd", "bought": "tier_bought_GBps", "overhead": "overhead_pct"}
 
 
-def label(strategy: object, tier: object) -> str:
-    """How an option reads everywhere: 'async to superpod-good'."""
-    return f"{strategy}{JOIN}{tier}"
+def label(strategy: object, tier: object, engine: object = None) -> str:
+    """How an option reads everywhere: 'async to superpod-good with dcp-async-cached'."""
+    return f"{strategy}{JOIN}{tier}" + ("" if engine is None else f"{WITH}{engine}")
 
 
 def rank(recommendable: np.ndarray, durable: np.ndarray, meets: np.ndarray, total: np.ndarray,

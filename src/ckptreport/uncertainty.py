@@ -22,17 +22,14 @@ import pandas as pd
 
 from . import rule
 from .engine import compute
-from .inputs import INPUTS, MODELS, PLAN, RECIPES, SKUS, TIERS, Input, of, replaced
+from .inputs import ENGINES, ENTITY_COLUMN, INPUTS, PLAN, SCALING, Input, of, replaced, widening
 from .load import Inputs
 from .provenance import Prov
 from .quantity import Q
 
-ENTITY_COLUMN = {MODELS: "model", RECIPES: "recipe", SKUS: "sku", TIERS: "tier"}  # PLAN: every row
 Z90 = 1.2815515655446004  # the standard normal's 90th percentile: a lognormal's low and high are its P10 and P90
 METRICS = ["overhead_pct", "stall_s", "waste_pct", "total_usd_month", "total_usd"]  # what a draw reports
 QUANTILES = (0.1, 0.5, 0.9)
-
-
 @dataclass(frozen=True)
 class Member:
     """One figure a Param sets: ``section.name.key``, the input column it sets, its value and range
@@ -48,8 +45,9 @@ class Member:
     dependents: tuple[tuple[str, float], ...] = ()
     low: float = math.nan
     high: float = math.nan
-    low_text: str = ""  # the bounds as written in the models file
+    low_text: str = ""  # the bounds as written in the models file (none once widened)
     high_text: str = ""
+    widened: float = 1.0  # the factor its range was widened by (SCALING terms used beyond their data)
 
     @property
     def label(self) -> str:
@@ -109,13 +107,16 @@ class Param:
         return rng.triangular(self.low, self.value, self.high, n)
 
 
-def parameters(inputs: Inputs) -> list[Param]:
+def parameters(inputs: Inputs, ranks: float | None = None) -> list[Param]:
     """Every uncertain figure of the inputs, in declaration order (plan first, then each entity);
     figures sharing a driver are one Param. Figures of one driver share a distribution and a unit
-    (else an InputError names the one that does not)."""
+    (else an InputError names the one that does not). An engine's scaling term used at ``ranks`` (the
+    rows' GPUs; omitted: the plan's largest) more than 10x beyond its largest case has its range
+    widened (``widening``)."""
     out: list[Param] = []
     drivers: dict[str, int] = {}
-    for section in (PLAN, MODELS, RECIPES, SKUS, TIERS):
+    ranks = max(q.value for q in inputs.plan.gpus) if ranks is None else ranks
+    for section in (PLAN, *ENTITY_COLUMN):
         names = [PLAN] if section == PLAN else sorted(inputs.section(section))
         for name in names:
             entity = inputs.entity(section, name)
@@ -123,9 +124,12 @@ def parameters(inputs: Inputs) -> list[Param]:
                 raw = inp.raw(entity) if inp.key else None
                 if not isinstance(raw, Q) or not raw.uncertain:
                     continue
+                k = (widening(ranks, INPUTS["largest_case_ranks"].value(entity, name))
+                     if section == ENGINES and inp.name in SCALING else 1.0)
                 member = Member(section, name, inp.key, inp.name, raw.value / inp.scale,
                                 inputs.prov[(section, name, inp.key)], _dependents(inp, entity, raw),
-                                raw.low / inp.scale, raw.high / inp.scale, raw.low_text or "", raw.high_text or "")
+                                raw.low / inp.scale / k, raw.high / inp.scale * k,
+                                "" if k > 1 else raw.low_text or "", "" if k > 1 else raw.high_text or "", k)
                 if raw.driver is not None and raw.driver in drivers:
                     k = drivers[raw.driver]
                     _agree(out[k], member, raw)
@@ -133,8 +137,7 @@ def parameters(inputs: Inputs) -> list[Param]:
                     continue
                 if raw.driver is not None:
                     drivers[raw.driver] = len(out)
-                out.append(Param((member,), member.value, raw.low / inp.scale, raw.high / inp.scale,
-                                 raw.distribution, raw.driver))
+                out.append(Param((member,), member.value, member.low, member.high, raw.distribution, raw.driver))
     return out
 
 
@@ -263,7 +266,7 @@ def _option(rows: pd.DataFrame, pos: int) -> str:
     if pos < 0:
         return rule.NONE
     r = rows.iloc[pos]
-    return rule.label(r["strategy"], r["tier"])
+    return rule.label(r["strategy"], r["tier"], r["engine"])
 
 
 def _at(rows: pd.DataFrame, cols: dict[str, np.ndarray], draw: int, pos: int) -> dict:
@@ -353,10 +356,13 @@ def _span(p: Param) -> tuple[float, float]:
     return max(low, 0.0), high
 
 
-def break_even(rows: pd.DataFrame, params: list[Param], grid: int = 48, steps: int = 30,
+def break_even(rows: pd.DataFrame, params: list[Param], grid: int = 48, rounds: int = 6, points: int = 32,
                ev: Evaluator | None = None) -> list[BreakEven]:
     """Per uncertain input touching ``rows``, the nearest value above and below its own at which the
-    pick changes, found by a grid then bisection on the engine itself (each within a factor of 10)."""
+    pick changes, found on the engine itself (each within a factor of 10): a grid of ``grid`` points
+    each way, then ``rounds`` of ``points`` evenly between the last value that keeps the pick and the
+    first that changes it (the bracket shrinks ``points + 1`` times a round: 6 rounds of 32, 1.3e9,
+    as fine as 30 bisection steps). Every input's grid is one evaluation, and so is each round."""
     ev = ev or Evaluator(rows, params)
     used = [j for j in range(len(params)) if ev.touches(j)]
     base = base_values(params)[0]
@@ -369,7 +375,7 @@ def break_even(rows: pd.DataFrame, params: list[Param], grid: int = 48, steps: i
         return picks(cols, [everything])[0]
 
     start = int(pick_at([0], base[:1])[0]) if params else -1
-    found = []
+    searches = []  # (param position, direction, the grid's values)
     for j in used:
         p = params[j]
         lo_end, hi_end = _span(p)
@@ -380,22 +386,28 @@ def break_even(rows: pd.DataFrame, params: list[Param], grid: int = 48, steps: i
                 xs = p.value * (end / p.value) ** (np.arange(1, grid + 1) / grid)
             else:
                 xs = p.value + (end - p.value) * np.arange(1, grid + 1) / grid
-            got = pick_at([j] * grid, xs)
-            changed = np.flatnonzero(got != start)
-            if not len(changed):
-                continue
-            k = int(changed[0])
-            inside, outside = (p.value if k == 0 else xs[k - 1]), xs[k]
-            to = int(got[k])
-            for _ in range(steps):
-                mid = (inside + outside) / 2
-                now = int(pick_at([j], np.array([mid]))[0])
-                if now == start:
-                    inside = mid
-                else:
-                    outside, to = mid, now
-            found.append(BreakEven(p, direction, float(outside), _option(rows, to)))
-    return found
+            searches.append((j, direction, xs))
+    if not searches:
+        return []
+    got = pick_at([j for j, _, xs in searches for _ in xs], np.concatenate([xs for *_, xs in searches]))
+    brackets = []  # (j, direction, inside, outside, the pick outside)
+    for k, (j, direction, xs) in enumerate(searches):
+        row = got[k * grid:(k + 1) * grid]
+        changed = np.flatnonzero(row != start)
+        if len(changed):
+            c = int(changed[0])
+            brackets.append([j, direction, params[j].value if c == 0 else xs[c - 1], xs[c], int(row[c])])
+    fractions = np.arange(1, points + 1) / (points + 1)
+    for _ in range(rounds if brackets else 0):
+        xs = np.concatenate([b[2] + (b[3] - b[2]) * fractions for b in brackets])
+        now = pick_at([b[0] for b in brackets for _ in fractions], xs).reshape(len(brackets), points)
+        for b, picked, tried in zip(brackets, now, xs.reshape(len(brackets), points)):
+            moved = np.flatnonzero(picked != start)
+            c = int(moved[0]) if len(moved) else points  # the first point that changes the pick
+            b[2], b[3], b[4] = (tried[c - 1] if c else b[2]), (tried[c] if c < points else b[3]), \
+                (int(picked[c]) if c < points else b[4])
+    return [BreakEven(params[j], direction, float(outside), _option(rows, to))
+            for j, direction, _, outside, to in brackets]
 
 
 # ---- Monte Carlo: every uncertain input at once ----------------------------------------------------
@@ -511,7 +523,7 @@ class SamplePlan:
 
     @property
     def options(self) -> list[str]:
-        return [rule.label(s, t) for s, t in zip(self.rows["strategy"].astype(str), self.rows["tier"].astype(str))]
+        return [rule.label(s, t, e) for s, t, e in zip(*(self.rows[c].astype(str) for c in ("strategy", "tier", "engine")))]
 
     def chunks(self, rows_per_chunk: int | None = None) -> list[tuple[int, int]]:
         """(first block, blocks) pieces of about ``rows_per_chunk`` option x draw rows each."""
@@ -530,17 +542,16 @@ class SamplePlan:
         chosen = picks(cols, list(self.groups))
         metrics = np.stack([np.stack([cols[m][:, b] for m in METRICS]) for b in self.base])  # (lines, M, k)
         out = None
-        if frame:
+        if frame:  # line after line, each its k draws: built as whole columns (one frame a chunk)
             names, code = self._codes()
-            parts = []
-            for line, picked in enumerate(chosen):
-                head = self.lines.iloc[line]
-                parts.append(pd.DataFrame({
-                    "sample": np.arange(first, first + k, dtype=np.int64), "model": head["model"], "sku": head["sku"],
-                    "recommended": pd.Categorical.from_codes(code[picked], names),
-                    **{m: metrics[line, i] for i, m in enumerate(METRICS)},
-                    **{f"input {p.name}": values[:, j] for j, p in enumerate(self.params)}}))
-            out = pd.concat(parts, ignore_index=True)
+            lines = len(chosen)
+            out = pd.DataFrame({
+                "sample": np.tile(np.arange(first, first + k, dtype=np.int64), lines),
+                "model": np.repeat(self.lines["model"].to_numpy(object), k),
+                "sku": np.repeat(self.lines["sku"].to_numpy(object), k),
+                "recommended": pd.Categorical.from_codes(code[np.concatenate(chosen)], names),
+                **{m: metrics[:, i, :].reshape(-1) for i, m in enumerate(METRICS)},
+                **{f"input {p.name}": np.tile(values[:, j], lines) for j, p in enumerate(self.params)}})
         return Chunk(first, np.stack(chosen), metrics, out)
 
     def tally(self) -> Tally:
