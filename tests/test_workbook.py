@@ -27,6 +27,7 @@ from ckptreport import display
 from ckptreport.build import build
 from ckptreport.engine import compute
 from ckptreport.render.workbook.scenarios import scenario_columns
+from ckptreport.rule import label
 from ckptreport.units import BOOL_EXCEL, INF_AT
 
 # Skipped only outside CI (make test installs LibreOffice where it can); in CI a missing soffice fails.
@@ -157,13 +158,13 @@ def test_cadence_and_summary_cells_equal_the_engine(built, recalc):
     f = result.frame
     blocks = 0
     for i, r in enumerate(rows):
-        if not (r and isinstance(r[0], str) and r[0].count(" / ") == 3):
+        if not (r and isinstance(r[0], str) and r[0].count(" / ") == 4):
             continue
-        model, sku, tier, strategy = [p.strip() for p in r[0].split("/")]
+        model, sku, tier, strategy, engine = [p.strip() for p in r[0].split("/")]
         under = rows[i + 1]  # the optimum row: ..., "GPUs", the scenario's GPUs (live), scenario_id, its key
         gpus, key = under[under.index("GPUs") + 1], under[under.index("scenario_id") + 1]
         row = f[(f.model == model) & (f.sku == sku) & (f.tier == tier) & (f.strategy == strategy)
-                & (f.gpus == gpus) & (f.interval_s == 1800) & (f.recipe == "adamw-bf16")].iloc[0]
+                & (f.engine == engine) & (f.gpus == gpus) & (f.interval_s == 1800) & (f.recipe == "adamw-bf16")].iloc[0]
         assert row.name == key
         block = [dict(zip(header, g)) for g in rows[i + 3:i + 3 + 24]]
         assert [b["interval_s"] for b in block] == [60.0 * m for m in (1, 2, 3, 5, 7, 10, 15, 20, 25, 30, 40, 50, 60,
@@ -181,12 +182,16 @@ def test_cadence_and_summary_cells_equal_the_engine(built, recalc):
         assert all(b["waste_pct"] == min(c["waste_pct"] for c in block) for b in marked), r[0]
         blocks += 1
     assert blocks >= 4
-    summary = wb["Summary"]
-    lines = {r[0]: r for r in summary.iter_rows(values_only=True) if r and r[0] == "llama3-405b" and r[2] == "dgx-h100"}
-    line = lines["llama3-405b"]
+    summary = list(wb["Summary"].iter_rows(values_only=True))
+    head = next(r for r in summary if r and r[0] == "model")
+    line = next(r for r in summary if r and r[0] == "llama3-405b" and r[2] == "dgx-h100")
+    at = head.index("sync: tier with engine")
+    tier, engine = line[at].split(" with ")  # the sync pick names its engine: two sync engines in the plan
     pick = f[(f.model == "llama3-405b") & (f.sku == "dgx-h100") & (f.recipe == "adamw-bf16") & (f.gpus == 1024)
-             & (f.interval_s == 1800) & (f.strategy == "sync") & (f.tier == line[4])].iloc[0]
-    assert math.isclose(line[3], pick["ckpt_bytes"]) and math.isclose(line[5], pick["overhead_pct"] / 100, rel_tol=1e-9)
+             & (f.interval_s == 1800) & (f.strategy == "sync") & (f.tier == tier) & (f.engine == engine)]
+    assert len(pick) == 1
+    assert math.isclose(line[3], pick.iloc[0]["ckpt_bytes"])
+    assert math.isclose(line[at + 1], pick.iloc[0]["overhead_pct"] / 100, rel_tol=1e-9)
 
 
 def _inputs():
@@ -248,9 +253,9 @@ def test_changed_assumptions_recompute_like_the_engine(built, small_models, tmp_
     assert len(words) == 1 and "every 45 min" in words[0], words  # the words follow the edited interval
     col = rows[start].index("recommended")
     shown = {(r[0], r[2]): r[col] for r in rows[start + 1:start + 1 + len(result.report.summary)]}
-    before = {(r["model"], r["sku"]): f"{r['option_strategy']} to {r['option_tier']}"
+    before = {(r["model"], r["sku"]): label(r["option_strategy"], r["option_tier"], r["option_engine"])
               for r in result.report.summary.to_dict("records")}
-    now = {(r["model"], r["sku"]): f"{r['option_strategy']} to {r['option_tier']}"
+    now = {(r["model"], r["sku"]): label(r["option_strategy"], r["option_tier"], r["option_engine"])
            for r in expected_build.report.summary.to_dict("records")}
     assert shown == now and now != before
     assert all("superpod-good" not in v for v in now.values())
@@ -310,7 +315,9 @@ def test_over_the_row_limit_scenarios_keeps_the_best_and_says_so(small_models, t
     note = rows[0][0]
     assert re.match(rf"Scenarios holds \d+ of {len(result.frame):,} rows \(workbook_rows = 100\)", note), note
     data = rows[2:]
-    assert len(data) <= 100 + 12
+    named = ({i for c in result.report.candidates for i in c}
+             | {int(i) for p in result.report.purchases for i in p.points.index})  # always kept
+    assert len(data) <= max(100, len(named)) and named <= {r[0] for r in data}
     assert len(pd.read_parquet(tmp_path / "out" / "scenarios.parquet")) == len(result.frame)
     summary = [r for r in wb["Summary"].iter_rows(values_only=True) if r and r[0] in ("llama3-405b", "llama3-8b")]
     keys = {r[0] for r in data}
@@ -344,7 +351,7 @@ def test_layout_a_finance_reader_expects(built):
     rules = [r for cf in scen.conditional_formatting for r in cf.rules]
     assert any("target_overhead_pct" in f for r in rules for f in r.formula)
     assert scen.page_setup.orientation == "landscape" and not scen.sheet_properties.pageSetUpPr.fitToPage
-    assert scen.print_title_rows == "$2:$2" and scen.print_title_cols == "$A:$F"  # pages of readable width
+    assert scen.print_title_rows == "$2:$2" and scen.print_title_cols == "$A:$G"  # pages of readable width
     assert wb["Summary"].sheet_properties.pageSetUpPr.fitToPage  # the small sheets: one page wide
     with zipfile.ZipFile(xlsx) as z:
         charts = [n for n in z.namelist() if n.startswith("xl/charts/chart")]
@@ -471,8 +478,18 @@ def test_the_sensitivity_sheet_is_a_tornado_ranked_as_the_terminal(built):
     report = result.report
     line = int(report.summary.index[(report.summary["model"] == report.point.model)
                                     & (report.summary["sku"] == report.point.sku)][0])
-    terminal = uncertainty.sensitivity(report, report.params, line).swings
-    assert len(table) == len(terminal) > 1
-    for sheet_row, swing in zip(table, terminal):
-        assert sheet_row[7] == pytest.approx(swing.swing("total_usd"), rel=1e-9)
+    read = {s.param.label: s for s in report.sweeps}  # the inputs the headline option itself reads
+    assert len(table) == len(read) > 1
     assert [r[7] for r in table] == sorted((r[7] for r in table), reverse=True)
+    for sheet_row in table:
+        label = sheet_row[0].split(": ", 1)[-1] if sheet_row[0] not in read else sheet_row[0]
+        sweep = read.get(sheet_row[0]) or next(s for s in report.sweeps if s.member.label == label)
+        assert sheet_row[7] == pytest.approx(sweep.swing, rel=1e-9)
+    # the terminal's tornado moves every input the line's options read (other engines' too) and re-picks;
+    # where it keeps the headline option at both ends, its swing is the sheet's
+    terminal = uncertainty.sensitivity(report, report.params, line).swings
+    held = [w for w in terminal if not w.flips and w.param.label in read]
+    assert held
+    for w in held:
+        assert w.swing("total_usd") == pytest.approx(read[w.param.label].swing, rel=1e-9)
+    assert {w.param.label for w in terminal} >= set(read)

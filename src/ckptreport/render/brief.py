@@ -113,7 +113,8 @@ def _tier_rows(data: BriefData) -> list[dict]:
 
 def _sku_rows(data: BriefData) -> list[dict]:
     pct = lambda v: display.value(v, "pct")  # noqa: E731
-    return [{"sku": sku, "option": f"{p.row['tier']}, {p.row['strategy']}" + ("" if p.meets else " (misses target)"),
+    return [{"sku": sku, "option": f"{p.row['tier']}, {p.row['strategy']}, {p.row['engine']}"
+             + ("" if p.meets else " (misses target)"),
              "overhead": pct(p.row["overhead_pct"]), "waste": pct(p.row["waste_pct"]),
              "run": display.of("run_usd", p.row["run_usd"]), "storage": _storage(p.row),
              "recommended": sku == data.pick.row["sku"]} for sku, p in data.skus]
@@ -134,7 +135,9 @@ def _figures(row: pd.Series) -> dict:
     out = {name: display.of(name, row[name]) for name in SHOWN}
     out |= {name: display.value(row[name], "usd") for name in DOLLARS}
     out |= {name: display.value(row[name], "pct") for name in SHARES}
-    out |= {k: str(row[k]) for k in ("strategy", "tier", "sku", "bottleneck")}
+    out |= {k: str(row[k]) for k in ("strategy", "tier", "sku", "bottleneck", "engine")}
+    out |= {"extrapolated": bool(row["extrapolated"]), "largest_case": display.of("largest_case_ranks",
+                                                                                     row["largest_case_ranks"])}
     out |= {"gpus": f"{int(row['gpus']):,}", "retention": str(int(row["retention"])),
             "sized_for_bandwidth": row["sized_for"] == "bandwidth", "prefixes_needed": row["prefixes_needed"] > 0}
     if out["prefixes_needed"]:
@@ -152,6 +155,8 @@ def _words(data: BriefData) -> dict:
          "assumed": "; ".join(f"{name} {value}" for name, value in data.assumed)}
     if pick.runner_up is not None:
         w["runner"] = {**_figures(pick.runner_up), "extra": usd(pick.runner_up_extra_usd)}
+    w["other"] = None if pick.other_engine is None else {**_figures(pick.other_engine),
+                                                         "extra": usd(pick.other_engine_extra_usd)}
     step, optimum = data.purchase.next_step, data.purchase.optimum
     if step is not None and optimum is not None:
         opt = data.purchase.points.loc[optimum]
@@ -177,7 +182,10 @@ def _robust_words(data: BriefData) -> dict:
             "others": [{"option": name, "share": f"{s:.0%}"} for name, s in r.wins.items() if name != option],
             "month": trio("total_usd_month"), "run": trio("total_usd"), "overhead": trio("overhead_pct"),
             "breaks": [{"input": b.param.label, "above": b.direction == "above", "value": f(b.param.input, b.value),
-                        "to": b.to} for b in nearest]}
+                        "to": b.to} for b in nearest],
+            "widened": [{"input": p.label, "factor": f"{p.first.widened:.3g}",
+                         "range": f"{p.end_text('low')} to {p.end_text('high')}"}
+                        for p in r.params if p.first.widened > 1]}
 
 
 def _provenance(data: BriefData, measured) -> tuple[list[dict], dict, list[dict]]:

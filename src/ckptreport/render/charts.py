@@ -67,13 +67,12 @@ def waste(data: BriefData) -> Markup:
     plt = _mpl()
     fig, ax = plt.subplots(figsize=(3.6, 2.2))
     rec = data.pick.row
-    on = data.rows[(data.rows["sku"] == rec["sku"]) & (data.rows["tier"] == rec["tier"])]
     for strategy, color in (("sync", "#c0504d"), ("async", "#2f6db5")):
         if strategy not in data.curves:
             continue
         intervals_s, waste = data.curves[strategy]
-        ax.plot(intervals_s / 60, waste, color=color, label=strategy)
-        row = on[on["strategy"] == strategy].iloc[0]
+        row = data.curve_rows[strategy]
+        ax.plot(intervals_s / 60, waste, color=color, label=f"{strategy} ({row['engine']})")
         ax.plot([row["optimal_interval_s"] / 60], [row["optimal_waste_pct"]], marker="D", color=color,
                 markersize=5, linestyle="none")
     ax.axvline(rec["interval_s"] / 60, color="#777", linestyle=":", linewidth=1)

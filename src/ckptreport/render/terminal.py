@@ -91,7 +91,7 @@ def _strategy_cell(r: dict, s: str) -> tuple[str, bool]:
 
 def _option_cells(r: dict) -> list[str]:
     """The recommended option, bought, storage and GPU time a month, and the runner-up."""
-    option = rule.label(r["option_strategy"], r["option_tier"])
+    option = rule.label(r["option_strategy"], r["option_tier"], r["option_engine"])
     if r["option_status"] != rule.RECOMMENDED:
         return [f"{r['option_status']}: {r['option_tier']}" if r["option_status"] == rule.NEEDS_PRICE
                 else f"- ({option})", "", "", "", ""]
@@ -103,13 +103,13 @@ def _option_cells(r: dict) -> list[str]:
 
 # ---- ckptreport calibrate -----------------------------------------------------------------------
 
-CALIBRATION_COLUMNS = ["case", "published", "predicted", "error", "tolerance", "verdict", "role"]
+CALIBRATION_COLUMNS = ["case", "engine", "published", "predicted", "error", "tolerance", "verdict", "role"]
 
 
 def calibration(rows: list[dict], summary_: dict, verbose: bool = False) -> list[str]:
     """Each case against its published figure (verbose: with its source, assumptions and notes),
     then the summary."""
-    lines = table(CALIBRATION_COLUMNS, [[r[c] for c in CALIBRATION_COLUMNS] for r in rows], align="<>>>>>>")
+    lines = table(CALIBRATION_COLUMNS, [[r[c] for c in CALIBRATION_COLUMNS] for r in rows], align="<<>>>>>>")
     out = lines[:2]
     for r, line in zip(rows, lines[2:]):
         out.append(line)
@@ -133,23 +133,26 @@ def calibration_summary(s: dict) -> list[str]:
         if st["cases"]:
             out.append(f"  {what:<13} {st['cases']:>2} case{'s' if st['cases'] != 1 else ''}: median error "
                        f"{st['median_abs_error']:.1%}, worst {st['worst_abs_error']:.1%}")
-    out.append("Fitted terms: " + ", ".join(f"{k} = {v:g}" for k, v in s["fitted"].items()))
+    out.append("Held out, times and restores by engine: " + "; ".join(
+        f"{e} {st['cases']} (median {st['median_abs_error']:.1%})" if st["cases"] else f"{e} none"
+        for e, st in s["held_out_by_engine"].items()))
+    out.append("Fitted terms: " + "; ".join(f"{e}: " + ", ".join(f"{k} = {v:g}" for k, v in terms.items())
+                                            for e, terms in s["fitted"].items()))
     return out
 
 
-def fit(result: dict, terms, shipped: dict) -> list[str]:
-    """calibrate --fit: each term (``terms``: name and where the models carry it) fitted anew beside
-    the value the models carry (``shipped``), and the fit cases' residuals."""
-    out = [f"Fit of {result['terms']} terms on {len(result['cases'])} cases "
-           f"({'converged' if result['converged'] else 'did NOT converge'}):"]
-    for t in terms:
-        out.append(f"  {t.name:<24} {result['values'][t.name]:>10.4g}  (shipped {shipped[t.name]:g}, in {t.where})")
-    out.append("Residuals of the fit cases:")
-    for cid, r in result["residuals"].items():
-        out.append(f"  {cid:<34} {r:+.2%}")
-    if len(result["cases"]) <= result["terms"]:
-        out.append(f"  ({len(result['cases'])} cases for {result['terms']} terms: the fit reproduces them exactly by "
-                   "construction; the held-out errors above are the measure of the model)")
+def fit(report: dict) -> list[str]:
+    """calibrate --fit for one engine (``calibration.fit_report``): each term fitted anew from a neutral
+    start beside the value and range the shipped engine carries, then each fit case's residual and
+    leave-one-out error (the fit on the other cases predicting it)."""
+    out = [f"{report['engine']}: {report['terms']} term(s) fitted on {len(report['cases'])} cases "
+           f"({'converged' if report['converged'] else 'did NOT converge'}):"]
+    rows = [[n, f"{v:.4g}", f"{report['shipped'][n]:g}", f"{report['ranges'][n][0]:.3g} - {report['ranges'][n][1]:.3g}",
+             f"engines.{report['engine']}.{report['where'][n]}"] for n, v in report["values"].items()]
+    out += table(["term", "fitted", "shipped", "P10 - P90 (bootstrap)", "carried in"], rows, align="<>>>", indent="  ")
+    out += table(["fit case", "residual", "leave-one-out"],
+                 [[c, f"{r:+.1%}", f"{report['leave_one_out'][c]:+.1%}"] for c, r in report["residuals"].items()],
+                 align="<>>", indent="  ")
     return out
 
 
@@ -322,7 +325,7 @@ def explanation(e: dict) -> str:
     place and source, then every step with its formula, the values substituted and the result."""
     s = e["scenario"]
     lines = [f"{s['model']} ({s['recipe']}) on {s['gpus']:,} GPUs of {s['sku']}, tier {s['tier']}, "
-             f"{s['strategy']}, every {display.value(s['interval_s'], 's')}", ""]
+             f"{s['strategy']} with {s['engine']}, every {display.value(s['interval_s'], 's')}", ""]
     lines += textwrap.wrap(e["headline"], 100, initial_indent="  ", subsequent_indent="  ") + [""]
     lines.append("Inputs (basis, file:line in the models directory — source)")
     lines += table(None, [[i["name"], i["display"], _cited(i)] for i in e["inputs"]], align="<>", indent="  ",

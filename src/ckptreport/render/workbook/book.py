@@ -16,7 +16,7 @@ from openpyxl.utils import get_column_letter
 from ... import display
 from ...columns import COLUMNS
 from ...expr import Named
-from ...inputs import INPUTS, MODELS, PLAN, RECIPES, SCENARIO, SKUS, SOURCES, TIERS, of
+from ...inputs import ENTITY_COLUMN, INPUTS, PLAN, SCENARIO, SOURCES, of
 from ...units import COLUMN_UNITS, INF_AT, INF_CELL
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 # Scenarios columns written as text, not looked up: the plan's axes by name, and the basis of each hop
 LITERAL = {i.name for i in INPUTS.values() if i.entity == SCENARIO and i.unit == "label"} | set(SOURCES)
 GLOBALS = {i.name for i in of(PLAN)}  # plan-wide inputs: one named cell on Assumptions, no Scenarios column
-ENTITY_KINDS = ((MODELS, "model"), (RECIPES, "recipe"), (SKUS, "sku"), (TIERS, "tier"))  # section, frame column
+ENTITY_KINDS = tuple(ENTITY_COLUMN.items())  # (section, frame column) of each kind of entity
 PCT = COLUMN_UNITS["pct"].excel
 USD = COLUMN_UNITS["usd"].excel_format()
 

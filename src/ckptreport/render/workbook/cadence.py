@@ -77,7 +77,7 @@ def _block(ctx: Context, table: Table, idx: int, strategy: str, start: int, cols
     """One block's rows from ``start``, each cell as (style key, content): text, a number, a Formula
     (with its result: the engine's columns evaluated at each grid interval)."""
     F = sheetxml.Formula
-    row = ctx.frame.loc[idx, ["model", "sku", "tier"]]
+    row = ctx.frame.loc[idx, ["model", "sku", "tier", "engine"]]
     opt_row, first = start + 2, start + 4
     key = [("", "GPUs"), ("count", None), ("", KEY), ("", idx), ("", "Scenarios row"),
            ("", F(table.row_of(idx), table.rows[idx]))]
@@ -85,7 +85,7 @@ def _block(ctx: Context, table: Table, idx: int, strategy: str, start: int, cols
     key[1] = ("count", F(table.ref(idx, "gpus", at), ctx.value(idx, "gpus")))  # live: follows the plan's cell
     rows: list[list[tuple[str, object]]] = [
         [],
-        [("title", f"{row['model']} / {row['sku']} / {row['tier']} / {strategy}")],
+        [("title", f"{row['model']} / {row['sku']} / {row['tier']} / {strategy} / {row['engine']}")],
         [("", "optimal interval"), ("min", F(f"{table.ref(idx, 'optimal_interval_s', at)}/SECONDS_PER_MINUTE",
                                              ctx.value(idx, "optimal_interval_s") / SECONDS_PER_MINUTE)),
          ("", "waste there"), ("pct", F(f"{table.ref(idx, 'optimal_waste_pct', at)}",

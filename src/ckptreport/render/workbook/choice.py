@@ -18,7 +18,7 @@ from .assumptions import Assumed
 from .book import BOLD, INFINITE_FROM, OVER_FILL, PCT, SECONDS_PER_MINUTE, TITLE, USD, Context, Sheet, show_axes
 from .scenarios import Table
 
-CHOICE_COLUMNS = ("tier", "strategy", "choice_usd", "tier_bought_GBps", "storage_usd_month", "lost_gpu_usd_month",
+CHOICE_COLUMNS = ("tier", "strategy", "engine", "choice_usd", "tier_bought_GBps", "storage_usd_month", "lost_gpu_usd_month",
                   "total_usd", "overhead_pct")
 CHOICE_HEAD = (*CHOICE_COLUMNS, "assumed prices")
 
@@ -34,7 +34,7 @@ class Block:
 
     def chosen(self, column: str) -> str:
         """A formula for ``column`` of the option this block ranks first."""
-        letter = "ABCDEFGHI"[CHOICE_HEAD.index(column)]
+        letter = "ABCDEFGHIJ"[CHOICE_HEAD.index(column)]
         return f"INDEX(Choice!${letter}${self.first}:${letter}${self.last},Choice!$C${self.title})"
 
     @property
@@ -54,21 +54,22 @@ class Choices:
 def write_choice(sh: Sheet, ctx: Context, table: Table) -> Choices:
     """Per summary line, its options, each a live reference to its Scenarios row: the Summary picks the
     least `choice_usd` among them by formula, so an edited price or $/GPU-hour changes the choice."""
-    widths = (22, 10, 20, 12, 16, 16, 18, 12, 40)  # C: "not recommendable"
+    widths = (22, 10, 20, 20, 12, 16, 16, 18, 12, 40)  # D: "not recommendable"
     sh.layout({k + 1: max(w, len(h) + 3) for k, (w, h) in enumerate(zip(widths, CHOICE_HEAD))},
               "A3")  # bold headers need a little more than their letters
     sh.append([sh.text("Choice: the options of each summary line, as the recommendation ranks them", font=TITLE)])
     sh.append([sh.text("choice_usd is an option's cost over the run (storage + GPU time lost) when it meets the "
                        "target, is feasible, durable and priced; unbounded otherwise. The Summary names the least; "
                        "rows are in the order ties are broken (smaller system, then lower overhead).")])
-    tiers, strategies = ctx.frame["tier"], ctx.frame["strategy"]
+    tiers, strategies, engines = ctx.frame["tier"], ctx.frame["strategy"], ctx.frame["engine"]
     formats = {c: display.excel_format(c) for c in CHOICE_COLUMNS}
     blocks, picked = [], []
     for line, rows in zip(ctx.summary.to_dict("records"), ctx.report.candidates):
         sh.append([])
         title = sh.row + 1
         block = Block(title, title + 2, title + 1 + len(rows))
-        rank = f"$C${block.first}:$C${block.last}"
+        usd_col = "ABCDEFGHIJ"[CHOICE_HEAD.index("choice_usd")]
+        rank = f"${usd_col}${block.first}:${usd_col}${block.last}"
         usd = [ctx.value(idx, "choice_usd") for idx in rows]
         best = min(usd, default=INF_CELL)
         chosen = 0 if best >= INF_AT else usd.index(best) + 1
@@ -78,8 +79,8 @@ def write_choice(sh: Sheet, ctx: Context, table: Table) -> Choices:
                            result=chosen)])
         sh.header(CHOICE_HEAD)
         for idx in rows:
-            sh.append([sh.text(str(tiers[idx])), sh.text(str(strategies[idx]))] + [
-                table.live(sh, idx, c, formats[c]) for c in CHOICE_COLUMNS[2:]]
+            sh.append([sh.text(str(tiers[idx])), sh.text(str(strategies[idx])), sh.text(str(engines[idx]))] + [
+                table.live(sh, idx, c, formats[c]) for c in CHOICE_COLUMNS[3:]]
                 + [sh.text(", ".join(ctx.report.assumed.get(idx, [])) or "none")])
         blocks.append(block)
     return Choices(blocks, picked)
@@ -88,8 +89,9 @@ def write_choice(sh: Sheet, ctx: Context, table: Table) -> Choices:
 def write_purchase(sh: Sheet, ctx: Context, table: Table) -> None:
     """Per summary line, the purchase curve of its recommended option: monthly cost against the
     bandwidth bought over the steps a buyer chooses between, every figure a live reference."""
-    head = ("tier", "strategy", "bought", "storage $/month", "lost GPU $/month", "total $/month", "optimum")
-    sh.layout({k + 1: max(w, len(h) + 3) for k, (w, h) in enumerate(zip((22, 10, 14, 16, 16, 16, 12), head))}, "A3")
+    head = ("tier", "strategy", "engine", "bought", "storage $/month", "lost GPU $/month", "total $/month", "optimum")
+    sh.layout({k + 1: max(w, len(h) + 3) for k, (w, h) in enumerate(zip((22, 10, 20, 14, 16, 16, 16, 12), head))},
+              "A3")
     sh.append([sh.text("Purchase: what each step of bandwidth costs, and what it saves", font=TITLE)])
     sh.append([sh.text("Per summary line, the steps a buyer chooses between (the recommended tier's family, or the "
                        "priced durable tiers of the SKU): storage rises with the bandwidth bought, lost GPU time "
@@ -109,7 +111,7 @@ def write_purchase(sh: Sheet, ctx: Context, table: Table) -> None:
             idx = int(idx)
             mark = (f'=IF(AND({table.ref(idx, "choice_usd")}<{INFINITE_FROM.name},'
                     f'{table.ref(idx, "choice_usd")}=MIN({ranks})),"◀ optimum","")')
-            sh.append([sh.text(str(row["tier"])), sh.text(str(row["strategy"])),
+            sh.append([sh.text(str(row["tier"])), sh.text(str(row["strategy"])), sh.text(str(row["engine"])),
                        table.live(sh, idx, "tier_bought_GBps", display.excel_format("tier_bought_GBps")),
                        table.live(sh, idx, "storage_usd_month", USD),
                        table.live(sh, idx, "lost_gpu_usd_month", USD),
@@ -117,10 +119,11 @@ def write_purchase(sh: Sheet, ctx: Context, table: Table) -> None:
                        sh.cell(mark, result="◀ optimum" if idx in optimum else "")])
 
 
-SUMMARY_HEAD = ["model", "recipe", "sku", "checkpoint", "sync: tier", "overhead", "meets", "async: tier", "overhead",
+SUMMARY_HEAD = ["model", "recipe", "sku", "checkpoint", "sync: tier with engine", "overhead", "meets",
+                "async: tier with engine", "overhead",
                 "meets", "recommended", "bought", "storage $/month", "lost GPU $/month", "total $ over the run",
                 "rests on assumed prices", "runner-up at build (extra over the run)"]
-SUMMARY_WIDTHS = {1: 20, 2: 18, 3: 18, 4: 13, 5: 16, 6: 11, 7: 8, 8: 16, 9: 11, 10: 8, 11: 26, 12: 12, 13: 15,
+SUMMARY_WIDTHS = {1: 20, 2: 18, 3: 18, 4: 13, 5: 24, 6: 11, 7: 8, 8: 24, 9: 11, 10: 8, 11: 26, 12: 12, 13: 15,
                   14: 15, 15: 16, 16: 36, 17: 30}
 SUMMARY_WORDS = (". The recommended option is chosen by formula (Choice sheet): of the options meeting the target, "
                  "feasible, durable and priced, the least cost over the run. Edit a price and it follows. The "
@@ -164,13 +167,14 @@ def _summary_line(sh: Sheet, ctx: Context, table: Table, line: dict, pick: dict,
     cells.append(table.live(sh, any_idx, "ckpt_bytes", BYTES_EXCEL))
     for strategy in ("sync", "async"):
         tier = line.get(f"{strategy}_tier")
-        label = "n/a" if not isinstance(tier, str) else tier if line.get(f"{strategy}_meets") else \
-            f"none (closest: {tier})"
+        option = f"{tier}{rule.WITH}{line.get(f'{strategy}_engine')}"
+        label = "n/a" if not isinstance(tier, str) else option if line.get(f"{strategy}_meets") else \
+            f"none (closest: {option})"
         cells += [sh.text(label), table.live(sh, pick[strategy], "overhead_pct", PCT),
                   table.live(sh, pick[strategy], "meets_target", BOOL_EXCEL)]
-    words = rule.NONE if chosen is None else rule.label(ctx.frame.at[chosen, "strategy"], ctx.frame.at[chosen, "tier"])
+    words = rule.NONE if chosen is None else rule.label(*(ctx.frame.at[chosen, c] for c in ("strategy", "tier", "engine")))
     cells.append(sh.cell(f'=IF({block.none},"{rule.NONE}",{block.chosen("strategy")}&"{rule.JOIN}"&'
-                         f'{block.chosen("tier")})', result=words))
+                         f'{block.chosen("tier")}&"{rule.WITH}"&{block.chosen("engine")})', result=words))
     cells.append(sh.cell(f"=IF({block.none},NA(),{block.chosen('tier_bought_GBps')})",
                          fmt=display.excel_format("tier_bought_GBps"),
                          result=math.nan if chosen is None else ctx.value(chosen, "tier_bought_GBps")))
@@ -190,7 +194,8 @@ def _summary_widths(ctx: Context, lines: list[list]) -> dict[int, float]:
     built and the assumed prices it may list (at most 60)."""
     texts = {k: [c.value for cells in lines for c in cells[k - 1:k] if isinstance(c.value, str)
                  and not c.value.startswith("=")] + [SUMMARY_HEAD[k - 1] + " "] for k in SUMMARY_WIDTHS}
-    texts[11] += [rule.label(r["option_strategy"], r["option_tier"]) for r in ctx.summary.to_dict("records")
+    texts[11] += [rule.label(r["option_strategy"], r["option_tier"], r["option_engine"])
+                  for r in ctx.summary.to_dict("records")
                   if isinstance(r.get("option_tier"), str)]
     texts[16] += [", ".join(v) for v in ctx.report.assumed.values()]
     return {k: min(max([w, *(len(t) + 2 for t in texts[k])]), 60) for k, w in SUMMARY_WIDTHS.items()}

@@ -39,13 +39,14 @@ class Block:
 
 
 def write(sh: Sheet, ctx: Context, table: Table) -> None:
-    sh.layout({1: 44, 2: 18, **{k: 16 for k in range(3, 13)}}, "A6")
+    widest = max((len(_recomputed(sweep)) + 1 for sweep in ctx.report.sweeps), default=0)  # a block's columns
+    sh.layout({1: 44, 2: 18, **{k: 16 for k in range(3, max(13, widest + 2))}}, "A6")
     sh.append([sh.text("Sensitivity: which assumption moves the headline option's cost", font=TITLE)])
     point, idx = ctx.report.point, ctx.report.headline
     if idx is None or idx not in table:
         sh.append([sh.text("The headline option is not on the Scenarios sheet: no sensitivity table.")])
         return
-    option = rule.label(ctx.frame.at[idx, "strategy"], ctx.frame.at[idx, "tier"])
+    option = rule.label(*(ctx.frame.at[idx, c] for c in ("strategy", "tier", "engine")))
     sh.append([sh.text(f"{point.model} on {point.sku}: {option}, the option the summary recommends. Each input that "
                        "carries a range is moved alone from its low to its high (blue: edit them), the others held; "
                        "the computation blocks below recompute every column that depends on it.")])
