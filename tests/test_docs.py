@@ -101,14 +101,15 @@ def test_readme_diff_excerpt_is_real_output(models_copy, monkeypatch):
     excerpt = next(b for b in _blocks("text") if b.startswith("$ ckptreport diff"))
     command, *lines = excerpt.splitlines()
     result = CliRunner().invoke(main, shlex.split(command)[2:])
-    assert result.exit_code == 0, result.output
+    said = re.search(r"\(exit (\d)\)", excerpt)  # the exit code the excerpt's verdict states
+    assert said and result.exit_code == int(said.group(1)), result.output
     got = result.stdout.splitlines()
     lines = [line for line in lines if line != "..."]
     assert got[:len(lines)] == lines
 
 
 def test_readme_models_from_scratch_validate_and_build_on_the_first_try(tmp_path, monkeypatch):
-    """The README's four YAML files, saved as their first line names them, validate and build as
+    """The README's five YAML files, saved as their first line names them, validate and build as
     the README says; their schema line points at schemas `ckptreport schema` writes, and the files
     validate against them (what an editor checks as the user types)."""
     import json
@@ -118,7 +119,7 @@ def test_readme_models_from_scratch_validate_and_build_on_the_first_try(tmp_path
 
     blocks = [b for b in _blocks("yaml") if b.startswith("# my-models/")]
     assert sorted(b.splitlines()[0] for b in blocks) == [f"# my-models/{f}.yaml" for f in
-                                                         ("hardware", "models", "plan", "storage")]
+                                                         ("engines", "hardware", "models", "plan", "storage")]
     monkeypatch.chdir(tmp_path)
     for block in blocks:
         path = tmp_path / block.splitlines()[0].removeprefix("# ")
@@ -134,7 +135,7 @@ def test_readme_models_from_scratch_validate_and_build_on_the_first_try(tmp_path
         assert schema_ref == f".schema/{name.removesuffix('.yaml')}.schema.json"
     valid = runner.invoke(main, ["validate", "--models", "my-models"])
     assert valid.exit_code == 0, valid.output
-    assert "valid — 1 models, 1 recipes, 1 SKUs, 1 tiers" in valid.output
+    assert "valid — 1 models, 1 recipes, 1 SKUs, 1 tiers, 2 engines" in valid.output
     built = runner.invoke(main, ["build", "--models", "my-models", "--out", "out", "-q"])
     assert built.exit_code == 0, built.output
     assert "llama3-8b" in built.stdout and (tmp_path / "out" / "ckptreport.xlsx").is_file()

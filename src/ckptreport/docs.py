@@ -62,6 +62,7 @@ def schema_markdown() -> str:
                                 ("models.NAME", schema.Model, "models.yaml"),
                                 ("skus.NAME", schema.Sku, "hardware.yaml"),
                                 ("tiers.NAME", schema.Tier, "storage.yaml"),
+                                ("engines.NAME", schema.Engine, "engines.yaml"),
                                 ("plan", schema.Plan, "plan.yaml")):
         out.append(f"**`{title}`** ({where}) — {model.__doc__.strip()}\n")
         out.append("| key | type | required | meaning |\n|---|---|---|---|")
@@ -97,7 +98,41 @@ def columns_markdown() -> str:
     return "\n".join(out) + "\n"
 
 
-BLOCKS = {"schema": schema_markdown, "columns": columns_markdown}
+ENGINE_TABLE = dict(model="llama3-405b", recipe="adamw-bf16-grads", sku="dgx-h100", tier="pfs-100", interval_s=1800.0)
+ENGINE_GPUS = (1024, 16384)
+
+
+def engines_markdown() -> str:
+    """The worked example's stall per shipped engine: 405B (16 B/param) on DGX H100 to the 100 GB/s
+    pfs-100, every 30 min, sync and async at 1,024 and 16,384 GPUs (the engine's columns, as explain
+    computes them); an extrapolation (more than 10x the engine's largest case) is marked."""
+    from . import display
+    from .explain import Scenario, one_row
+    from .load import load
+    from .paths import shipped_models
+
+    inputs = load(shipped_models())
+    head = ["engine", *(f"{s} stall, {g:,} GPUs" for s in ("sync", "async") for g in ENGINE_GPUS),
+            "largest published job its terms rest on", "source"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, engine in inputs.engines.items():
+        cells = [f"`{name}`"]
+        for strategy in ("sync", "async"):
+            for gpus in ENGINE_GPUS:
+                if strategy not in engine.strategies:
+                    cells.append("-")
+                    continue
+                row = one_row(inputs, Scenario(gpus=gpus, strategy=strategy, engine=name, **ENGINE_TABLE))
+                mark = " ‡" if row["extrapolated"] else ""
+                cells.append(display.of("stall_s", row["stall_s"]) + mark)
+        largest = engine.largest_case
+        cells.append("-" if largest is None else f"{int(largest.value):,} ranks ({largest.basis})")
+        cells.append((engine.source or "").split(";")[0].replace("|", "\\|"))
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+BLOCKS = {"schema": schema_markdown, "columns": columns_markdown, "engines": engines_markdown}
 
 
 def regenerate(text: str) -> str:
