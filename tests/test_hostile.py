@@ -559,11 +559,12 @@ def test_two_builds_into_one_directory_take_turns(tmp_path):
 # ---- a full build of hostile names through the real command -------------------------------------
 
 NAMES = {"models": ("llama3-8b", "=cmd|' /C calc'!A0"), "skus": ("dgx-h100", "+1+1"),
-         "tiers": ("superpod-good", '@SUM(1) <img src="file:///etc/passwd"> & ../x')}
+         "tiers": ("superpod-good", '@SUM(1) <img src="file:///etc/passwd"> & ../x'),
+         "engines": ("dcp-async-cached", "-2+3 <b>engine</b>")}
 
 
 def test_a_full_build_keeps_hostile_names_as_text_everywhere(tmp_path):
-    """A model, SKU and tier named as formulas and markup, built by the real command with the workbook
+    """A model, SKU, tier and engine named as formulas and markup, built by the real command with the workbook
     and the briefs: exit 0; no CSV cell starts a formula; no workbook formula holds a name; each brief's
     text shows the names literally; the brief files stay inside out/briefs."""
     files = copy.deepcopy(TINY)
@@ -589,7 +590,7 @@ def test_a_full_build_keeps_hostile_names_as_text_everywhere(tmp_path):
     pdfs = sorted((out / "briefs").glob("*.pdf"))
     assert pdfs and all(p.parent == out / "briefs" for p in pdfs)
     text = subprocess.run(["pdftotext", str(pdfs[0]), "-"], capture_output=True, text=True, check=True).stdout
-    assert "=cmd|' /C calc'!A0" in text and "+1+1" in text
+    assert "=cmd|' /C calc'!A0" in text and "+1+1" in text and "-2+3 <b>engine</b>" in text
     _log("cli: full build of hostile names", "ok")
     # Opened in a real spreadsheet application: our CSV gives no formula; the same names written raw do.
     raw = tmp_path / "raw.csv"
