@@ -73,3 +73,26 @@ def test_labels_are_codes_into_sorted_categories_even_beyond_the_sample():
     codes, cats = engine._labels(values)
     assert cats == ["a", "b", "c"]
     assert [cats[k] for k in codes[[0, 10_000, 20_000]]] == ["b", "a", "c"]
+
+
+def test_every_count_column_is_whole_so_the_frame_holds_what_its_formula_gives(shipped):
+    """A count column (replicas, nodes, stage parameters, requests, prefixes) is whole by its definition:
+    the frame, the Parquet and a workbook's cached value hold exactly what the formula computes. BLOOM's
+    TP4 x PP12 on 1,024 GPUs is 21 whole replicas (1,008 GPUs train, 16 stand idle), not 21.33 computed
+    with and 21 stored."""
+    from ckptreport.columns import COLUMNS
+    from ckptreport.expr import Var, evaluate
+
+    frame, _ = engine.scenarios(shipped)
+    counts = [n for n, c in COLUMNS.items() if c.unit == "count"]
+    rows = frame.sample(400, random_state=1)
+    for name in counts:
+        tree = COLUMNS[name].fn(*(Var(p) for p in COLUMNS[name].params))
+        for _, row in rows.iterrows():
+            env = {k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
+            got = evaluate(tree, env)  # the formula, on the row's own inputs and columns
+            assert got == row[name] and float(got).is_integer(), (name, got, row[name])
+    bloom = frame[(frame["model"] == "bloom-176b") & (frame["gpus"] == 1024)].iloc[0]
+    assert (bloom["dp_ranks"], bloom["training_gpus"], bloom["idle_gpus"]) == (21, 1008, 16)
+    with pytest.raises(ValueError, match="count column"):
+        engine._whole("dp_ranks", np.array([21.333]))

@@ -114,14 +114,16 @@ def test_bloom_stages_heaviest_and_lightest_rank(frame):
     """BLOOM-176B, TP4 PP12, 70 layers, hidden 14,336, vocab 250,880: a layer holds
     (176e9 - 2 x 250,880 x 14,336) / 70 = 2.4116e9 parameters. The first and last stages hold
     ceil(70/12) = 6 layers and the embedding or output layer (3.597e9); the lightest middle stage
-    floor(70/12) = 5 layers. Its ZeRO-1 ranks write weights in full and a DP-8 share of the rest."""
+    floor(70/12) = 5 layers. Its ZeRO-1 ranks write weights in full and a share of the rest over the
+    data-parallel replicas (whole ones: 21 in 1,024 GPUs, as planners round; the 16 left over stand idle)."""
     row = frame[(frame["model"] == "bloom-176b") & (frame["recipe"] == "adamw-bf16")].iloc[0]
     embedding, layer = 250_880 * 14_336, (176e9 - 2 * 250_880 * 14_336) / 70
-    assert row["stage_params_max"] == pytest.approx(6 * layer + embedding)
-    assert row["stage_params_min"] == pytest.approx(5 * layer)
+    assert row["stage_params_max"] == math.ceil(6 * layer + embedding)  # whole parameters
+    assert row["stage_params_min"] == math.floor(5 * layer)
     assert row["stage_bytes_first"] == row["stage_bytes_last"] == pytest.approx((6 * layer + embedding) * 14)
     assert row["stage_bytes_middle"] == pytest.approx(5 * layer * 14)
-    dp = row["gpus"] / 48
+    dp = row["gpus"] // 48  # whole replicas: 1,024 GPUs hold 21 of 48, and 16 GPUs stand idle
+    assert row["dp_ranks"] == dp == 21 and row["training_gpus"] == 1008 and row["idle_gpus"] == 16
     assert row["bytes_per_gpu_min"] == pytest.approx(5 * layer / 4 * (2 + 12 / dp))
     assert row["bytes_per_gpu_min"] < row["bytes_per_gpu_max"]
     assert (frame["bytes_per_gpu_min"] <= frame["bytes_per_gpu_max"] * (1 + 1e-12)).all()
@@ -432,3 +434,18 @@ def test_a_job_far_beyond_the_engines_largest_case_is_an_extrapolation():
     assert not _row(gpus=16384.0, largest_case_ranks=1856.0)["extrapolated"]
     assert _row(largest_case_ranks=32.0)["extrapolated"]
     assert not _row()["extrapolated"]  # no case stated: never flagged
+
+
+def test_a_layout_that_does_not_divide_trains_on_whole_replicas_and_pays_for_the_idle_gpus():
+    """TP4 x PP12 (48 GPUs a replica) on 1,024 GPUs: 21 replicas, 1,008 GPUs train and hold the state,
+    16 stand idle. The shards, the ranks that coordinate, the compute and the failures are the 1,008's;
+    the GPU-hours paid are the 1,024's."""
+    row = _row(tp=4.0, pp=12.0, coordination_per_rank_s=0.01)
+    assert (row["dp_ranks"], row["training_gpus"], row["idle_gpus"]) == (21, 1008, 16)
+    assert row["bytes_per_gpu"] == pytest.approx(405.85e9 * 14 / 1008)
+    assert row["coordination_s"] == pytest.approx(0.01 * 1008)
+    assert row["compute_s"] == pytest.approx(6 * 405.85e9 * 15.6e12 / (1008 * 989e12 * 0.4))
+    assert row["cluster_mtbf_s"] == pytest.approx(50677 * 3600.0 / 1008)
+    assert row["run_usd"] == pytest.approx(1024 * row["run_days"] * 24 * 4.916)
+    whole = _row(tp=4.0, pp=8.0)  # 32 divides 1,024: nothing idle
+    assert whole["idle_gpus"] == 0 and whole["training_gpus"] == 1024

@@ -143,6 +143,25 @@ def sharded_bytes_per_param(bytes_per_param, consolidated_saved_bytes_per_param)
 section("Placement over GPUs and nodes")
 
 @column("count")
+def dp_ranks(gpus, tp, pp):
+    """Data-parallel replicas: whole replicas of tensor x pipeline parallel ranks in the GPUs, rounded
+    down as planners do (a third of a replica trains nothing); at least one."""
+    return maximum(floor(gpus / (tp * pp)), 1)
+
+
+@column("count")
+def training_gpus(gpus, dp_ranks, tp, pp):
+    """GPUs that train and hold the state: the whole replicas (all GPUs where tp x pp divides them)."""
+    return minimum(dp_ranks * tp * pp, gpus)
+
+
+@column("count")
+def idle_gpus(gpus, training_gpus):
+    """GPUs of the cluster left over when tp x pp does not divide it: they stand idle, and are paid for."""
+    return gpus - training_gpus
+
+
+@column("count")
 def nodes(gpus, gpus_per_node):
     """Nodes the job occupies."""
     return ceil(gpus / gpus_per_node)
@@ -155,24 +174,19 @@ def gpus_on_node(gpus, gpus_per_node):
 
 
 @column("bytes")
-def bytes_per_gpu(ckpt_bytes, gpus):
-    """Bytes each GPU writes on average."""
-    return ckpt_bytes / gpus
-
-
-@column("count")
-def dp_ranks(gpus, tp, pp):
-    """Data-parallel replicas: GPUs / (tensor x pipeline parallel)."""
-    return maximum(gpus / (tp * pp), 1)
+def bytes_per_gpu(ckpt_bytes, training_gpus):
+    """Bytes each training GPU writes on average."""
+    return ckpt_bytes / training_gpus
 
 
 @column("count")
 def stage_params_max(params, layers, hidden, vocab, pp):
     """Parameters of the heaviest pipeline stage: its share of the layers plus the embedding (first
-    stage) or output layer (last stage), vocab x hidden each; all of them without pipelining."""
-    return where((pp > 1) & (layers > 0),
-                 ceil(layers / pp) * (params - 2 * vocab * hidden) / maximum(layers, 1) + vocab * hidden,
-                 params / pp)
+    stage) or output layer (last stage), vocab x hidden each; all of them without pipelining (whole
+    parameters, rounded up)."""
+    return ceil(where((pp > 1) & (layers > 0),
+                      ceil(layers / pp) * (params - 2 * vocab * hidden) / maximum(layers, 1) + vocab * hidden,
+                      params / pp))
 
 
 @column("label")
@@ -182,24 +196,24 @@ def save_sharding(sharding, replicated):
     return where((replicated == "balanced") & (sharding != "fully_sharded"), "balanced", sharding)
 
 
-def _rank_bytes(save_sharding, params, sharded_bytes_per_param, gpus, stage_params, tp, dp_ranks, weights):
+def _rank_bytes(save_sharding, params, sharded_bytes_per_param, training_gpus, stage_params, tp, dp_ranks, weights):
     """One rank's share of the sharded state, on a stage of ``stage_params`` (not a column: the heaviest
     and the lightest rank both read it)."""
     rank_params = stage_params / tp
     shared = rank_params * weights + rank_params * (sharded_bytes_per_param - weights) / dp_ranks
-    return where(save_sharding == "fully_sharded", params * sharded_bytes_per_param / gpus,
+    return where(save_sharding == "fully_sharded", params * sharded_bytes_per_param / training_gpus,
                  where(save_sharding == "balanced", rank_params * sharded_bytes_per_param / dp_ranks,
                        where(save_sharding == "replica0", rank_params * sharded_bytes_per_param, shared)))
 
 
 @column("bytes")
-def shard_bytes_max(save_sharding, params, sharded_bytes_per_param, gpus, stage_params_max, tp, dp_ranks,
+def shard_bytes_max(save_sharding, params, sharded_bytes_per_param, training_gpus, stage_params_max, tp, dp_ranks,
                     weights_bytes_per_param, grads_bytes_per_param):
     """The heaviest rank's share of the sharded state: fully_sharded splits it evenly; replica0 has one
     data-parallel replica write it all; optimizer_sharded (ZeRO-1, distributed optimizer) has replica 0
     write the weights and every replica its share of master copy and optimizer states; balanced spreads
     a stage's state over its data-parallel replicas."""
-    return _rank_bytes(save_sharding, params, sharded_bytes_per_param, gpus, stage_params_max, tp, dp_ranks,
+    return _rank_bytes(save_sharding, params, sharded_bytes_per_param, training_gpus, stage_params_max, tp, dp_ranks,
                        weights_bytes_per_param + grads_bytes_per_param)
 
 
@@ -214,11 +228,11 @@ def bytes_per_gpu_max(shard_bytes_max, consolidated_bytes):
 def stage_params_min(params, layers, hidden, vocab, pp):
     """Parameters of the lightest pipeline stage: a middle stage's share of the layers rounded down
     (with two stages, one edge stage: its layers and the embedding or output layer); all of them
-    without pipelining."""
+    without pipelining (whole parameters, rounded down)."""
     edge = where(pp > 2, 0, vocab * hidden)
-    return where((pp > 1) & (layers > 0),
-                 floor(layers / pp) * (params - 2 * vocab * hidden) / maximum(layers, 1) + edge,
-                 params / pp)
+    return floor(where((pp > 1) & (layers > 0),
+                       floor(layers / pp) * (params - 2 * vocab * hidden) / maximum(layers, 1) + edge,
+                       params / pp))
 
 
 @column("bytes")
@@ -240,11 +254,11 @@ def stage_bytes_last(stage_params_max, sharded_bytes_per_param):
 
 
 @column("bytes")
-def bytes_per_gpu_min(save_sharding, params, sharded_bytes_per_param, gpus, stage_params_min, tp, dp_ranks,
+def bytes_per_gpu_min(save_sharding, params, sharded_bytes_per_param, training_gpus, stage_params_min, tp, dp_ranks,
                       weights_bytes_per_param, grads_bytes_per_param):
     """The lightest writing rank (a middle pipeline stage's, never rank 0's consolidated copy): as
     shard_bytes_max, for the lightest stage."""
-    return _rank_bytes(save_sharding, params, sharded_bytes_per_param, gpus, stage_params_min, tp, dp_ranks,
+    return _rank_bytes(save_sharding, params, sharded_bytes_per_param, training_gpus, stage_params_min, tp, dp_ranks,
                        weights_bytes_per_param + grads_bytes_per_param)
 
 
@@ -256,9 +270,9 @@ def replica0_writes(save_sharding, replicated):
 
 
 @column("count")
-def nodes_writing(replica0_writes, gpus, tp, pp, gpus_per_node):
-    """Nodes that write: all, or where replica 0 writes alone only those holding replica 0."""
-    return ceil(where(replica0_writes, minimum(tp * pp, gpus), gpus) / gpus_per_node)
+def nodes_writing(replica0_writes, training_gpus, tp, pp, gpus_per_node):
+    """Nodes that write: all that train, or where replica 0 writes alone only those holding replica 0."""
+    return ceil(where(replica0_writes, minimum(tp * pp, training_gpus), training_gpus) / gpus_per_node)
 
 
 @column("count")
@@ -337,17 +351,19 @@ def fixed_s(strategy, sync_fixed_s, async_fixed_s, tiered_fixed_s):
 
 
 @column("s")
-def first_coordination_s(gpus, coordination_constant_s, coordination_per_rank_s, coordination_per_rank2_s):
-    """Coordination of the first save: the engine's constant, plus per rank x the job's ranks (one per GPU),
-    plus per rank squared x ranks^2 (pairwise plan validation)."""
-    return coordination_constant_s + coordination_per_rank_s * gpus + coordination_per_rank2_s * gpus * gpus
+def first_coordination_s(training_gpus, coordination_constant_s, coordination_per_rank_s, coordination_per_rank2_s):
+    """Coordination of the first save: the engine's constant, plus per rank x the job's ranks (one per
+    training GPU), plus per rank squared x ranks^2 (pairwise plan validation)."""
+    return (coordination_constant_s + coordination_per_rank_s * training_gpus
+            + coordination_per_rank2_s * training_gpus * training_gpus)
 
 
 @column("s")
-def coordination_s(first_coordination_s, gpus, cached_constant_s, cached_per_rank_s):
+def coordination_s(first_coordination_s, training_gpus, cached_constant_s, cached_per_rank_s):
     """Coordination of a save in steady state (every save but the first): with cached plans the cached
     constant plus per rank x ranks, else as the first save."""
-    return where(known(cached_constant_s), cached_constant_s + cached_per_rank_s * gpus, first_coordination_s)
+    return where(known(cached_constant_s), cached_constant_s + cached_per_rank_s * training_gpus,
+                 first_coordination_s)
 
 
 @column("s")
@@ -515,10 +531,10 @@ def bottleneck(snapshot_s, nvme_s, nic_s, writer_s, tier_s, coordination_s, meta
 
 
 @column("bool")
-def extrapolated(gpus, largest_case_ranks):
+def extrapolated(training_gpus, largest_case_ranks):
     """Whether the job is more than 10x the largest published case the engine's terms rest on: its
     coordination is then an extrapolation."""
-    return gpus > 10 * largest_case_ranks
+    return training_gpus > 10 * largest_case_ranks
 
 
 section("Strategy: what training waits for")
@@ -640,9 +656,10 @@ def restore_s(host_restore_pct, restore_host_s, restore_tier_s):
 section("Cadence under failures")
 
 @column("s", excel='#,##0" s"')
-def cluster_mtbf_s(gpu_mtbf_s, gpus):
-    """Mean time between failures of the whole job: per-GPU MTBF / GPUs."""
-    return gpu_mtbf_s / gpus
+def cluster_mtbf_s(gpu_mtbf_s, training_gpus):
+    """Mean time between failures of the whole job: per-GPU MTBF / the GPUs it trains on (an idle
+    GPU's failure stops nothing)."""
+    return gpu_mtbf_s / training_gpus
 
 
 @column("s")
@@ -703,9 +720,9 @@ def meets_target(overhead_pct, target_overhead_pct, host_memory_ok, nvme_ok, cap
 section("Run length and money")
 
 @column("s")
-def compute_s(active_params, tokens, gpus, peak_TFLOPS, mfu_pct):
-    """Training compute time: 6 x active params x tokens / (GPUs x peak x MFU)."""
-    return 6 * active_params * tokens / (gpus * peak_TFLOPS * TERA * mfu_pct / PERCENT)
+def compute_s(active_params, tokens, training_gpus, peak_TFLOPS, mfu_pct):
+    """Training compute time: 6 x active params x tokens / (training GPUs x peak x MFU)."""
+    return 6 * active_params * tokens / (training_gpus * peak_TFLOPS * TERA * mfu_pct / PERCENT)
 
 
 @column("days")

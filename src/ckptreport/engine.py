@@ -137,12 +137,21 @@ def columns(inputs: Inputs, start: int = 0, stop: int | None = None
         if col.unit == "label":
             value = _labels(value)
         elif col.unit == "count":
-            value = value.astype(np.int64)
+            value = _whole(name, value)
         out[name] = value
     pair = idx["sku"] * len(dims["tier"]) + idx["tier"]
     for name, table in _sources(inputs, dims).items():
         out[name] = _take(table, pair)
     return out, dropped
+
+
+def _whole(name: str, value: np.ndarray) -> np.ndarray:
+    """A count column as integers: every count is whole by its definition (rounded where it divides),
+    so what the frame, the Parquet and a workbook cell cache is what its formula gives."""
+    finite = np.isfinite(value)
+    if not np.array_equal(value[finite], np.trunc(value[finite])) or not finite.all():
+        raise ValueError(f"count column {name} is not a whole finite number in every row")
+    return value.astype(np.int64)
 
 
 def row_at(cols: dict[str, np.ndarray | Labels], i: int) -> dict[str, object]:

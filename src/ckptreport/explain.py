@@ -45,6 +45,10 @@ def one_row(inputs: Inputs, s: Scenario):
     problems = [p for p in problems if p]
     if problems:
         raise InputError([Problem("", 0, 0, "", p) for p in problems])
+    model = inputs.models[s.model]
+    if model.tp is not None and model.pp is not None and s.gpus < model.tp.value * model.pp.value:
+        raise InputError(f"no such scenario: {s.gpus:,} GPUs hold less than one replica of {s.model} (tp "
+                         f"{model.tp.value:g} x pp {model.pp.value:g} = {model.tp.value * model.pp.value:,.0f} GPUs)")
     engine = s.engine or default_engine(inputs, s.strategy)
     plan = inputs.plan.model_copy(update={
         "models": [s.model], "skus": [s.sku], "tiers": [s.tier], "strategies": [s.strategy], "engines": [engine],
@@ -134,7 +138,9 @@ def headline(v: dict) -> str:
     parts = [
         f"{f('ckpt_bytes', v['ckpt_bytes'])} per checkpoint ({f('params', v['params'])} params x "
         f"{f('bytes_per_param', v['bytes_per_param'])});",
-        f"{f('bytes_per_node', v['bytes_per_node'])} per node over {v['nodes']:,} nodes.",
+        f"{f('bytes_per_node', v['bytes_per_node'])} per node over {v['nodes']:,} nodes"
+        + (f" ({v['idle_gpus']:,} GPUs stand idle: {v['dp_ranks']:,} whole replicas of tp {v['tp']:g} x pp "
+           f"{v['pp']:g} train on {v['training_gpus']:,})" if v["idle_gpus"] else "") + ".",
         f"Persisting with {v['engine']} takes {f('write_s', v['write_s'])} (bottleneck: {v['bottleneck']}; "
         f"coordination {f('coordination_s', v['coordination_s'])}"
         + (f" a save with cached plans, {f('first_coordination_s', v['first_coordination_s'])} at the first"

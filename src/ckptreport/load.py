@@ -273,6 +273,7 @@ def load(root: Path | str) -> Inputs:
         _check_model_recipes(sections, declared, files["models.yaml"], problems)
     if plan is not None:
         _check_plan(plan, declared, files["plan.yaml"], problems)
+        _check_layouts(plan, sections["models"], files["plan.yaml"], problems)
     if problems:
         raise InputError(problems)
     digest = hashlib.sha256()
@@ -293,6 +294,24 @@ def _check_model_recipes(sections, declared, file, problems: list[Problem]) -> N
             line, col = place(marks, ("models", name, "recipe"))
             problems.append(Problem(shown, line, col, f"models.{name}.recipe",
                                     _unknown("recipe", model.recipe, declared["recipes"])))
+
+
+def _check_layouts(plan: Plan, models: dict, file, problems: list[Problem]) -> None:
+    """A cluster size of the plan smaller than one replica of a model it trains (tp x pp GPUs) is a job
+    that cannot run: refused at the size, naming the model. (Sizes that one replica does not divide
+    run on whole replicas; the rest stand idle, and every output says how many.)"""
+    _, pmarks, pshown, _ = file
+    for name in plan.models or list(models):
+        model = models.get(name)
+        if model is None or model.tp is None or model.pp is None:
+            continue
+        replica = model.tp.value * model.pp.value
+        for i, q in enumerate(plan.gpus):
+            if q.value < replica:
+                line, col = place(pmarks, ("gpus", i))
+                problems.append(Problem(pshown, line, col, f"gpus[{i}]",
+                                        f"{_text(q)} GPUs hold less than one replica of {name} (tp {model.tp.value:g} x "
+                                        f"pp {model.pp.value:g} = {replica:,.0f} GPUs)"))
 
 
 def _check_plan(plan: Plan, declared, file, problems: list[Problem]) -> None:

@@ -242,6 +242,8 @@ def context(data: BriefData, report: Report, meta: dict[str, str], paper: str) -
         "bytes_per_param": f("bytes_per_param", rec["bytes_per_param"]), "ckpt": f("ckpt_bytes", rec["ckpt_bytes"]),
         "per_gpu": f("bytes_per_gpu", rec["bytes_per_gpu"]), "per_node": f("bytes_per_node", rec["bytes_per_node"]),
         "gpus": f"{spec.gpus:,}", "mfu": f("mfu_pct", rec["mfu_pct"]),
+        "idle": f"{int(rec['idle_gpus']):,}" if rec["idle_gpus"] else "", "replicas": f"{int(rec['dp_ranks']):,}",
+        "training": f"{int(rec['training_gpus']):,}",
         "compute_days": display.value(rec["compute_s"] / units.COLUMN_UNITS["days"].scale, "days"),
         "mtbf": f("cluster_mtbf_s", rec["cluster_mtbf_s"]),
         "interval": f("interval_s", rec["interval_s"]), "target": f("target_overhead_pct", rec["target_overhead_pct"]),
