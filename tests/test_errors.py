@@ -444,9 +444,10 @@ def test_a_missing_key_says_what_it_means(models_copy):
     with pytest.raises(InputError) as caught:
         load(models_copy)
     messages = {p.path: p.message for p in caught.value.problems}
-    assert messages["mfu"] == "missing required key 'mfu' (model FLOPs utilisation, e.g. 40%)"
+    assert messages["mfu"] == "missing required key 'mfu' (model FLOPs utilisation, e.g. 40%; plausible: 1% to 100%)"
     missing = next(m for k, m in messages.items() if k.endswith(".gpu_mtbf"))
-    assert missing == "missing required key 'gpu_mtbf' (mean time between job-stopping failures, per GPU)"
+    assert missing == ("missing required key 'gpu_mtbf' (mean time between job-stopping failures, per GPU; "
+                       "plausible: 100 h to 10000 y)")
 
 
 # ---- engines (issue 24) --------------------------------------------------------------------------
@@ -523,3 +524,38 @@ def test_a_plan_key_that_moved_to_the_engines_says_where(models_dir, out_dir, ke
     assert_rejected(build(models_dir, out_dir), out_dir, [
         f"{shown('plan.yaml')}:{line}:{col}: {name}: '{name}' is an engine's term now: it moved to engines.yaml, "
         f"as {moved}"])
+
+
+# ---- issue 25: layouts that do not divide -------------------------------------------------------
+
+def test_a_cluster_smaller_than_one_replica_is_refused_at_the_size(models_dir, out_dir):
+    """64 GPUs cannot hold one replica of Llama 3 405B (tp 8 x pp 16 = 128 GPUs): refused at the list
+    item; 1,024 is fine (8 whole replicas), and sizes one replica does not divide run on whole ones."""
+    text = replace(models_dir, "plan.yaml", "gpus: [1024, 4096, 16384]", "gpus: [64, 1024]")
+    line, col = where(text, "gpus: [64, 1024]")
+    col += len("gpus: [")
+    assert_rejected(build(models_dir, out_dir), out_dir, [
+        f"{shown('plan.yaml')}:{line}:{col}: gpus[0]: 64 GPUs hold less than one replica of llama3-405b "
+        "(tp 8 x pp 16 = 128 GPUs)"])
+    result = CliRunner().invoke(main, ["explain", "llama3-405b", "dgx-h100", "pfs-100", "--gpus", "64",
+                                       "--interval", "30min"])
+    assert result.exit_code == 2 and "hold less than one replica" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_implausible_figures_are_typos_not_plans(models_dir, out_dir):
+    """mfu 1e-300% built with exit 0 and wrote infinite run days and costs; a GPU-hour of $4,916 (a
+    slipped decimal point) priced every run a thousand times over. Both are refused at their place,
+    naming the plausible range."""
+    text = replace_line(models_dir, "plan.yaml", r"^mfu: .*$", "mfu: 1e-300%")
+    line, col = where(text, "mfu: 1e-300%")
+    hw = replace(models_dir, "hardware.yaml", "usd_per_gpu_hour: {value: $4.916", "usd_per_gpu_hour: {value: $4916")
+    sku = load_yaml(models_dir, "hardware.yaml")["skus"]
+    first = next(n for n, s in sku.items() if str(s["usd_per_gpu_hour"]["value"]) == "$4916")
+    lines = [i + 1 for i, ln in enumerate(hw.splitlines()) if "usd_per_gpu_hour: {value: $4916" in ln]
+    assert len(lines) >= 1
+    said = problem_lines(build(models_dir, out_dir))
+    assert f"{shown('plan.yaml')}:{line}:{col}: mfu: expected a percentage from 1% to 100%, got '1e-300%'" in said
+    assert any(s.startswith(f"{shown('hardware.yaml')}:{lines[0]}:5: skus.{first}.usd_per_gpu_hour: expected a "
+                            "dollar amount from $0.01 to $1,000, got '$4916'") for s in said), said
+    assert not out_dir.exists() or not any(out_dir.iterdir())

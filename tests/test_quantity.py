@@ -71,3 +71,49 @@ def test_names_and_free_text_are_printable():
     assert "printable" in error(name="bad\x07")
     assert entry(note="two\nlines\tand a tab").note == "two\nlines\tand a tab"
     assert "printable" in error(note="an \x1b[2J escape")
+
+
+# ---- issue 25: every key's plausible range, both sides of each bound ------------------------------
+
+def _written(value: float, kind: str) -> str:
+    """A figure as a user writes it, in the kind's base unit (a percentage in percent)."""
+    unit = {"bytes": " B", "bandwidth": " B/s", "duration": " s", "flops": " FLOPS", "count": ""}.get(kind)
+    if kind == "percent":
+        return f"{value * 100!r}%"
+    if kind == "usd":
+        return f"${value!r}"
+    return f"{value!r}{unit}"
+
+
+def _plausible_keys():
+    from ckptreport import schema
+    from ckptreport.inputs import INPUTS
+    from ckptreport.quantity import Kind, plausible_of
+
+    out = [(name, i.type) for name, i in INPUTS.items() if plausible_of(i.type)]
+    for key in ("gpus", "intervals"):  # the plan's lists: each item's type
+        out.append((f"plan.{key}", schema.Plan.model_fields[key].annotation.__args__[0]))
+    return [(name, t, next(m.key for m in t.__metadata__ if isinstance(m, Kind))) for name, t in out]
+
+
+@pytest.mark.parametrize("name, annotation, kind", _plausible_keys(), ids=lambda v: v if isinstance(v, str) else "")
+def test_each_key_refuses_a_figure_beyond_its_plausible_range_and_takes_its_bounds(name, annotation, kind):
+    """mfu 1e-300% or a GPU-hour of $4,916 is a typo, not a plan: each key with a plausible range refuses
+    a figure 1% beyond either bound, naming the range, and takes the bounds themselves."""
+    from pydantic import TypeAdapter
+
+    from ckptreport import units
+    from ckptreport.quantity import plausible_of
+
+    adapter = TypeAdapter(annotation)
+    bounds = plausible_of(annotation)
+    low, high = units.parse(bounds.low, kind), units.parse(bounds.high, kind)
+    for inside in (low, high):
+        assert adapter.validate_python(_written(inside, kind)).value == pytest.approx(inside, rel=1e-12), name
+    for outside in (low / 1.01, high * 1.01):
+        if kind == "count" and outside < 1:
+            continue  # below 1 a count is refused as a count (greater than 0, a whole number)
+        with pytest.raises(ValidationError) as e:
+            adapter.validate_python(_written(outside, kind))
+        msg = e.value.errors()[0]["msg"]
+        assert f"from {bounds.low} to {bounds.high}" in msg or f"at most {bounds.high}" in msg, (name, msg)

@@ -107,7 +107,8 @@ def _range(raw: Any, value: float, bounds: dict, distribution: str | None, check
     return low, high, distribution
 
 
-def _figure(kind: str, minimum: float, inclusive: bool, integer: bool, maximum: float | None):
+def _figure(kind: str, minimum: float, inclusive: bool, integer: bool, maximum: float | None,
+            plausible: tuple[float, float, str, str] | None = None):
     """``check(raw, where)``: one figure of a quantity of ``kind`` (its value, or a bound of its
     range) parsed and checked against the key's floor, the kind's plausible range, its ceiling and
     wholeness; ``where`` prefixes the message ('low: ')."""
@@ -123,16 +124,16 @@ def _figure(kind: str, minimum: float, inclusive: bool, integer: bool, maximum: 
             raise PydanticCustomError(
                 "unit_range", where + "expected a {kind} {word} {floor}, got {got}",
                 {"kind": units.KINDS[kind].name, "word": word, "floor": floor, "got": repr(raw)})
-        low, high = units.PLAUSIBLE.get(kind, (0.0, math.inf))
-        if value != 0 and not low <= value <= high:
-            raise PydanticCustomError(
-                "unit_range", where + "expected a {kind} from {low} to {high}, got {got}",
-                {"kind": units.KINDS[kind].name, "low": units.fmt(low, kind), "high": units.fmt(high, kind),
-                 "got": repr(raw)})
-        if maximum is not None and value > maximum:
+        if maximum is not None and value > maximum:  # the key's own ceiling first: a share is at most 100%
             raise PydanticCustomError(
                 "unit_range", where + "expected a {kind} of at most {ceiling}, got {got}",
                 {"kind": units.KINDS[kind].name, "ceiling": units.fmt(maximum, kind), "got": repr(raw)})
+        low, high = plausible[:2] if plausible else units.PLAUSIBLE.get(kind, (0.0, math.inf))
+        if value != 0 and not low <= value <= high:
+            shown = plausible[2:] if plausible else (units.fmt(low, kind), units.fmt(high, kind))
+            raise PydanticCustomError(
+                "unit_range", where + "expected a {kind} from {low} to {high}, got {got}",
+                {"kind": units.KINDS[kind].name, "low": shown[0], "high": shown[1], "got": repr(raw)})
         if integer and value != int(value):
             raise PydanticCustomError("unit_int", where + "expected a whole number, got {got}", {"got": repr(raw)})
         return value
@@ -141,8 +142,8 @@ def _figure(kind: str, minimum: float, inclusive: bool, integer: bool, maximum: 
 
 
 def _quantity_validator(kind: str, minimum: float, inclusive: bool, integer: bool, maximum: float | None,
-                        ranged: bool):
-    check = _figure(kind, minimum, inclusive, integer, maximum)
+                        ranged: bool, plausible: tuple[float, float, str, str] | None = None):
+    check = _figure(kind, minimum, inclusive, integer, maximum, plausible)
 
     def validate(raw: Any) -> Q:
         if isinstance(raw, Q):
@@ -192,12 +193,31 @@ def json_schema(kind: str, ranged: bool = True) -> dict:
 
 
 def Quantity(kind: str, *, minimum: float = 0.0, inclusive: bool = False, integer: bool = False,
-             maximum: float | None = None, ranged: bool | None = None):
+             maximum: float | None = None, ranged: bool | None = None, plausible: tuple[str, str] | None = None):
     """An annotated field type: a quantity of ``kind`` (see ``units.KINDS``), positive by default.
-    ``ranged``: whether it may carry a range (default: unless it is a whole number)."""
+    ``ranged``: whether it may carry a range (default: unless it is a whole number). ``plausible``: the
+    figures (as written, in the kind's units) between which a value of this key can be a plan rather
+    than a typo; omitted, the kind's own range (``units.PLAUSIBLE``). Zero stays allowed where the key
+    allows it."""
     ranged = not integer if ranged is None else ranged
-    return Annotated[Q, BeforeValidator(_quantity_validator(kind, minimum, inclusive, integer, maximum, ranged)),
-                     WithJsonSchema(json_schema(kind, ranged)), Kind(units.KINDS[kind].name, kind)]
+    bounds = None if plausible is None else (units.parse(plausible[0], kind), units.parse(plausible[1], kind),
+                                             *plausible)
+    marks = () if plausible is None else (Plausible(*plausible),)
+    return Annotated[Q, BeforeValidator(_quantity_validator(kind, minimum, inclusive, integer, maximum, ranged, bounds)),
+                     WithJsonSchema(json_schema(kind, ranged)), Kind(units.KINDS[kind].name, kind), *marks]
+
+
+@dataclass(frozen=True)
+class Plausible:
+    """Marks a key's plausible range (as written): the docs print it, the tests try both sides of it."""
+
+    low: str
+    high: str
+
+
+def plausible_of(annotation) -> Plausible | None:
+    """A field type's plausible range, where its key declares one."""
+    return next((m for m in getattr(annotation, "__metadata__", ()) if isinstance(m, Plausible)), None)
 
 
 def _dtype(raw: Any) -> float:

@@ -17,16 +17,18 @@ from pydantic import Field, ValidationError, create_model, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from .inputs import ENGINES, GROUPS, MODELS, PLAN, RECIPES, SKUS, TIERS, Input, attribute, of
-from .quantity import Name, Quantity, Strict, Text
+from .quantity import Name, Quantity, Strict, Text, plausible_of
 from .vocab import PAPERS, STRATEGIES
 
 __all__ = ["Recipe", "Model", "Sku", "Tier", "Engine", "Summary", "Brief", "Plan", "SECTIONS", "FILES", "MOVED"]
 
 
 def _described(inp: Input) -> str:
+    bounds = plausible_of(inp.type)
+    doc = inp.doc if bounds is None else f"{inp.doc}; plausible: {bounds.low} to {bounds.high}"
     if inp.required:
-        return inp.doc
-    return f"{inp.doc}; omitted: {inp.derived_doc or inp.absent}"
+        return doc
+    return f"{doc}; omitted: {inp.derived_doc or inp.absent}"
 
 
 def _field(inp: Input, key: str) -> tuple[Any, Any]:
@@ -187,8 +189,10 @@ _AXES = {
     "skus": (list[Name] | None, Field(None, description="SKU names; omitted: all")),
     "tiers": (list[Name] | None, Field(None, description="tier names; omitted: all")),
     "engines": (list[Name] | None, Field(None, description="checkpointing engine names; omitted: all")),
-    "gpus": (list[Quantity("count", integer=True)], Field(min_length=1, description="cluster sizes in GPUs")),
-    "intervals": (list[Quantity("duration", ranged=False)], Field(min_length=1, description="checkpoint cadences")),
+    "gpus": (list[Quantity("count", integer=True, plausible=("1", "10M"))],
+             Field(min_length=1, description="cluster sizes in GPUs")),
+    "intervals": (list[Quantity("duration", ranged=False, plausible=("1 s", "1 y"))],
+                  Field(min_length=1, description="checkpoint cadences")),
     "strategies": (list[Literal[STRATEGIES]], Field(default_factory=lambda: list(STRATEGIES), min_length=1,
                                                     description=", ".join(STRATEGIES) + "; omitted: all")),
 }
