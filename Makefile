@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # tests drive for real (LibreOffice recalculates the workbook, and python3-uno lets a test sort, filter,
 # insert rows and type in Calc itself; poppler reads and renders the PDFs).
 RUNTIME_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core
-TEST_PACKAGES    := $(RUNTIME_PACKAGES) libreoffice-calc-nogui python3-uno poppler-utils
+TEST_PACKAGES    := $(RUNTIME_PACKAGES) libreoffice-calc-nogui python3-uno poppler-utils gnumeric
 
 .PHONY: build test bench docs golden runtime-deps system-deps clean
 
@@ -25,12 +25,13 @@ test: $(STAMP) system-deps  ## run the whole test suite, on every core (pytest-x
 
 HAVE_RUNTIME := ldconfig -p | grep -q libpangoft2-1.0 && ldconfig -p | grep -q libharfbuzz-subset
 HAVE_TESTING := $(HAVE_RUNTIME) && command -v soffice >/dev/null && command -v pdftoppm >/dev/null \
+                && command -v ssconvert >/dev/null \
                 && test -f /usr/lib/python3/dist-packages/uno.py
 
 runtime-deps:  ## Pango and fonts for the PDF briefs (Debian/Ubuntu; installs as root)
 	@$(MAKE) --no-print-directory apt PACKAGES="$(RUNTIME_PACKAGES)" CHECK="$(HAVE_RUNTIME)"
 
-system-deps:  ## everything the tests run for real: the above, LibreOffice and poppler
+system-deps:  ## everything the tests run for real: the above, LibreOffice, Gnumeric and poppler
 	@$(MAKE) --no-print-directory apt PACKAGES="$(TEST_PACKAGES)" CHECK="$(HAVE_TESTING)"
 
 apt:

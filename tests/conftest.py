@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -140,6 +141,19 @@ def libreoffice(src: Path, outdir: Path, fmt: str, profile: Path) -> Path:
 
 def recalculated(xlsx: Path, tmp_path: Path) -> Path:
     return libreoffice(xlsx, tmp_path / "recalc", "xlsx", tmp_path / "lo-profile")
+
+
+GNUMERIC = shutil.which("ssconvert")
+
+
+def gnumeric(xlsx: Path, outdir: Path) -> Path:
+    """``xlsx`` recalculated by Gnumeric (``ssconvert --recalc``) and saved as xlsx; return the file."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    out = outdir / xlsx.name
+    done = subprocess.run([GNUMERIC or "ssconvert", "--recalc", str(xlsx), str(out)], capture_output=True,
+                          text=True, timeout=600, env={**os.environ, "HOME": str(outdir)})
+    assert done.returncode == 0 and out.exists(), f"ssconvert failed ({done.returncode}): {done.stderr[-2000:]}"
+    return out
 
 
 

@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import subprocess
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -21,7 +22,7 @@ import numpy as np
 import openpyxl
 import pandas as pd
 import pytest
-from conftest import SOFFICE, libreoffice, recalculated
+from conftest import GNUMERIC, SOFFICE, gnumeric, libreoffice, recalculated
 
 from ckptreport import display
 from ckptreport.build import build
@@ -112,39 +113,66 @@ def test_cached_values_are_what_a_spreadsheet_computes(built, recalc):
     assert compared == ours.size
 
 
-def test_every_formula_on_every_sheet_carries_what_a_spreadsheet_computes(built, recalc):
-    """Not only Scenarios: every formula cell of every sheet (Summary, Choice, Purchase, Cadence,
-    Checks, Cover, Assumptions' derived figures) stores a cached result, and it is what LibreOffice
-    computes, so a reader that does not calculate (openpyxl data_only, pandas, a preview) sees the
-    engine's numbers and the workbook need not be recalculated on open."""
-    _, xlsx = built
+def formulas_carry_what_it_computes(xlsx: Path, recalc: Path, app: str) -> dict[str, int]:
+    """Every formula cell of every sheet of ``xlsx`` stores a cached result, and it is what ``app``
+    computed in ``recalc`` (numbers to 1e-9; at or beyond the infinity cell, both infinite); returns the
+    formula cells compared per sheet."""
     formulas = openpyxl.load_workbook(xlsx, read_only=True)
     ours = openpyxl.load_workbook(xlsx, read_only=True, data_only=True)
-    theirs = openpyxl.load_workbook(recalc, read_only=True, data_only=True)
+    with warnings.catch_warnings():  # Gnumeric's file has no default style: openpyxl says so, and reads it
+        warnings.filterwarnings("ignore", "Workbook contains no default style", UserWarning)
+        theirs = openpyxl.load_workbook(recalc, read_only=True, data_only=True)
     compared = {}
     for name in formulas.sheetnames:
         for f_row, o_row, t_row in zip(formulas[name].iter_rows(), ours[name].iter_rows(), theirs[name].iter_rows()):
             for f, o, t in zip(f_row, o_row, t_row):
                 if not (isinstance(f.value, str) and f.value.startswith("=") and f.data_type == "f"):
                     continue
-                where = f"{name}!{f.coordinate} {f.value[:80]}: cached {o.value!r}, LibreOffice {t.value!r}"
+                where = f"{name}!{f.coordinate} {f.value[:80]}: cached {o.value!r}, {app} {t.value!r}"
                 assert o.value is not None or t.value in (None, ""), where  # a result is stored
                 if isinstance(o.value, bool):  # reads TRUE before any recalculation, not a bare 1
                     assert f.number_format == BOOL_EXCEL, where
                 if isinstance(t.value, (int, float)) and not isinstance(t.value, bool) and abs(t.value) >= INF_AT:
                     assert isinstance(o.value, (int, float)) and abs(o.value) >= INF_AT, where
                 elif isinstance(t.value, (int, float)) and not isinstance(t.value, bool) \
-                        and not isinstance(o.value, bool):  # LibreOffice stores 12500.0 as the integer 12500
+                        and not isinstance(o.value, bool):  # a spreadsheet stores 12500.0 as the integer 12500
                     assert isinstance(o.value, (int, float)) and math.isclose(o.value, t.value, rel_tol=1e-9,
                                                                                abs_tol=1e-12), where
+                elif isinstance(o.value, bool) and isinstance(t.value, (int, float)):
+                    assert bool(t.value) is o.value, where  # a TRUE re-saved as 1
                 else:
                     assert (o.value or "") == (t.value or ""), where
                 compared[name] = compared.get(name, 0) + 1
     for wb in (formulas, ours, theirs):
         wb.close()
+    return compared
+
+
+def test_every_formula_on_every_sheet_carries_what_a_spreadsheet_computes(built, recalc):
+    """Not only Scenarios: every formula cell of every sheet (Summary, Choice, Purchase, Cadence,
+    Checks, Cover, Assumptions' derived figures) stores a cached result, and it is what LibreOffice
+    computes, so a reader that does not calculate (openpyxl data_only, pandas, a preview) sees the
+    engine's numbers and the workbook need not be recalculated on open."""
+    _, xlsx = built
+    compared = formulas_carry_what_it_computes(xlsx, recalc, "LibreOffice")
     assert set(compared) >= {"Summary", "Choice", "Purchase", "Cadence", "Checks", "Cover", "Scenarios",
                              "Sensitivity"}, compared
     assert compared["Cadence"] > 1000 and compared["Choice"] > 100, compared
+
+
+@pytest.mark.skipif(GNUMERIC is None and not os.environ.get("CI"),
+                    reason="Gnumeric (ssconvert) is not installed: run `make system-deps`")
+@pytest.mark.parametrize("which", ["small plan", "shipped defaults"])
+def test_gnumeric_and_libreoffice_compute_every_cached_value(which, built, default_build, tmp_path):
+    """A second spreadsheet engine: Gnumeric (ssconvert --recalc) recalculates every formula of the
+    workbook to the value it caches, as LibreOffice does, on the small plan and on the shipped defaults
+    (whose BLOOM layout does not divide its GPUs, and whose options sized to land on the target sit on
+    its boundary)."""
+    xlsx = built[1] if which == "small plan" else default_build.out / "ckptreport.xlsx"
+    for app, recalc in (("Gnumeric", gnumeric(xlsx, tmp_path / "gnumeric")),
+                        ("LibreOffice", recalculated(xlsx, tmp_path))):
+        compared = formulas_carry_what_it_computes(xlsx, recalc, app)
+        assert compared["Scenarios"] > 1000 and compared["Checks"] >= 4 and compared["Choice"] > 100, (app, compared)
 
 
 def test_cadence_and_summary_cells_equal_the_engine(built, recalc):

@@ -19,6 +19,9 @@ from .units import COLUMN_UNITS, INF_FMT
 DAYS_PER_MONTH = 365.25 / 12  # storage is priced per month; a run lasts days
 SECONDS_PER_MONTH = Named(DAYS_PER_MONTH * 86400.0, "SECONDS_PER_MONTH")
 MONTHS_PER_YEAR = Named(12.0, "MONTHS_PER_YEAR")
+# A figure meets its target within a billionth of it: an option sized to land on the target exactly lands
+# on it up to the last bits of the arithmetic, which two spreadsheets (and numpy) round alike only so far.
+WITHIN_TARGET = Named(1 + 1e-9, "WITHIN_TARGET")
 
 
 @dataclass(frozen=True)
@@ -712,9 +715,9 @@ def optimal_waste_pct(lost_per_checkpoint_s, optimal_interval_s, restart_s, rest
 
 @column("bool")
 def meets_target(overhead_pct, target_overhead_pct, host_memory_ok, nvme_ok, capacity_ok):
-    """Overhead within the target, and feasible: the staging fits in host memory and NVMe, the
-    retained checkpoints fit on the tier."""
-    return (overhead_pct <= target_overhead_pct) & host_memory_ok & nvme_ok & capacity_ok
+    """Overhead within the target (to a billionth of it, WITHIN_TARGET), and feasible: the staging fits
+    in host memory and NVMe, the retained checkpoints fit on the tier."""
+    return (overhead_pct <= target_overhead_pct * WITHIN_TARGET) & host_memory_ok & nvme_ok & capacity_ok
 
 
 section("Run length and money")

@@ -13,7 +13,7 @@ from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
 
 from ... import display
-from ...columns import MONTHS_PER_YEAR, SECONDS_PER_MONTH
+from ...columns import MONTHS_PER_YEAR, SECONDS_PER_MONTH, WITHIN_TARGET
 from ...expr import INFINITY, SCALES, Named
 from ...inputs import PLAN, of
 from ...provenance import provenance
@@ -21,7 +21,8 @@ from ...units import INF_CELL
 from .book import (BLUE, BOLD, ENTITY_KINDS, INFINITE_FROM, OVER_FILL, SECONDS_PER_MINUTE, TITLE, UNLOCKED, Context,
                    Sheet, result)
 
-CONSTANTS = (*SCALES, SECONDS_PER_MINUTE, SECONDS_PER_MONTH, MONTHS_PER_YEAR, Named(INF_CELL, INFINITY), INFINITE_FROM)
+CONSTANTS = (*SCALES, SECONDS_PER_MINUTE, SECONDS_PER_MONTH, MONTHS_PER_YEAR, WITHIN_TARGET, Named(INF_CELL, INFINITY),
+             INFINITE_FROM)
 CONSTANT_WORDS = {
     "BYTES_PER_GB": "1 GB = 10^9 bytes (GB/s columns are in 10^9 bytes a second)",
     "PER_TERA": "10^12: FLOP/s in a TFLOP/s, bytes in a TB",
@@ -32,6 +33,7 @@ CONSTANT_WORDS = {
     "SECONDS_PER_MINUTE": "60 seconds",
     "SECONDS_PER_MONTH": "an average month: 365.25 / 12 days",
     "MONTHS_PER_YEAR": "12: a yearly support charge spread over months",
+    "WITHIN_TARGET": "1 + 10^-9: an overhead meets its target to a billionth of it (the last bits of arithmetic)",
     INFINITY: "the stand-in for infinity (unbounded, unreachable) in a cell",
     "INFINITE_FROM": "a cell at least this large reads as infinite",
 }
