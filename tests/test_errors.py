@@ -559,3 +559,29 @@ def test_implausible_figures_are_typos_not_plans(models_dir, out_dir):
     assert any(s.startswith(f"{shown('hardware.yaml')}:{lines[0]}:5: skus.{first}.usd_per_gpu_hour: expected a "
                             "dollar amount from $0.01 to $1,000, got '$4916'") for s in said), said
     assert not out_dir.exists() or not any(out_dir.iterdir())
+
+
+def test_a_source_with_an_escape_sequence_is_refused_where_it_is(models_dir, out_dir):
+    """An ANSI escape and a bell inside a quantity's source crashed the workbook writer (an lxml error,
+    exit 3); free text anywhere in a models file is printable, as names are."""
+    text = replace(models_dir, "hardware.yaml", 'd2h_per_gpu: {value: 55 GB/s, basis: measured, source: "',
+                   'd2h_per_gpu: {value: 55 GB/s, basis: measured, source: "\\e[31mred\\a ')
+    line, col = where(text, 'd2h_per_gpu: {value: 55 GB/s, basis: measured, source: "\\e[31m')
+    sku = next(n for n, s in load_yaml(models_dir, "hardware.yaml")["skus"].items()
+               if isinstance(s.get("d2h_per_gpu"), dict) and "\x1b" in s["d2h_per_gpu"].get("source", ""))
+    said = problem_lines(build(models_dir, out_dir))
+    assert len(said) == 1 and said[0].startswith(
+        f"{shown('hardware.yaml')}:{line}:{col}: skus.{sku}.d2h_per_gpu: source is printable text, without control "
+        "characters or escape sequences, got '\\x1b[31mred\\x07 "), said
+    assert not out_dir.exists() or not any(out_dir.iterdir())
+
+
+def test_an_architecture_larger_than_its_parameters_is_a_typo(models_dir, out_dir):
+    """params 4.0585B for Llama 3 405B (a slipped digit) with its vocabulary 128,256 and width 16,384:
+    the embedding and output layers alone are 4.2B parameters, and the stages came out negative."""
+    text = replace(models_dir, "models.yaml", "    params: 405.85B\n", "    params: 4.0585B\n")
+    line, col = where(text, '    vocab: {value: "128256"')
+    col += 4
+    assert_rejected(build(models_dir, out_dir), out_dir, [
+        f"{shown('models.yaml')}:{line}:{col}: models.llama3-405b.vocab: 2 x vocab x hidden (the embedding and "
+        "output layers, 4,202,692,608 parameters) is not below params (4.0585B): one of them is a typo"])

@@ -77,6 +77,9 @@ def _sourced(raw: dict) -> dict:
         text = raw.get(name)
         if text is not None and (not isinstance(text, str) or len(text) > 4000):
             raise PydanticCustomError("text", "{name} must be text of at most 4000 characters", {"name": name})
+        if text is not None and not printable_text(text):
+            raise PydanticCustomError("text", "{name} is printable text, without control characters or escape "
+                                      "sequences, got {got}", {"name": name, "got": ascii(text)[:80]})
     if driver is not None and (not isinstance(driver, str) or name_problem(driver)):
         raise PydanticCustomError("range", "driver is a name shared by the figures that move together, "
                                   "e.g. gpu-mtbf")
@@ -255,8 +258,14 @@ def _name(value: str) -> str:
     return value
 
 
+def printable_text(value: str) -> bool:
+    """Free text a models file may hold (a description, a source): printable, lines and tabs allowed;
+    no control character or escape sequence (a terminal, a PDF or a workbook's XML would act on it)."""
+    return all(ch.isprintable() or ch in "\n\t" for ch in value)
+
+
 def _text(value: str) -> str:
-    if not all(ch.isprintable() or ch in "\n\t" for ch in value):
+    if not printable_text(value):
         raise PydanticCustomError("text", "text is printable, without control characters or escape sequences")
     return value
 

@@ -72,6 +72,20 @@ class _ModelRules(Strict):
         return self
 
     @model_validator(mode="after")
+    def _layers_fit_the_parameters(self):
+        """The embedding and the output layer (vocab x hidden each) are part of params: they cannot
+        exceed it (a typo in params or vocab would give stages of negative size)."""
+        if self.vocab is not None and self.hidden is not None:
+            edges = 2 * self.vocab.value * self.hidden.value
+            if edges >= self.params.value:
+                raise ValidationError.from_exception_data("Model", [InitErrorDetails(
+                    type=PydanticCustomError("architecture", "2 x vocab x hidden (the embedding and output "
+                                             "layers, {edges} parameters) is not below params ({p}): one of "
+                                             "them is a typo", {"edges": f"{edges:,.0f}", "p": self.params.text}),
+                    loc=("vocab",), input=None)])
+        return self
+
+    @model_validator(mode="after")
     def _active_le_total(self):
         if self.active_params is not None and self.active_params.value > self.params.value:
             raise PydanticCustomError("active", "active_params ({a}) exceeds params ({p})",
