@@ -631,3 +631,156 @@ def test_a_hostile_name_in_a_range_stays_text_in_the_tornado_and_the_sensitivity
     wb = openpyxl.load_workbook(out / "ckptreport.xlsx")
     labels = [c for row in wb["Sensitivity"].iter_rows() for c in row if isinstance(c.value, str) and "x^2" in c.value]
     assert labels and all(c.data_type == "s" for c in labels)
+
+
+# ---- issue 25: every command under the hostile suite --------------------------------------------
+
+FEW = settings(max_examples=max(10, int(os.environ.get("CKPTREPORT_HOSTILE_EXAMPLES", "300")) // 6), deadline=None,
+               suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+TINY_EXPLAIN = ["llama3-8b", "dgx-h100", "superpod-good", "--gpus", "64", "--interval", "30min"]
+
+
+def _cli(kind: str, argv: list[str], allowed=(0, 2)):
+    """The command through click in-process: its exit code must be one of ``allowed`` and nothing a
+    traceback or an internal error; the outcome is counted under ``kind``."""
+    result = CliRunner().invoke(main, argv, catch_exceptions=True)
+    clean = ("Traceback" not in result.output and "internal error" not in result.output
+             and (result.exception is None or isinstance(result.exception, SystemExit)))
+    fine = result.exit_code in allowed and clean
+    _log(kind, "bug" if not fine else "ok" if result.exit_code in (0, 1) else "clean error")
+    assert fine, (kind, argv, result.exit_code, result.output[-2000:], result.exception)
+    return result
+
+
+@st.composite
+def scaled(draw, base):
+    """``base`` with one to three of its figures scaled (a valid edit, mostly: the unit kept, the
+    number times 0.5 to 2); the result may still break a rule, which is a clean error."""
+    data = copy.deepcopy(base)
+    leaves = [p for p in _paths(data) if p and isinstance(_get(data, p), str)
+              and re.fullmatch(r"\$?[\d.,]+\s*[A-Za-z/%]*", _get(data, p).strip())]
+    for _ in range(draw(st.integers(1, 3))):
+        if not leaves:
+            break
+        path = draw(st.sampled_from(leaves))
+        text = _get(data, path).strip()
+        m = re.fullmatch(r"(\$?)([\d.,]+)\s*(.*)", text)
+        number = float(m.group(2).replace(",", "")) * draw(st.sampled_from([0.5, 0.9, 1.1, 2.0]))
+        _set(data, path, f"{m.group(1)}{number:g} {m.group(3)}".strip())
+    return data
+
+
+def _get(data, path):
+    obj = data
+    for p in path:
+        obj = obj[p]
+    return obj
+
+
+@FEW
+@given(data=st.data())
+def test_diff_of_two_models_directories_exits_0_or_1_for_any_valid_edit(tmp_path_factory, data):
+    """Two models directories, the second with figures of any file scaled: exit 0 (the recommendation
+    held) or 1 (it changed) when the edit is valid, 2 when it is not; never 3."""
+    name = data.draw(st.sampled_from(sorted(TINY)))
+    root = tmp_path_factory.mktemp("diff")
+    base = _models_dir(root / "a", TINY) if (root / "a").mkdir() is None else None
+    edited = _models_dir(root / "b", {**TINY, name: data.draw(scaled(TINY[name]))}) if (root / "b").mkdir() is None else None
+    valid = outcome(f"diff: edit of {name} loads", lambda: load(edited)) == "ok"
+    _cli("cli: diff models dirs", ["diff", str(base), str(edited), "--json"], allowed=(0, 1) if valid else (2,))
+
+
+@pytest.fixture(scope="module")
+def tiny_built(tmp_path_factory):
+    """The tiny models built once (tables and manifest): the base a damaged manifest starts from."""
+    root = tmp_path_factory.mktemp("tiny-built")
+    done = _tiny_build(root, root / "out", "--no-workbook", "--no-briefs")
+    assert done.returncode == 0, done.stderr
+    return root / "out"
+
+
+@FEW
+@given(damage=st.data())
+def test_diff_refuses_a_damaged_manifest(tiny_built, tmp_path_factory, damage):
+    """A build's manifest.json mutated (values replaced, keys renamed or removed): exit 2 naming the key,
+    or 0 / 1 where the damage left a manifest that still reads; never 3."""
+    doc = json.loads((tiny_built / "manifest.json").read_text())
+    small = {k: doc[k] for k in ("recommendations", "input_values", "briefs", "measured") if k in doc}
+    broken = damage.draw(mutated(small))
+    out = tmp_path_factory.mktemp("damaged")
+    (out / "manifest.json").write_text(json.dumps({**doc, **broken}))
+    _cli("cli: diff damaged manifest", ["diff", str(out), str(tiny_built)], allowed=(0, 1, 2))
+
+
+@CASES
+@given(data=st.data())
+def test_explain_json_and_sensitivity_on_mutated_models(tmp_path_factory, data):
+    """explain --json and sensitivity on a mutated models directory: exit 0 or 2, never 3."""
+    name = data.draw(st.sampled_from(sorted(TINY)))
+    d = _models_dir(tmp_path_factory.mktemp("m"), {**TINY, name: data.draw(mutated(TINY[name]))})
+    if data.draw(st.booleans()):
+        _cli("cli: explain --json", ["explain", *TINY_EXPLAIN, "--models", str(d), "--json"])
+    else:
+        _cli("cli: sensitivity", ["sensitivity", "--models", str(d), "--all", "--json"])
+
+
+RANGE_KEYS = st.sampled_from(["low", "high", "distribution", "driver"])
+
+
+@st.composite
+def ranged(draw, base):
+    """``base`` with hostile ranges: a figure turned into {value, low, high, distribution, driver} with
+    values from the hostile sets, or a driver shared by figures of different units."""
+    data = copy.deepcopy(base)
+    leaves = [p for p in _paths(data) if p and isinstance(_get(data, p), str)
+              and re.fullmatch(r"\$?[\d.,]+\s*[A-Za-z/%]*", _get(data, p).strip())]
+    for _ in range(draw(st.integers(1, 3))):
+        if not leaves:
+            break
+        path = draw(st.sampled_from(leaves))
+        value = _get(data, path) if isinstance(_get(data, path), str) else _get(data, path).get("value", "1")
+        q = {"value": value}
+        for key in draw(st.lists(RANGE_KEYS, max_size=4, unique=True)):
+            q[key] = draw(st.one_of(scalars, st.sampled_from(["gpu-mtbf", "flash", "uniform", "lognormal",
+                                                              "triangular", value])))
+        _set(data, path, q)
+    return data
+
+
+@FEW
+@given(data=st.data())
+def test_build_samples_with_hostile_ranges_and_drivers(tmp_path_factory, data):
+    """build --samples over ranges and drivers drawn from the hostile values: exit 0 or 2, never 3, and
+    nothing written on an error."""
+    name = data.draw(st.sampled_from(["hardware.yaml", "storage.yaml", "engines.yaml", "plan.yaml"]))
+    root = tmp_path_factory.mktemp("ranges")
+    d = _models_dir(root, {**TINY, name: data.draw(ranged(TINY[name]))})
+    out = root / "out"
+    result = _cli("cli: build --samples", ["build", "--models", str(d), "--out", str(out), "--samples", "64",
+                                           "--no-workbook", "--no-briefs", "-q"])
+    if result.exit_code == 2:
+        assert not out.exists() or not any(out.iterdir())
+
+
+@pytest.mark.parametrize("command", ["schema", "init"])
+@pytest.mark.parametrize("trap", ["a file", "below a file", "a fifo", "a dangling link", "a device", "non-empty",
+                                  "an escape in its name", "a new directory"])
+def test_schema_and_init_into_odd_directories(tmp_path, command, trap):
+    """schema DIR and init DIR into a file, below a file, a FIFO, a dangling link, /dev/null, a directory
+    already holding files, a name with an escape sequence, or a new directory: a clean error (exit 2,
+    nothing half-written) or the files written; never 3."""
+    target = {"a file": tmp_path / "f", "below a file": tmp_path / "f" / "x", "a fifo": tmp_path / "fifo",
+              "a dangling link": tmp_path / "link", "a device": Path("/dev/null"),
+              "non-empty": tmp_path / "full", "an escape in its name": tmp_path / "x\x1b[31m",
+              "a new directory": tmp_path / "new"}[trap]
+    (tmp_path / "f").write_text("a user's file\n")
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "link").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "plan.yaml").write_text("# mine\n")
+    result = _cli(f"cli: {command} into odd directories", [command, str(target)])
+    assert (tmp_path / "f").read_text() == "a user's file\n"  # never overwritten
+    assert (tmp_path / "full" / "plan.yaml").read_text() == "# mine\n"
+    assert "\x1b" not in result.output
+    if trap == "a new directory":
+        assert result.exit_code == 0 and any(target.rglob("*.json"))

@@ -57,6 +57,38 @@ def snapshot(where: str | Path, progress=lambda _: None) -> dict:
             "recommendations": doc["recommendations"], "briefs": doc.get("briefs") or []}
 
 
+def _text_or_none(v) -> bool:
+    return v is None or (isinstance(v, str) and v.isprintable())
+
+
+def _texts(v) -> bool:
+    return isinstance(v, list) and all(isinstance(t, str) and t.isprintable() for t in v)
+
+
+def _positive(v) -> bool:
+    return type(v) in (int, float) and math.isfinite(v) and v > 0
+
+
+def _runner(v) -> bool:
+    return v is None or (isinstance(v, dict) and all(_text_or_none(v.get(k)) for k in ("tier", "strategy", "engine"))
+                         and (v.get("extra_usd") is None or (type(v["extra_usd"]) in (int, float)
+                                                             and math.isfinite(v["extra_usd"]))))
+
+
+# What the identity of a recommendation or a brief holds: the diff prints and matches on these.
+_IDENTITY = [(k, "printable text or null", _text_or_none) for k in
+             ("model", "recipe", "sku", "tier", "strategy", "engine", "status", "name")]
+_SHAPES = {
+    "recommendations": [*_IDENTITY, ("gpus", "a number of GPUs", _positive), ("interval_s", "seconds", _positive),
+                        ("meets_target", "true or false", lambda v: isinstance(v, bool)),
+                        ("runner_up", "null or a mapping of tier, strategy, engine and extra_usd", _runner),
+                        ("assumed_prices", "a list of text", _texts), ("needs_price", "a list of text", _texts)],
+    "briefs": [*_IDENTITY, ("gpus", "a number of GPUs", _positive), ("interval_s", "seconds", _positive),
+               ("meets_target", "true or false", lambda v: isinstance(v, bool)),
+               ("assumed_prices", "a list of text", _texts), ("needs_price", "a list of text", _texts)],
+}
+
+
 def _check(doc: dict, shown: str) -> None:
     """A manifest edited by hand or cut short is refused with the key at fault, not compared wrongly."""
 
@@ -83,6 +115,9 @@ def _check(doc: dict, shown: str) -> None:
                 v = item.get(key)
                 if v is not None and (type(v) not in (int, float) or not math.isfinite(v)):
                     bad(f"{section}[{i}].{key}", "a number or null")
+            for key, what, ok in _SHAPES.get(section, ()):
+                if key in item and not ok(item[key]):
+                    bad(f"{section}[{i}].{key}", what)
             if section == "measured" and not isinstance(item.get("hop"), str):
                 bad(f"{section}[{i}].hop", "text")
 
