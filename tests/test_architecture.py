@@ -115,9 +115,9 @@ def _path(via: dict[str, str], start: str, end: str) -> str:
 
 # What a renderer must never reach, through any chain of imports: the stages that compute
 COMPUTING = {f"ckptreport.{m}" for m in ("engine", "uncertainty", "calibration", "load", "measured", "build",
-                                          "report", "explain", "plan", "diff", "api")}
+                                          "report", "explain", "plan", "diff", "api", "page")}
 COMPUTE_STAGE = [f"ckptreport.{m}" for m in ("report", "engine", "load", "plan", "provenance", "explain", "uncertainty",
-                                              "calibration", "rule", "columns", "expr", "inputs", "units")]
+                                              "calibration", "rule", "columns", "expr", "inputs", "units", "page")]
 
 
 def _renderers_reaching(g: dict[str, set[str]], forbidden: set[str]) -> list[str]:

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import calibration, rule, uncertainty
+from . import calibration, page, rule, uncertainty
 from .engine import chunks, curve, scenarios
 from .engine import compute as compute_columns
 from .errors import InputError, Problem
@@ -456,6 +456,7 @@ class Report:
     cadence: dict[int, dict[str, np.ndarray]] = field(default_factory=dict)  # summary pick -> cadence_grid
     headline: int | None = None  # the option recommended for the summary's model and SKU (its frame row)
     sweeps: list = field(default_factory=list)  # uncertainty.Sweep of each input the headline option reads
+    page: object = None  # page.Page: what out/report.html shows beyond the summary (when it is written)
 
     def __post_init__(self):
         self.rows = self.rows or len(self.frame)
@@ -466,12 +467,13 @@ def _plan_file(inputs: Inputs) -> str:
 
 
 def compute(inputs: Inputs, sink=None, progress=lambda _: None, workbook: bool = True,
-            briefs: bool = True) -> Report:
+            briefs: bool = True, html: bool = False) -> Report:
     """Everything the outputs show. ``sink(frame)``, when given, receives every row of the plan
     (one frame, or chunk after chunk for a plan above ROWS_IN_MEMORY rows, whose report then keeps
     only the rows the outputs show: the summary point's, and the workbook's when ``workbook``).
     Without ``workbook`` or ``briefs``, what only they show is not computed (no brief's data; the
-    workbook's rows are the summary's)."""
+    workbook's rows are the summary's). With ``html``, the review page's sections and table
+    (``page.page``)."""
     rows, dropped = plan_rows(inputs)
     if rows == 0:
         why = "; ".join(f"{d.rows:,} because {d.reason}" for d in dropped)
@@ -503,10 +505,11 @@ def compute(inputs: Inputs, sink=None, progress=lambda _: None, workbook: bool =
     cadence = {idx: cadence_grid(frame, idx) for idx in sorted(picks)} if workbook else {}
     headline = headline_option(table, point)
     sweeps = uncertainty.sweeps(frame.loc[[headline]], params) if workbook and headline is not None else []
+    review = page.page(frame, table, candidates, purchases, params, data, rows, keep) if html else None
     return Report(inputs, frame, dropped, point, table, data, calibration.table(), workbook_index=keep,
                   workbook_note=note, tier_overview=overview, candidates=candidates,
                   purchases=purchases, assumed=assumed, rows=rows, cadence=cadence, params=params,
-                  headline=headline, sweeps=sweeps)
+                  headline=headline, sweeps=sweeps, page=review)
 
 
 def headline_option(table: pd.DataFrame, point: Point) -> int | None:

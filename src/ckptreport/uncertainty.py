@@ -269,8 +269,13 @@ def _option(rows: pd.DataFrame, pos: int) -> str:
     return rule.label(r["strategy"], r["tier"], r["engine"])
 
 
-def _at(rows: pd.DataFrame, cols: dict[str, np.ndarray], draw: int, pos: int) -> dict:
-    out = {"option": _option(rows, pos)}
+def _options(rows: pd.DataFrame) -> list[str]:
+    """Every row's option label (``_option`` of each), read column by column, not row by row."""
+    return [rule.label(s, t, e) for s, t, e in zip(rows["strategy"], rows["tier"], rows["engine"])]
+
+
+def _at(labels: list[str], cols: dict[str, np.ndarray], draw: int, pos: int) -> dict:
+    out = {"option": labels[pos] if pos >= 0 else rule.NONE}
     for m in METRICS:
         out[m] = float(cols[m][draw, pos]) if pos >= 0 else None
     return out
@@ -282,6 +287,25 @@ def tornado(rows: pd.DataFrame, params: list[Param], rank_by: str = "total_usd",
     input that touches them its swing, largest first by ``rank_by``. ``ev``: the rows' Evaluator,
     when the caller has one."""
     ev = ev or Evaluator(rows, params)
+    return _tornadoes(rows, ev, [np.arange(len(rows))], rank_by)[0]
+
+
+def tornadoes(frame: pd.DataFrame, lines: list[list[int]], params: list[Param],
+              rank_by: str = "total_usd") -> list[tuple[dict, list[Swing]]]:
+    """``tornado`` of every summary line at once (``lines``: each line's options, frame rows): one
+    evaluation of the engine's columns over all their rows, each line decided on its own rows. The
+    same answer as one ``tornado`` per line (``line_rows``), at a fraction of the cost."""
+    if not lines:
+        return []
+    rows = frame.loc[[i for line in lines for i in sorted(line)]]
+    starts = np.cumsum([0, *(len(line) for line in lines)])
+    return _tornadoes(rows, Evaluator(rows, params), [np.arange(a, b) for a, b in zip(starts[:-1], starts[1:])],
+                      rank_by)
+
+
+def _tornadoes(rows: pd.DataFrame, ev: Evaluator, groups: list[np.ndarray],
+               rank_by: str) -> list[tuple[dict, list[Swing]]]:
+    params = ev.params
     used = [j for j in range(len(params)) if ev.touches(j)]
     base = base_values(params)[0]
     values = [base]
@@ -291,16 +315,22 @@ def tornado(rows: pd.DataFrame, params: list[Param], rank_by: str = "total_usd",
             v[j] = getattr(params[j], end)
             values.append(v)
     cols = ev.run(np.array(values), RANK_COLUMNS + METRICS)
-    (chosen,) = picks(cols, [np.arange(len(rows))])
-    at_base = _at(rows, cols, 0, int(chosen[0]))
-    swings = []
-    for k, j in enumerate(used):
-        lo, hi = 1 + 2 * k, 2 + 2 * k
-        low, high = _at(rows, cols, lo, int(chosen[lo])), _at(rows, cols, hi, int(chosen[hi]))
-        swings.append(Swing(params[j], low, high, low["option"] != at_base["option"] or
-                            high["option"] != at_base["option"]))
-    swings.sort(key=lambda s: (-s.swing(rank_by) if math.isfinite(s.swing(rank_by)) else -math.inf, s.param.label))
-    return at_base, swings
+    labels = _options(rows)
+    out = []
+    for g, chosen in zip(groups, picks(cols, groups)):
+        at_base = _at(labels, cols, 0, int(chosen[0]))
+        swings = []
+        for k, j in enumerate(used):
+            if not any(mask[g].any() for mask in ev.masks[j]):
+                continue  # an input of another line's entities
+            lo, hi = 1 + 2 * k, 2 + 2 * k
+            low, high = _at(labels, cols, lo, int(chosen[lo])), _at(labels, cols, hi, int(chosen[hi]))
+            swings.append(Swing(params[j], low, high, low["option"] != at_base["option"] or
+                                high["option"] != at_base["option"]))
+        swings.sort(key=lambda s: (-s.swing(rank_by) if math.isfinite(s.swing(rank_by)) else -math.inf,
+                                   s.param.label))
+        out.append((at_base, swings))
+    return out
 
 
 # ---- one option's sweeps: what the workbook's Sensitivity sheet recomputes ----------------------------
