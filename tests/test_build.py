@@ -45,7 +45,7 @@ def test_a_bad_epoch_is_a_user_error(tmp_path, monkeypatch, small_models):
 
 
 def test_no_temporary_files_are_left_behind(small_build):
-    assert sorted(p.name for p in small_build.out.iterdir()) == ["briefs", "ckptreport.xlsx", "manifest.json",
+    assert sorted(p.name for p in small_build.out.iterdir()) == ["briefs", "ckptreport.xlsx", "manifest.json", "report.html",
                                                                 "scenarios.csv", "scenarios.parquet"]
 
 

@@ -67,6 +67,7 @@ def test_the_readme_snippets_add_an_input_everywhere(tmp_path):
     declaration, column = _snippets()
     src = tmp_path / "src"
     shutil.copytree(REPO / "src" / "ckptreport", src / "ckptreport", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "templates", tmp_path / "templates")  # beside src/, as in a checkout (the page's)
     inputs_py = src / "ckptreport" / "inputs.py"
     text = inputs_py.read_text()
     marker = "    # ---- plan.yaml: globals ----\n"

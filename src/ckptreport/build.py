@@ -182,11 +182,11 @@ def manifest(report: Report, meta: dict[str, str], files: dict[str, str]) -> dic
 
 def write(result: Result, inputs: Inputs, progress: Progress = lambda _: None, workbook: bool = True,
           briefs: bool = True, paper: str | None = None, csv: bool | None = None, samples: int = 0,
-          seed: int = 1) -> None:
+          seed: int = 1, html: bool = True) -> None:
     """Compute and write every output into a staging directory beside ``out``, then switch it in at
     once (``publish``): a failed or killed build leaves the previous outputs as they were. The rows
     go to Parquet (and CSV) as they are computed; then the workbook and the briefs (laid out by
-    worker processes meanwhile), the manifest."""
+    worker processes meanwhile), the review page (``html``), the manifest."""
     from .publish import Publisher
 
     when = build_time()
@@ -204,7 +204,8 @@ def write(result: Result, inputs: Inputs, progress: Progress = lambda _: None, w
         t = time.perf_counter()
         tables = Tables(staging, meta, csv)
         try:
-            report = result.report = compute_report(inputs, tables, progress, workbook=workbook, briefs=briefs)
+            report = result.report = compute_report(inputs, tables, progress, workbook=workbook, briefs=briefs,
+                                                    html=html)
         finally:
             tables.close()
         result.seconds["engine"] = time.perf_counter() - t
@@ -227,6 +228,14 @@ def write(result: Result, inputs: Inputs, progress: Progress = lambda _: None, w
                 t_wb = time.perf_counter()
                 result.notes += render_workbook.write(staging / "ckptreport.xlsx", report, meta, when, progress)
                 result.seconds["workbook"] = time.perf_counter() - t_wb
+            if html:  # while the briefs are laid out
+                t_html = time.perf_counter()
+                from .render import html as render_html
+
+                progress("writing report.html")
+                render_html.write(staging / "report.html", report, meta, _links(staging, pending, csv),
+                                  result.sampled)
+                result.seconds["html"] = time.perf_counter() - t_html
             if pending is not None:
                 pending.wait()
                 result.refused = pending.refused
@@ -245,6 +254,22 @@ def write(result: Result, inputs: Inputs, progress: Progress = lambda _: None, w
     result.seconds["write"] = time.perf_counter() - t
     progress(f"wrote {', '.join(str(p) for p in result.written)}"
              + (f"; kept {len(kept)} file(s) of yours in {out}" if kept else ""))
+
+
+def _links(staging: Path, pending, csv: bool) -> list[tuple[str, str]]:
+    """The outputs of this build the review page links to: (label, path relative to ``out``)."""
+    out = []
+    if (staging / "ckptreport.xlsx").exists():
+        out.append(("workbook (ckptreport.xlsx)", "ckptreport.xlsx"))
+    if pending is not None:
+        out += [(f"brief: {path.name}", f"briefs/{path.name}") for _, path, _ in pending.jobs]
+    out.append(("every row (scenarios.parquet)", "scenarios.parquet"))
+    if csv:
+        out.append(("every row (scenarios.csv)", "scenarios.csv"))
+    if (staging / "samples.parquet").exists():
+        out.append(("Monte Carlo draws (samples.parquet)", "samples.parquet"))
+    out.append(("provenance and hashes (manifest.json)", "manifest.json"))
+    return out
 
 
 def sample(report: Report, staging: Path, meta: dict[str, str], samples: int, seed: int, progress: Progress):
@@ -308,16 +333,17 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 def build(models: str | Path | None, out: str | Path, progress: Progress = lambda _: None,
           workbook: bool = True, workbook_rows: int | None = None, briefs: bool = True,
           paper: str | None = None, measured: list | None = None, csv: bool | None = None,
-          samples: int = 0, seed: int = 1) -> Result:
+          samples: int = 0, seed: int = 1, html: bool = True) -> Result:
     """Load, compute, write. ``workbook_rows`` overrides the plan's limit on workbook rows;
     ``measured`` names measured files or directories whose figures replace the spec; ``csv``
     forces scenarios.csv on or off (default: written up to CSV_MAX_ROWS rows); ``samples`` draws the
-    uncertain inputs that many times (seeded by ``seed``) into samples.parquet and the manifest."""
+    uncertain inputs that many times (seeded by ``seed``) into samples.parquet and the manifest;
+    ``html`` writes the review page, report.html."""
     models_dir = resolve_models(models)
     t = time.perf_counter()
     inputs = load_inputs(models_dir, progress, measured, workbook_rows)  # every input error before any output
     result = Result(None, models_dir, Path(out), seconds={"load": time.perf_counter() - t})
-    write(result, inputs, progress, workbook, briefs, paper, csv, samples, seed)
+    write(result, inputs, progress, workbook, briefs, paper, csv, samples, seed, html)
     return result
 
 

@@ -117,6 +117,7 @@ def main():
               help="Most scenario rows in ckptreport.xlsx (overrides the plan's workbook_rows).")
 @click.option("--no-workbook", is_flag=True, help="Skip ckptreport.xlsx (faster).")
 @click.option("--no-briefs", is_flag=True, help="Skip the PDF briefs in out/briefs/ (faster).")
+@click.option("--no-html", is_flag=True, help="Skip the review page, out/report.html.")
 @click.option("--paper", type=click.Choice(PAPERS), help="Paper size of the briefs [default: the plan's, A4].")
 @click.option("--measured", "measured_paths", multiple=True, type=click.Path(),
               help="Measured files or directories (ckptreport probe / import): they replace spec figures.")
@@ -128,7 +129,8 @@ def main():
 @click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=1, show_default=True,
               help="Seed of the draws: the same seed gives the same bytes.")
 @quiet_option("Print only the summary.")
-def build(models, out, workbook_rows, no_workbook, no_briefs, paper, measured_paths, csv, samples, seed, quiet):
+def build(models, out, workbook_rows, no_workbook, no_briefs, no_html, paper, measured_paths, csv, samples, seed,
+          quiet):
     """Compute every scenario of the plan and write out/.
 
     \b
@@ -136,7 +138,8 @@ def build(models, out, workbook_rows, no_workbook, no_briefs, paper, measured_pa
     strategy x GPU count x interval, every column documented in the README; above 1,000,000 rows
     the CSV only with --csv, and the plan is computed in chunks in bounded memory), out/ckptreport.xlsx
     (a live spreadsheet model: edit an assumption and every figure recomputes), out/briefs/*.pdf
-    (one per model, and one per `briefs:` entry of the plan, for purchase proposals) and
+    (one per model, and one per `briefs:` entry of the plan, for purchase proposals),
+    out/report.html (the planning review in a browser: one self-contained file, works offline) and
     out/manifest.json (tool version, input hash, build time; SOURCE_DATE_EPOCH is honoured).
     Prints, per model and SKU, the cheapest durable tier that meets the target overhead, sync
     against async. Nothing is written unless every input is valid.
@@ -147,7 +150,7 @@ def build(models, out, workbook_rows, no_workbook, no_briefs, paper, measured_pa
       ckptreport build --workbook-rows 5000      # a lighter workbook; Parquet keeps every row
       ckptreport build --paper Letter
       ckptreport build --measured measured/      # use what ckptreport probe measured
-      ckptreport build --no-workbook --no-briefs # the table alone: millions of rows in bounded memory
+      ckptreport build --no-workbook --no-briefs --no-html  # the table alone: millions of rows in bounded memory
     """
     from .build import build as run_build
     from .render import terminal
@@ -155,7 +158,7 @@ def build(models, out, workbook_rows, no_workbook, no_briefs, paper, measured_pa
     progress = _progress(quiet)
     result = _run(run_build, models, out, progress, workbook=not no_workbook, workbook_rows=workbook_rows,
                   briefs=not no_briefs, paper=paper, measured=list(measured_paths), csv=csv, samples=samples,
-                  seed=seed)
+                  seed=seed, html=not no_html)
     for m in result.inputs.measured.values():
         progress(f"{m.section}.{m.name}.{m.field}: {m.basis}, {units.fmt(m.median, 'bandwidth')} "
                  f"(spec {units.fmt(m.spec, 'bandwidth') if m.spec else 'none'})" + (f" — {m.flag}" if m.flag else ""))

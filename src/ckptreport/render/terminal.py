@@ -58,10 +58,10 @@ def summary(report) -> str:
     for r in table_.to_dict("records"):
         cells = [r["model"], r["sku"], display.value(r["ckpt_bytes"], "bytes")]
         for s in strategies:
-            cell, warn = _strategy_cell(r, s)
+            cell, warn = strategy_cell(r, s)
             cells.append(cell)
             warned = warned or warn
-        cells += _option_cells(r)
+        cells += option_cells(r)
         if r["option_status"] == rule.RECOMMENDED:
             for name in r["assumed_prices"]:
                 assumed.setdefault(name, []).append(r["option_tier"])
@@ -79,7 +79,7 @@ def summary(report) -> str:
     return "\n".join(lines)
 
 
-def _strategy_cell(r: dict, s: str) -> tuple[str, bool]:
+def strategy_cell(r: dict, s: str) -> tuple[str, bool]:
     """A summary line's best tier for strategy ``s``, and whether it stalls longer than it trains."""
     if not isinstance(r[f"{s}_tier"], str):  # no row: the strategy is impossible on this SKU
         return "n/a", False
@@ -89,7 +89,7 @@ def _strategy_cell(r: dict, s: str) -> tuple[str, bool]:
     return f"- ({r[f'{s}_tier']} {_pct(r[f'{s}_overhead_pct'])}{warn})", bool(warn)
 
 
-def _option_cells(r: dict) -> list[str]:
+def option_cells(r: dict) -> list[str]:
     """The recommended option, bought, storage and GPU time a month, and the runner-up."""
     option = rule.label(r["option_strategy"], r["option_tier"], r["option_engine"])
     if r["option_status"] != rule.RECOMMENDED:

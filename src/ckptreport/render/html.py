@@ -1,0 +1,300 @@
+"""``out/report.html``: the planning review in a browser, one self-contained file.
+
+What it shows was computed in the compute stage (``Report``, its ``page.Page``): the headline and
+the summary (the cells the terminal prints, by the same functions), per model and SKU a section (the
+option recommended and its runner-up, the checkpoint chain, the best engine of each tier and
+strategy, the purchase curve, the tornado, how sure the answer is), the cross product as a table that
+sorts and filters, and every input with its basis, file:line and source. This module formats it into
+``templates/report.html.j2`` (autoescaped; an undefined variable is an error).
+
+Self-contained: the stylesheet and the script are inlined, the charts are inline SVG, the table's
+rows are JSON in a data block (``<`` written as ``\\u003c``, so no input can close it). A
+Content-Security-Policy forbids every fetch, and allows only this page's own script and style by
+their SHA-256. The script writes input strings with ``textContent`` only: a model named
+``<img src=x onerror=...>`` is shown, never run.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import jinja2
+import numpy as np
+import pandas as pd
+from markupsafe import Markup
+
+from .. import display, rule, units
+from ..inputs import ENTITY_COLUMN, PLAN, of
+from ..paths import templates_dir
+from ..provenance import provenance
+from . import svg, terminal
+from .brief import chain_svg
+
+if TYPE_CHECKING:
+    from ..report import Report
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())),
+                              autoescape=jinja2.select_autoescape(["html", "j2", "svg"], default=True),
+                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+
+
+def _sha(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+
+def _json(obj) -> Markup:
+    """JSON for a ``<script type="application/json">`` block: nothing in it can end the block or
+    open a comment (``<``, ``>`` and ``&`` as escapes); NaN is null and infinity 1e999 (JSON.parse
+    reads Infinity)."""
+    text = json.dumps(obj, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return Markup(text.replace('"__inf__"', "1e999").replace('"__-inf__"', "-1e999"))
+
+
+# ---- the table: columns, encoded compactly -------------------------------------------------------
+
+def _number(v: float):
+    if v != v:
+        return None
+    if math.isinf(v):
+        return "__inf__" if v > 0 else "__-inf__"
+    return float(f"{v:.8g}")
+
+
+def _column(name: str, values: pd.Series) -> dict:
+    """One column: its unit, and its values (text as a dictionary and codes; numbers to 8
+    significant digits, or as a dictionary when a few repeat)."""
+    unit = display.unit_of(name)
+    doc = getattr(display.declared(name), "doc", "") or "a key of the scenario"
+    out = {"name": name, "unit": unit, "doc": doc, "infinite": getattr(display.declared(name), "infinite", "unbounded")}
+    if unit == "label" or values.dtype == object or isinstance(values.dtype, pd.CategoricalDtype):
+        codes, uniques = pd.factorize(values.astype(str), sort=False)
+        return {**out, "unit": "label", "dict": [str(u) for u in uniques], "codes": codes.tolist()}
+    if unit == "bool":
+        return {**out, "values": values.to_numpy(bool).astype(int).tolist()}
+    arr = values.to_numpy(float)
+    uniques, codes = np.unique(arr, return_inverse=True)
+    if len(uniques) <= len(arr) // 4:
+        return {**out, "dict": [_number(float(v)) for v in uniques], "codes": codes.tolist()}
+    return {**out, "values": [_number(v) for v in arr.tolist()]}
+
+
+def table_data(table: pd.DataFrame) -> dict:
+    return {"rows": len(table), "index": table.index.to_numpy(np.int64).tolist(),
+            "columns": [_column(c, table[c]) for c in table.columns]}
+
+
+# ---- the summary and the sections ----------------------------------------------------------------
+
+def _option(r: pd.Series) -> str:
+    return rule.label(r["strategy"], r["tier"], r["engine"])
+
+
+def _summary(report: Report) -> tuple[list[str], list[dict]]:
+    strategies = list(report.inputs.plan.strategies)
+    head = ["model", "sku", "checkpoint", *strategies, "recommended", "bought", "storage/month", "lost GPU/month",
+            "runner-up (extra over the run)"]
+    rows = []
+    for k, r in enumerate(report.summary.to_dict("records")):
+        cells = [display.value(r["ckpt_bytes"], "bytes")] + [terminal.strategy_cell(r, s)[0] for s in strategies]
+        rows.append({"line": k, "model": r["model"], "sku": r["sku"], "cells": cells + terminal.option_cells(r),
+                     "status": r["option_status"], "headline": report.headline == r["option_index"]
+                     and r["model"] == report.point.model and r["sku"] == report.point.sku})
+    return head, rows
+
+
+TIER_CELL = ["overhead_pct", "meets_target", "engine", "stall_s", "tier_durable", "total_usd_month", "write_s",
+             "tier_bought_GBps"]
+
+
+def tier_cells(frame: pd.DataFrame, sections: list) -> dict[int, dict]:
+    """The figures of every tier table's cells, read from the frame at once (not a row of every
+    column per cell): frame row -> TIER_CELL values."""
+    labels = sorted({label for s in sections for _, by in s.tiers for label in by.values()})
+    rows = frame.loc[labels, TIER_CELL]
+    return dict(zip(rows.index, rows.to_dict("records")))
+
+
+def _tiers(at: dict[int, dict], section, strategies: list[str]) -> list[dict]:
+    out = []
+    for tier, by in section.tiers:
+        cells = []
+        for s in strategies:
+            if s not in by:
+                cells.append(None)
+                continue
+            r = at[by[s]]
+            cells.append({"overhead": display.value(r["overhead_pct"], "pct"), "meets": bool(r["meets_target"]),
+                          "engine": str(r["engine"]), "stall": display.of("stall_s", r["stall_s"]),
+                          "total": "not durable" if not r["tier_durable"] else
+                          ("needs a price" if pd.isna(r["total_usd_month"]) else
+                           display.of("total_usd_month", r["total_usd_month"]) + " a month"),
+                          "recommended": by[s] == section.option})
+        any_row = at[next(iter(by.values()))]
+        out.append({"tier": tier, "write": display.of("write_s", any_row["write_s"]),
+                    "bought": display.of("tier_bought_GBps", any_row["tier_bought_GBps"]), "cells": cells})
+    return out
+
+
+def _sure(section, sampled_line: dict | None, sampled=None) -> dict:
+    """How sure the answer is: which inputs' ranges change it (the tornado); where the model's brief
+    or this build's --samples drew every uncertain input at once, the band and the share of draws."""
+    flips = [{"input": w.param.label, "low": w.param.end_text("low"), "high": w.param.end_text("high"),
+              "to": (w.low if w.low["option"] != section.base["option"] else w.high)["option"]}
+             for w in section.swings if w.flips]
+    out = {"inputs": len(section.swings), "flips": flips, "band": None, "breaks": [], "draws": None}
+    b = section.brief
+    if b is not None and b.robust is not None and b.robust.params:
+        r = b.robust
+        out["band"] = _band(r.quantiles["total_usd_month"], f"{r.samples:,} draws (seed {r.seed}, the brief's)",
+                            r.wins.get(r.base["option"], 0.0))
+        out["breaks"] = [{"input": x.param.label, "side": x.direction, "value": display.of(x.param.input, x.value),
+                          "to": x.to} for x in r.breaks]
+    if sampled_line is not None:
+        wins = sampled_line["wins"]
+        out["band"] = _band(sampled_line["quantiles"]["total_usd_month"],
+                            f"this build's {sampled.samples:,} draws (--samples, seed {sampled.seed})",
+                            wins.get(sampled_line["option"], 0.0)) or out["band"]
+        out["draws"] = [{"option": o, "share": f"{s:.0%}"} for o, s in list(wins.items())[:4]]
+    return out
+
+
+def _band(q: dict, what: str, share: float) -> dict | None:
+    if q["p50"] is None:
+        return None
+    return {"what": what, "p10": display.value(q["p10"], "usd"), "p50": display.value(q["p50"], "usd"),
+            "p90": display.value(q["p90"], "usd"), "share": f"{share:.0%}"}
+
+
+def _section(report: Report, section, by_line: dict, env: jinja2.Environment, cells: dict[int, dict],
+             sampled=None) -> dict:
+    frame = report.frame
+    row = frame.loc[section.option]
+    line = report.summary.iloc[section.line]
+    strategies = list(report.inputs.plan.strategies)
+    runner = None
+    if isinstance(line["runner_up_tier"], str):
+        runner = {"option": rule.label(line["runner_up_strategy"], line["runner_up_tier"], line["runner_up_engine"]),
+                  "extra": display.value(line["runner_up_extra_usd"], "usd")}
+    p = section.purchase
+    return {
+        "id": f"line-{section.line}", "model": section.model, "sku": section.sku, "status": line["option_status"],
+        "option": _option(row), "meets": bool(row["meets_target"]), "runner": runner,
+        "assumed": list(line["assumed_prices"]), "needs_price": list(line["needs_price"]),
+        "figures": {k: display.of(k, row[k]) for k in (
+            "ckpt_bytes", "bytes_per_gpu", "bytes_per_node", "stall_s", "write_s", "overhead_pct", "waste_pct",
+            "optimal_interval_s", "restore_s", "required_write_GBps", "tier_bought_GBps", "storage_usd_month",
+            "lost_gpu_usd_month", "total_usd_month", "total_usd", "capacity_needed_bytes", "interval_s")},
+        "bottleneck": str(row["bottleneck"]), "gpus": f"{int(row['gpus']):,}", "recipe": str(row["recipe"]),
+        "idle": int(row["idle_gpus"]), "extrapolated": bool(row["extrapolated"]),
+        "chain": chain_svg(env, row), "tiers": _tiers(cells, section, strategies), "strategies": strategies,
+        "purchase": svg.purchase(p.points, p.optimum, str(row["strategy"]), p.what), "purchase_what": p.what,
+        "tornado": svg.tornado(section.base, section.swings),
+        "sure": _sure(section, by_line.get((section.model, section.sku)), sampled),
+        "brief": None if section.brief is None else f"briefs/{section.brief.spec.name}.pdf",
+        "sources": _row_sources(report, row),
+    }
+
+
+HOP_INPUTS = (("GPU -> host", "d2h_node_GBps"), ("staging", "staging_GBps"), ("storage NIC", "storage_nic_GBps"),
+              ("local NVMe", "nvme_write_GBps"), ("tier", "tier_write_GBps"), ("tier per node", "tier_node_write_GBps"),
+              ("price of a GPU-hour", "usd_per_gpu_hour"), ("tier price", "tier_usd_per_tb_month"))
+
+
+def _row_sources(report: Report, row: pd.Series) -> list[dict]:
+    """Where the figures of the chain and the price came from, for this option's entities."""
+    from ..inputs import INPUTS
+
+    names = {section: str(row[column]) for section, column in ENTITY_COLUMN.items()}
+    out = []
+    for hop, name in HOP_INPUTS:
+        inp = INPUTS.get(name)
+        if inp is None or name not in row.index:
+            continue
+        prov = provenance(report.inputs, inp, names)
+        if prov is None:
+            continue
+        out.append({"hop": hop, "value": display.of(name, row[name]), "basis": prov.basis,
+                    "where": f"{prov.file}:{prov.line}" if prov.line else prov.file, "source": prov.source or ""})
+    return out
+
+
+# ---- the inputs ----------------------------------------------------------------------------------
+
+def _inputs(report: Report) -> list[dict]:
+    """Every entity of the build, each input with its value, basis, file:line and source."""
+    inputs = report.inputs
+    blocks = [(PLAN, PLAN)]
+    for section, column in ENTITY_COLUMN.items():
+        if column in report.frame:
+            blocks += [(section, str(n)) for n in report.frame[column].cat.categories]
+    out = []
+    for section, name in blocks:
+        entity = inputs.entity(section, name)
+        rows = []
+        for inp in of(section):
+            prov = provenance(inputs, inp, {section: name})
+            m = inputs.measured.get((section, name, inp.key))
+            rows.append({"input": inp.name, "value": display.of(inp.name, inp.value(entity, name)),
+                         "basis": prov.basis if prov else "input",
+                         "where": (f"{prov.file}:{prov.line}" if prov.line else prov.file) if prov else "",
+                         "source": (prov.source or "") if prov else "",
+                         "dated": ", ".join(filter(None, [prov.date, prov.region])) if prov else "",
+                         "measured": None if m is None else f"spec {display.of(inp.name, m.spec / inp.scale)}"
+                         if m.spec else "measured"})
+        out.append({"id": f"in-{section}-{len(out)}", "section": section, "name": name, "rows": rows})
+    return out
+
+
+def _measured(report: Report) -> list[dict]:
+    return [{"hop": f"{m.section}.{m.name}.{m.field}", "median": units.fmt(m.median, "bandwidth"),
+             "spec": units.fmt(m.spec, "bandwidth") if m.spec else "n/a", "flag": m.flag or "ok",
+             "basis": m.basis} for m in report.inputs.measured.values()]
+
+
+# ---- the page ------------------------------------------------------------------------------------
+
+def context(report: Report, meta: dict[str, str], links: list[tuple[str, str]], sampled=None) -> dict:
+    env = _environment()
+    page = report.page
+    by_line = {}
+    if sampled is not None:
+        by_line = {(str(x["model"]), str(x["sku"])): x for x in sampled.lines}
+    head, summary = _summary(report)
+    plan = report.inputs.plan
+    cells = tier_cells(report.frame, page.sections)
+    sections = [_section(report, s, by_line, env, cells, sampled) for s in page.sections]
+    headline = next((s for s in sections if s["model"] == report.point.model and s["sku"] == report.point.sku), None)
+    script = (templates_dir() / "report.js").read_text()
+    css = (templates_dir() / "report.css").read_text()
+    data = table_data(page.table)
+    return {
+        "meta": meta, "built_date": meta["build_time"][:10], "input_hash": meta["input_hash"][:16],
+        "gpus": f"{report.point.gpus:,.0f}", "interval": display.of("interval_s", report.point.interval_s),
+        "target": display.value(plan.target_overhead.value * 100, "pct"), "head": head, "summary": summary,
+        "sections": sections, "headline": headline, "links": links, "inputs": _inputs(report),
+        "measured": _measured(report), "rows": f"{page.rows:,}", "shown": f"{len(page.table):,}",
+        "all_shown": len(page.table) == page.rows, "columns": len(report.frame.columns), "table_columns": len(page.table.columns),
+        "data": _json(data), "script": Markup(script), "css": Markup(css),
+        "csp": f"default-src 'none'; script-src {_sha(script)}; style-src {_sha(css)}; img-src data:; "
+               "base-uri 'none'; form-action 'none'; connect-src 'none'; font-src 'none'; object-src 'none'",
+        "dropped": [{"rows": f"{d.rows:,}", "reason": d.reason} for d in report.dropped],
+        "calibration": report.calibration.summary,
+    }
+
+
+def render(report: Report, meta: dict[str, str], links: list[tuple[str, str]], sampled=None) -> str:
+    return _environment().get_template("report.html.j2").render(**context(report, meta, links, sampled))
+
+
+def write(path: Path, report: Report, meta: dict[str, str], links: list[tuple[str, str]], sampled=None) -> Path:
+    """Write the page (``links``: the outputs of this build it links to, (label, relative path))."""
+    path.write_text(render(report, meta, links, sampled), encoding="utf-8")
+    return path
