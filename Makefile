@@ -5,9 +5,11 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # Libraries the PDF briefs need (WeasyPrint: Pango, HarfBuzz subsetting; fonts), and programs the
 # tests drive for real (LibreOffice recalculates the workbook, and python3-uno lets a test sort, filter,
-# insert rows and type in Calc itself; poppler reads and renders the PDFs).
+# insert rows and type in Calc itself; poppler reads and renders the PDFs; headless Chromium and its
+# driver load the review page, out/report.html, as a browser does).
 RUNTIME_PACKAGES := libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 fonts-dejavu-core
-TEST_PACKAGES    := $(RUNTIME_PACKAGES) libreoffice-calc-nogui python3-uno poppler-utils gnumeric
+TEST_PACKAGES    := $(RUNTIME_PACKAGES) libreoffice-calc-nogui python3-uno poppler-utils gnumeric \
+                    chromium chromium-driver
 
 .PHONY: build test bench docs golden runtime-deps system-deps clean
 
@@ -25,13 +27,14 @@ test: $(STAMP) system-deps  ## run the whole test suite, on every core (pytest-x
 
 HAVE_RUNTIME := ldconfig -p | grep -q libpangoft2-1.0 && ldconfig -p | grep -q libharfbuzz-subset
 HAVE_TESTING := $(HAVE_RUNTIME) && command -v soffice >/dev/null && command -v pdftoppm >/dev/null \
-                && command -v ssconvert >/dev/null \
+                && command -v ssconvert >/dev/null && command -v chromium >/dev/null \
+                && command -v chromedriver >/dev/null \
                 && test -f /usr/lib/python3/dist-packages/uno.py
 
 runtime-deps:  ## Pango and fonts for the PDF briefs (Debian/Ubuntu; installs as root)
 	@$(MAKE) --no-print-directory apt PACKAGES="$(RUNTIME_PACKAGES)" CHECK="$(HAVE_RUNTIME)"
 
-system-deps:  ## everything the tests run for real: the above, LibreOffice, Gnumeric and poppler
+system-deps:  ## everything the tests run for real: the above, LibreOffice, Gnumeric, poppler, Chromium
 	@$(MAKE) --no-print-directory apt PACKAGES="$(TEST_PACKAGES)" CHECK="$(HAVE_TESTING)"
 
 apt:
@@ -48,6 +51,7 @@ bench: $(STAMP)  ## speed and memory benchmarks (figures, not pass/fail)
 	$(BIN)/python benchmarks/bench_startup.py
 	$(BIN)/python benchmarks/bench_large.py
 	$(BIN)/python benchmarks/bench_libreoffice.py
+	$(BIN)/python benchmarks/bench_html.py
 
 docs: $(STAMP)  ## regenerate the README's schema and column tables
 	$(BIN)/python -m ckptreport.docs README.md
