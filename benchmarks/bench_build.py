@@ -4,7 +4,7 @@ same run: medians of repeated runs of the real command, each in a process of its
     python benchmarks/bench_build.py [--repeat 3]
 
 ``full``: ``ckptreport build`` (Parquet, CSV, workbook, PDF briefs, manifest), as a user runs it.
-``bare``: ``ckptreport build --no-workbook --no-briefs`` (the engine, Parquet, CSV, manifest): the
+``bare``: ``ckptreport build --no-workbook --no-briefs --no-html`` (the engine, Parquet, CSV, manifest): the
 floor that reading the inputs, computing and writing the tables sets. The issue's target: full at
 most 4x bare. Also reported: the ``--no-briefs`` build (the workbook alone on top of bare). Runs are
 interleaved so that a busy moment of the machine hits each variant alike. Nothing is asserted.
@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-VARIANTS = {"bare": ["--no-workbook", "--no-briefs"], "workbook": ["--no-briefs"], "full": []}
+VARIANTS = {"bare": ["--no-workbook", "--no-briefs", "--no-html"], "workbook": ["--no-briefs", "--no-html"], "full": []}
 
 
 def once(flags: list[str], out: Path) -> float:
