@@ -31,6 +31,8 @@ def input_row(draw) -> dict[str, object]:
     tier_kind = draw(st.sampled_from(["parallel_fs", "cloud_fs", "object_store", "local_nvme"]
                                      if has_nvme else ["parallel_fs", "cloud_fs", "object_store"]))
     strategies = ["sync", "async", "tiered"] if has_nvme and tier_kind != "local_nvme" else ["sync", "async"]
+    strategies += ["peer_memory", "differential", "jit"]
+    host_recoverable = draw(_f(0, 100))
     per_tib, capacity = math.nan, math.nan
     if tier_kind == "local_nvme":
         tier_write = math.inf
@@ -109,7 +111,15 @@ def input_row(draw) -> dict[str, object]:
         "engine_consolidates": draw(st.booleans()),
         "overlap_pct": draw(st.one_of(st.just(0.0), _f(0, 100))),
         "largest_case_ranks": draw(st.one_of(st.just(math.inf), _f(8, 2000))),
-        "host_recoverable_pct": draw(_f(0, 100)),
+        "host_recoverable_pct": host_recoverable,
+        "node_loss_pct": draw(_f(0, 100 - host_recoverable)),
+        "peer_nic_GBps": draw(_f(0.1, 1000)),
+        "peer_replicas": float(draw(st.integers(1, 4))),
+        "durable_every": float(draw(st.integers(1, 24))),
+        "full_every": float(draw(st.integers(1, 12))),
+        "diff_fraction_pct": draw(_f(0.01, 100)),
+        "jit_overhead_pct": draw(st.one_of(st.just(0.0), _f(0, 1))),
+        "batch_tokens": draw(st.one_of(st.just(math.nan), _f(1e3, 1e9))),
         "model_bytes_per_param": draw(st.one_of(st.just(math.nan), _f(0.5, 32))),
         "checkpoint_size_bytes": draw(st.one_of(st.just(math.nan), st.just(math.nan), _f(1e9, 1e14))),
         "consolidated_bytes_per_param": draw(st.sampled_from([0.0, 0.0, 2.0])),

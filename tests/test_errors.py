@@ -585,3 +585,34 @@ def test_an_architecture_larger_than_its_parameters_is_a_typo(models_dir, out_di
     assert_rejected(build(models_dir, out_dir), out_dir, [
         f"{shown('models.yaml')}:{line}:{col}: models.llama3-405b.vocab: 2 x vocab x hidden (the embedding and "
         "output layers, 4,202,692,608 parameters) is not below params (4.0585B): one of them is a typo"])
+
+
+def test_the_layered_strategies_inputs_are_checked_where_they_are_written(models_dir, out_dir):
+    """N or K below 1 or not whole, a difference larger than the checkpoint: each at its key, exit 2,
+    nothing written."""
+    text = replace_line(models_dir, "plan.yaml", r"^durable_every: .*$", "durable_every: 0")
+    text = replace_line(models_dir, "plan.yaml", r"^full_every: .*$", "full_every: 0.5")
+    text = replace_line(models_dir, "plan.yaml", r"^diff_fraction: .*$", "diff_fraction: 120%")
+    result = build(models_dir, out_dir)
+    at = {key: where(text, f"\n{key}: ")[0] + 1 for key in ("durable_every", "full_every", "diff_fraction")}
+    assert_rejected(result, out_dir, [
+        f"models/plan.yaml:{at['durable_every']}:1: durable_every: expected a count greater than 0, got '0'",
+        f"models/plan.yaml:{at['full_every']}:1: full_every: expected a count from 1 to 10000, got '0.5'",
+        f"models/plan.yaml:{at['diff_fraction']}:1: diff_fraction: expected a percentage of at most 100%, got '120%'"])
+
+
+def test_more_peers_than_nodes_and_failure_shares_over_100_are_refused(models_dir, out_dir):
+    """peer_memory with as many peers as a job of the plan has nodes, and failure shares that add up to
+    more than every failure: each at its key, exit 2, nothing written."""
+    text = replace_line(models_dir, "plan.yaml", r"^strategies: .*$", "strategies: [sync, async, peer_memory]")
+    text = replace_line(models_dir, "plan.yaml", r"^gpus: .*$", "gpus: [16, 1024]\nmodels: [llama3-8b]\nskus: [dgx-h100]")
+    text = replace_line(models_dir, "plan.yaml", r"^peer_replicas: .*$", "peer_replicas: 2")
+    text = replace_line(models_dir, "plan.yaml", r"^node_loss: .*$", "node_loss: 30%")
+    text = replace_line(models_dir, "plan.yaml", r"^  model: .*$", "  model: llama3-8b")
+    result = build(models_dir, out_dir)
+    at = {key: where(text, f"\n{key}: ")[0] + 1 for key in ("peer_replicas", "node_loss")}
+    assert_rejected(result, out_dir, [
+        f"models/plan.yaml:{at['peer_replicas']}:1: peer_replicas: 2 peer(s) per node need at least 3 nodes, but "
+        "the plan's 16 GPUs on dgx-h100 are 2 node(s): lower peer_replicas, or leave peer_memory out of strategies",
+        f"models/plan.yaml:{at['node_loss']}:1: node_loss: node_loss 0.3 and host_recoverable 0.75 (as fractions) add "
+        "up to more than every failure: the two shares and the rest (the durable tier's) must add up to 100%"])

@@ -42,7 +42,7 @@ NODE = dict(model="m", recipe="r", sku="s", tier="t", engine="e", strategy="sync
             gpus=8.0, interval_s=3600.0, params=1e9, active_params=1e9, tokens=1e12,
             weights_bytes_per_param=2.0, master_bytes_per_param=4.0, optimizer_bytes_per_param=8.0,
             gpus_per_node=8.0, peak_TFLOPS=312.0, d2h_gpu_GBps=25.0, d2h_node_GBps=200.0, host_memory_bytes=1e12,
-            storage_nic_GBps=math.inf, staging_gpu_GBps=25.0, usd_per_gpu_hour=1.0, gpu_mtbf_s=50677 * 3600.0,
+            storage_nic_GBps=math.inf, peer_nic_GBps=math.inf, staging_gpu_GBps=25.0, usd_per_gpu_hour=1.0, gpu_mtbf_s=50677 * 3600.0,
             usd_per_tb_month=0.0, target_overhead_pct=1.0, mfu_pct=40.0, restart_s=600.0, retention=1.0, buffers=1.0)
 BASE = {**{i.name: i.default for i in INPUTS.values() if i.default is not None}, **NODE, "tier_family": "t"}
 BOOTSTRAP = 200  # resamples of an engine's fit cases behind the range of each fitted term (seed 1)

@@ -302,6 +302,33 @@ def written_bytes(ckpt_bytes, replicated, sharding, dp_ranks, params, sharded_by
     return ckpt_bytes + where(replicated == "every", (dp_ranks - 1) * shared, 0)
 
 
+@column("count")
+def durable_every_saves(strategy, durable_every):
+    """Every how many saves one reaches the durable tier: peer_memory's durable_every (N), else every save."""
+    return where(strategy == "peer_memory", durable_every, 1)
+
+
+@column("pct")
+def durable_share_pct(strategy, full_every, diff_fraction_pct):
+    """Share of the checkpoint one durable save writes, on average: a differential save writes it whole
+    every full_every saves (K) and a difference (diff_fraction) between, (1 + (K - 1) x fraction) / K;
+    every other strategy writes it whole."""
+    return where(strategy == "differential", (1 + (full_every - 1) * diff_fraction_pct / PERCENT) / full_every,
+                 1) * PERCENT
+
+
+@column("bytes")
+def durable_bytes(written_bytes, durable_share_pct):
+    """Bytes one durable save writes to the tier, on average (differences between full saves write less)."""
+    return written_bytes * durable_share_pct / PERCENT
+
+
+@column("bytes")
+def durable_node_bytes(bytes_per_node, durable_share_pct):
+    """Bytes the heaviest node writes to the tier in one durable save, on average."""
+    return bytes_per_node * durable_share_pct / PERCENT
+
+
 section("The copy to host, and what the target demands")
 
 @column("GBps")
@@ -335,10 +362,11 @@ def staging_GBps(writers_on_node, staging_rate_GBps, d2h_node_GBps):
 
 @column("s")
 def snapshot_s(strategy, d2h_s, bytes_per_node, staging_GBps, overlap_pct):
-    """The copy to host training waits for: sync streams through pinned memory (d2h_s); async and
-    tiered stage a snapshot at the staging rate, less the share the engine hides behind the next
-    forward and backward pass."""
-    return where(strategy == "sync", d2h_s, bytes_per_node / (staging_GBps * GB) * (1 - overlap_pct / PERCENT))
+    """The copy to host training waits for: sync streams through pinned memory (d2h_s); async, tiered,
+    peer_memory and differential stage a snapshot at the staging rate, less the share the engine hides
+    behind the next forward and backward pass; jit takes none in steady state."""
+    return where(strategy == "sync", d2h_s, where(strategy == "jit", 0,
+                                                  bytes_per_node / (staging_GBps * GB) * (1 - overlap_pct / PERCENT)))
 
 
 @column("s")
@@ -349,8 +377,10 @@ def nvme_s(strategy, bytes_per_node, nvme_write_GBps):
 
 @column("s")
 def fixed_s(strategy, sync_fixed_s, async_fixed_s, tiered_fixed_s):
-    """Fixed cost of one checkpoint of this strategy (coordination, file creation, staging set-up)."""
-    return where(strategy == "sync", sync_fixed_s, where(strategy == "async", async_fixed_s, tiered_fixed_s))
+    """Fixed cost of one checkpoint of this strategy (coordination, file creation, staging set-up):
+    peer_memory and differential pay the async snapshot's; jit, which takes none in steady state, none."""
+    return where(strategy == "sync", sync_fixed_s, where(strategy == "tiered", tiered_fixed_s,
+                                                         where(strategy == "jit", 0, async_fixed_s)))
 
 
 @column("s")
@@ -371,9 +401,10 @@ def coordination_s(first_coordination_s, training_gpus, cached_constant_s, cache
 
 @column("s")
 def blocking_coordination_s(strategy, coordination_blocks, coordination_s):
-    """The part of the coordination training waits for: all of a sync save's; an async or tiered save's
-    where the engine plans before training resumes."""
-    return where((strategy == "sync") | coordination_blocks, coordination_s, 0)
+    """The part of the coordination training waits for: all of a sync save's; an async, tiered,
+    peer_memory or differential save's where the engine plans before training resumes; none of jit's
+    (it saves only after a failure)."""
+    return where(strategy == "jit", 0, where((strategy == "sync") | coordination_blocks, coordination_s, 0))
 
 
 @column("s")
@@ -384,37 +415,44 @@ def metadata_s(files_per_rank, per_file_s):
 
 @column("s")
 def write_budget_s(strategy, target_overhead_pct, interval_s, fixed_s, snapshot_s, nvme_s, coordination_s,
-                   blocking_coordination_s, metadata_s):
+                   blocking_coordination_s, metadata_s, durable_every_saves):
     """Time the tier write may take and still meet the target: sync, what the target leaves after the
-    fixed cost, the copy to host, the coordination and the files' metadata; async and tiered, the
-    interval less the NVMe landing, the coordination left to the persist and the metadata, if the
-    snapshot and the coordination it waits for meet the target. Zero when nothing is left (never
-    negative)."""
+    fixed cost, the copy to host, the coordination and the files' metadata; the background strategies,
+    the time to the next durable save (the interval, peer_memory's durable_every intervals) less the
+    NVMe landing, the coordination left to the persist and the metadata, if the snapshot and the
+    coordination it waits for meet the target; jit, without a periodic save, no limit. Zero when
+    nothing is left (never negative)."""
     allowed_s = target_overhead_pct / PERCENT * interval_s - fixed_s
     background = coordination_s - blocking_coordination_s
-    return maximum(where(strategy == "sync", allowed_s - snapshot_s - coordination_s - metadata_s,
-                         where(snapshot_s + blocking_coordination_s <= allowed_s,
-                               interval_s - nvme_s - background - metadata_s, 0)), 0)
+    return where(strategy == "jit", INF,
+                 maximum(where(strategy == "sync", allowed_s - snapshot_s - coordination_s - metadata_s,
+                               where(snapshot_s + blocking_coordination_s <= allowed_s,
+                                     interval_s * durable_every_saves - nvme_s - background - metadata_s, 0)), 0))
 
 
 @column("GBps", infinite="unreachable")
-def required_write_GBps(write_budget_s, written_bytes):
-    """Aggregate tier write bandwidth that meets the target (unreachable when the copy to host alone misses it)."""
-    return where(write_budget_s > 0, written_bytes / write_budget_s / GB, INF)
+def required_write_GBps(write_budget_s, durable_bytes):
+    """Aggregate tier write bandwidth that meets the target (unreachable when the copy to host alone misses
+    it; none for jit, which writes only after a failure)."""
+    return where(write_budget_s > 0, durable_bytes / write_budget_s / GB, INF)
 
 
 @column("GBps", infinite="unreachable")
-def required_node_write_GBps(write_budget_s, bytes_per_node):
+def required_node_write_GBps(write_budget_s, durable_node_bytes):
     """Per-node write bandwidth (NIC and tier share) that meets the target."""
-    return where(write_budget_s > 0, bytes_per_node / write_budget_s / GB, INF)
+    return where(write_budget_s > 0, durable_node_bytes / write_budget_s / GB, INF)
 
 
 section("Storage bought: capacity and bandwidth")
 
 @column("bytes")
-def capacity_needed_bytes(retention, written_bytes, headroom_pct):
-    """Capacity the plan needs on the tier: the retained checkpoints as written, plus headroom."""
-    return retention * written_bytes * (1 + headroom_pct / PERCENT)
+def capacity_needed_bytes(strategy, retention, written_bytes, full_every, diff_fraction_pct, headroom_pct):
+    """Capacity the plan needs on the tier: the retained checkpoints as written (a differential one with
+    its chain: the full save and up to full_every - 1 differences; jit keeps only the state it writes
+    after a failure), plus headroom."""
+    kept = where(strategy == "differential", retention * (1 + (full_every - 1) * diff_fraction_pct / PERCENT),
+                 where(strategy == "jit", 1, retention))
+    return kept * written_bytes * (1 + headroom_pct / PERCENT)
 
 
 @column("bool")
@@ -463,9 +501,9 @@ def capacity_ok(tier_capacity_bytes, capacity_needed_bytes):
 
 
 @column("count")
-def puts_per_ckpt(written_bytes, part_size_bytes):
-    """Object stores: write requests per checkpoint, one per part."""
-    return where(part_size_bytes < INF, ceil(written_bytes / part_size_bytes), 0)
+def puts_per_ckpt(durable_bytes, part_size_bytes):
+    """Object stores: write requests per durable save, one per part."""
+    return where(part_size_bytes < INF, ceil(durable_bytes / part_size_bytes), 0)
 
 
 @column("count")
@@ -490,9 +528,9 @@ def tier_share_GBps(tier_node_GBps, tier_bought_GBps, nodes_writing):
 
 
 @column("s")
-def nic_s(tier_kind, bytes_per_node, storage_nic_GBps):
-    """Time for the heaviest node's shard to cross its storage NIC (none for node-local NVMe)."""
-    return where(tier_kind == "local_nvme", 0, bytes_per_node / (storage_nic_GBps * GB))
+def nic_s(tier_kind, durable_node_bytes, storage_nic_GBps):
+    """Time for the heaviest node's durable save to cross its storage NIC (none for node-local NVMe)."""
+    return where(tier_kind == "local_nvme", 0, durable_node_bytes / (storage_nic_GBps * GB))
 
 
 @column("GBps")
@@ -503,17 +541,18 @@ def writers_GBps(writers_on_node, writer_GBps, writer_scaling_pct):
 
 
 @column("s")
-def writer_s(bytes_per_node, writers_GBps, bytes_per_gpu_max, writer_GBps):
-    """Time for the node's writer processes to write its shard; never less than the heaviest rank's
-    bytes at one writer's bandwidth."""
-    return maximum(bytes_per_node / (writers_GBps * GB), bytes_per_gpu_max / (writer_GBps * GB))
+def writer_s(durable_node_bytes, writers_GBps, bytes_per_gpu_max, durable_share_pct, writer_GBps):
+    """Time for the node's writer processes to write its durable save; never less than the heaviest
+    rank's part at one writer's bandwidth."""
+    return maximum(durable_node_bytes / (writers_GBps * GB),
+                   bytes_per_gpu_max * durable_share_pct / PERCENT / (writer_GBps * GB))
 
 
 @column("s")
-def tier_s(written_bytes, tier_bought_GBps, bytes_per_node, tier_node_GBps):
-    """Time the tier needs: all a save writes at its aggregate bandwidth, or the heaviest node's shard at
-    the most one node gets, whichever is longer (nodes that finish early free bandwidth)."""
-    return maximum(written_bytes / (tier_bought_GBps * GB), bytes_per_node / (tier_node_GBps * GB))
+def tier_s(durable_bytes, tier_bought_GBps, durable_node_bytes, tier_node_GBps):
+    """Time the tier needs: all a durable save writes at its aggregate bandwidth, or the heaviest node's
+    part at the most one node gets, whichever is longer (nodes that finish early free bandwidth)."""
+    return maximum(durable_bytes / (tier_bought_GBps * GB), durable_node_bytes / (tier_node_GBps * GB))
 
 
 @column("s")
@@ -521,7 +560,7 @@ def write_s(coordination_s, blocking_coordination_s, strategy, metadata_s, nic_s
     """Time to persist from host memory: the coordination (an async save's only where it is not done
     before training resumes), the files' metadata, then the writers stream through the NIC into the
     tier; the slowest sets the pace."""
-    persist = where(strategy == "sync", coordination_s, coordination_s - blocking_coordination_s)
+    persist = where((strategy == "sync") | (strategy == "jit"), coordination_s, coordination_s - blocking_coordination_s)
     return persist + metadata_s + maximum(maximum(nic_s, writer_s), tier_s)
 
 
@@ -543,22 +582,41 @@ def extrapolated(training_gpus, largest_case_ranks):
 section("Strategy: what training waits for")
 
 @column("s")
-def checkpoint_cost_s(strategy, fixed_s, snapshot_s, write_s, blocking_coordination_s):
-    """Time training stops for one checkpoint: the fixed cost, then sync copies and persists; async and
-    tiered stage a snapshot to host (and wait for the coordination where the engine plans first)."""
-    return fixed_s + snapshot_s + where(strategy == "sync", write_s, blocking_coordination_s)
+def checkpoint_cost_s(strategy, fixed_s, snapshot_s, write_s, blocking_coordination_s, jit_overhead_pct, interval_s):
+    """Time training stops for one checkpoint: the fixed cost, then sync copies and persists; the
+    background strategies stage a snapshot to host (and wait for the coordination where the engine
+    plans first); jit, which saves no checkpoint, pays its failure detection (jit_overhead of the
+    interval)."""
+    return where(strategy == "jit", jit_overhead_pct / PERCENT * interval_s,
+                 fixed_s + snapshot_s + where(strategy == "sync", write_s, blocking_coordination_s))
 
 
 @column("s")
-def background_s(strategy, write_s, nvme_s):
-    """Time the persist runs after training resumes: async writes from host, tiered lands on NVMe then drains."""
-    return where(strategy == "sync", 0, where(strategy == "async", write_s, nvme_s + write_s))
+def peer_s(strategy, peer_replicas, bytes_per_node, peer_nic_GBps):
+    """peer_memory: time to copy a node's snapshot to its peer_replicas peers over the peer network."""
+    return where(strategy == "peer_memory", peer_replicas * bytes_per_node / (peer_nic_GBps * GB), 0)
 
 
 @column("s")
-def backpressure_s(background_s, interval_s):
-    """Wait at the next checkpoint when the background persist outlasts the interval."""
-    return maximum(background_s - interval_s, 0)
+def persist_s(strategy, write_s, nvme_s):
+    """Time a durable save runs after training resumes: the background strategies write from host
+    memory, tiered lands on NVMe first, then drains; sync and jit persist nothing in the background."""
+    return where((strategy == "sync") | (strategy == "jit"), 0, where(strategy == "tiered", nvme_s + write_s, write_s))
+
+
+@column("s")
+def background_s(peer_s, persist_s, durable_every_saves):
+    """Time the background runs per checkpoint, on average: the copy to peers, and the durable persist
+    (peer_memory's every durable_every saves)."""
+    return peer_s + persist_s / durable_every_saves
+
+
+@column("s")
+def backpressure_s(peer_s, persist_s, interval_s, durable_every_saves):
+    """Wait per checkpoint when the background outlasts its time: the copy to peers the interval, the
+    durable persist the time to the next durable save."""
+    return (maximum(peer_s - interval_s, 0)
+            + maximum(persist_s - interval_s * durable_every_saves, 0) / durable_every_saves)
 
 
 @column("s")
@@ -586,9 +644,11 @@ def stalls_more_than_trains(overhead_pct):
 
 
 @column("bytes")
-def host_memory_needed_bytes(strategy, bytes_per_node, buffers):
-    """Host memory an async or tiered checkpoint stages per node (sync streams through)."""
-    return where(strategy == "sync", 0, bytes_per_node * buffers)
+def host_memory_needed_bytes(strategy, bytes_per_node, buffers, peer_replicas):
+    """Host memory a checkpoint stages per node: the background strategies their buffers, peer_memory
+    also the copies it holds for its peers; sync streams through and jit stages nothing."""
+    return where((strategy == "sync") | (strategy == "jit"), 0,
+                 bytes_per_node * (buffers + where(strategy == "peer_memory", peer_replicas, 0)))
 
 
 @column("bool")
@@ -608,6 +668,13 @@ def nvme_needed_bytes(tier_kind, strategy, bytes_per_node, retention):
 def nvme_ok(nvme_needed_bytes, nvme_capacity_bytes):
     """Whether that fits on the node's NVMe."""
     return nvme_needed_bytes <= nvme_capacity_bytes
+
+
+@column("bool")
+def layout_ok(strategy, dp_ranks, nodes, peer_replicas):
+    """Whether the job can run the strategy: jit needs a second data-parallel replica to save from
+    after a failure, peer_memory more nodes than its peer_replicas."""
+    return ((strategy != "jit") | (dp_ranks >= 2)) & ((strategy != "peer_memory") | (nodes > peer_replicas))
 
 
 section("Restore after a failure")
@@ -635,25 +702,57 @@ def restore_host_s(d2h_s):
     return d2h_s
 
 
+@column("pct")
+def restore_chain_pct(strategy, full_every, diff_fraction_pct):
+    """What a restore from the tier reads, as a share of the checkpoint: a differential one the full save
+    and, on average, half the chain of differences after it, 1 + (K - 1) / 2 x fraction; the others the
+    checkpoint."""
+    return where(strategy == "differential", 1 + (full_every - 1) / 2 * diff_fraction_pct / PERCENT, 1) * PERCENT
+
+
 @column("s")
-def restore_tier_s(ckpt_bytes, read_GBps, bytes_per_node, node_read_GBps, restore_host_s):
+def restore_tier_s(ckpt_bytes, read_GBps, bytes_per_node, node_read_GBps, restore_chain_pct, restore_host_s):
     """Restore from the durable tier: every node reads its shard back at once (the whole checkpoint at the
-    tier's read bandwidth, or the heaviest node's shard at its read rate, whichever is longer), then copies
-    it to the GPUs."""
-    return maximum(ckpt_bytes / (read_GBps * GB), bytes_per_node / (node_read_GBps * GB)) + restore_host_s
+    tier's read bandwidth, or the heaviest node's shard at its read rate, whichever is longer; a
+    differential chain in proportion), then copies it to the GPUs."""
+    return (maximum(ckpt_bytes / (read_GBps * GB), bytes_per_node / (node_read_GBps * GB)) * restore_chain_pct / PERCENT
+            + restore_host_s)
+
+
+@column("s")
+def restore_peer_s(bytes_per_node, peer_nic_GBps, restore_host_s):
+    """peer_memory, a lost node: its replacement reads the node's snapshot from a peer over the peer
+    network, then copies it to the GPUs."""
+    return bytes_per_node / (peer_nic_GBps * GB) + restore_host_s
 
 
 @column("pct")
 def host_restore_pct(strategy, host_recoverable_pct):
-    """The recovery mix used: the share of failures restored from host memory. Sync keeps no copy there,
-    so all of its restarts read the durable tier."""
-    return where(strategy == "sync", 0, host_recoverable_pct)
+    """The recovery mix used: the share of failures restored from host memory. Sync keeps no copy there
+    and jit saves only after the failure, so their restarts read the durable tier."""
+    return where((strategy == "sync") | (strategy == "jit"), 0, host_recoverable_pct)
+
+
+@column("pct")
+def peer_restore_pct(strategy, node_loss_pct):
+    """The share of failures peer_memory restores from a peer's copy (a lost node); none elsewhere."""
+    return where(strategy == "peer_memory", node_loss_pct, 0)
 
 
 @column("s")
-def restore_s(host_restore_pct, restore_host_s, restore_tier_s):
-    """Expected time to read the checkpoint back after a failure, over the recovery mix."""
-    return host_restore_pct / PERCENT * restore_host_s + (1 - host_restore_pct / PERCENT) * restore_tier_s
+def failure_save_s(strategy, d2h_s, write_s):
+    """jit: after a failure, the surviving replicas copy the state to host and write it to the tier
+    (a sync save at the bandwidth bought), before the restart reads it back."""
+    return where(strategy == "jit", d2h_s + write_s, 0)
+
+
+@column("s")
+def restore_s(host_restore_pct, restore_host_s, peer_restore_pct, restore_peer_s, restore_tier_s, failure_save_s):
+    """Expected time to read the checkpoint back after a failure, over the recovery mix (host memory, a
+    peer, the durable tier), plus jit's save after the failure."""
+    tier_pct = PERCENT - host_restore_pct - peer_restore_pct
+    return (host_restore_pct * restore_host_s + peer_restore_pct * restore_peer_s + tier_pct * restore_tier_s) / PERCENT \
+        + failure_save_s
 
 
 section("Cadence under failures")
@@ -694,10 +793,32 @@ def optimal_interval_s(daly_interval_s, background_s):
     return maximum(daly_interval_s, background_s)
 
 
+@column("s")
+def compute_s(active_params, tokens, training_gpus, peak_TFLOPS, mfu_pct):
+    """Training compute time: 6 x active params x tokens / (training GPUs x peak x MFU)."""
+    return 6 * active_params * tokens / (training_gpus * peak_TFLOPS * TERA * mfu_pct / PERCENT)
+
+
+@column("s")
+def step_s(compute_s, batch_tokens, tokens):
+    """One training step: the compute time of one global batch."""
+    return compute_s * batch_tokens / tokens
+
+
+@column("s")
+def lost_work_s(strategy, interval_s, step_s, host_restore_pct, peer_restore_pct, durable_every_saves):
+    """Training redone after a failure, on average: half an interval since the last checkpoint restored;
+    peer_memory's failures that need the tier half the durable_every intervals since its last durable
+    save; jit about one step."""
+    near = (host_restore_pct + peer_restore_pct) / PERCENT
+    return where(strategy == "jit", step_s,
+                 interval_s / 2 * near + interval_s * durable_every_saves / 2 * (1 - near))
+
+
 @column("pct")
-def rework_pct(interval_s, restart_s, restore_s, cluster_mtbf_s):
-    """Share of training lost to failures: (interval/2 redone + restart + restore) per MTBF."""
-    return PERCENT * (interval_s / 2 + restart_s + restore_s) / cluster_mtbf_s
+def rework_pct(lost_work_s, restart_s, restore_s, cluster_mtbf_s):
+    """Share of training lost to failures: (work redone + restart + restore) per MTBF."""
+    return PERCENT * (lost_work_s + restart_s + restore_s) / cluster_mtbf_s
 
 
 @column("pct")
@@ -707,26 +828,25 @@ def waste_pct(overhead_pct, rework_pct):
 
 
 @column("pct")
-def optimal_waste_pct(lost_per_checkpoint_s, optimal_interval_s, restart_s, restore_s, cluster_mtbf_s):
-    """Waste at the optimal interval, restart and restore included."""
-    return PERCENT * (lost_per_checkpoint_s / optimal_interval_s
-                  + (optimal_interval_s / 2 + restart_s + restore_s) / cluster_mtbf_s)
+def optimal_waste_pct(strategy, lost_per_checkpoint_s, optimal_interval_s, lost_work_s, interval_s, restart_s,
+                      restore_s, cluster_mtbf_s, waste_pct):
+    """Waste at the optimal interval, restart and restore included (the work redone scaled from the
+    interval to the optimum); jit, which takes no periodic checkpoint, wastes the same at any interval."""
+    return where(strategy == "jit", waste_pct,
+                 PERCENT * (lost_per_checkpoint_s / optimal_interval_s
+                            + (lost_work_s * optimal_interval_s / interval_s + restart_s + restore_s) / cluster_mtbf_s))
 
 
 @column("bool")
-def meets_target(overhead_pct, target_overhead_pct, host_memory_ok, nvme_ok, capacity_ok):
+def meets_target(overhead_pct, target_overhead_pct, host_memory_ok, nvme_ok, capacity_ok, layout_ok):
     """Overhead within the target (to a billionth of it, WITHIN_TARGET), and feasible: the staging fits
-    in host memory and NVMe, the retained checkpoints fit on the tier."""
-    return (overhead_pct <= target_overhead_pct * WITHIN_TARGET) & host_memory_ok & nvme_ok & capacity_ok
+    in host memory and NVMe, the retained checkpoints fit on the tier, the job's layout runs the
+    strategy."""
+    return ((overhead_pct <= target_overhead_pct * WITHIN_TARGET) & host_memory_ok & nvme_ok & capacity_ok
+            & layout_ok)
 
 
 section("Run length and money")
-
-@column("s")
-def compute_s(active_params, tokens, training_gpus, peak_TFLOPS, mfu_pct):
-    """Training compute time: 6 x active params x tokens / (training GPUs x peak x MFU)."""
-    return 6 * active_params * tokens / (training_gpus * peak_TFLOPS * TERA * mfu_pct / PERCENT)
-
 
 @column("days")
 def run_days(compute_s, waste_pct):

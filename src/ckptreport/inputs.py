@@ -201,6 +201,10 @@ _DECLARED = [
           required=True),
     Input("storage_nic_GBps", "GBps", "per node, toward the storage fabric", SKUS, "storage_nic", Quantity("bandwidth", plausible=("0.01 GB/s", "100 TB/s")),
           required=True),
+    Input("peer_nic_GBps", "GBps", "per node, toward the other nodes (the network peer_memory replicates "
+          "snapshots over)", SKUS, "peer_network", Quantity("bandwidth", plausible=("0.01 GB/s", "100 TB/s")),
+          derive=lambda s: s.storage_nic.value, derived_from=("storage_nic",),
+          derived_doc="storage_nic (replication shares the storage fabric)", derived_formula="{storage_nic_GBps}"),
     Input("nvme_write_GBps", "GBps", "node-local NVMe: sequential write per node, e.g. 26 GB/s", SKUS,
           "local_nvme.write", Quantity("bandwidth", plausible=("0.01 GB/s", "100 TB/s")), required=True, default=0.0, absent="0 (the SKU has no local NVMe)",
           measured="local_nvme_write"),
@@ -338,6 +342,27 @@ _DECLARED = [
           "(process-level faults: NCCL errors, network jitter); the rest need the durable tier (lost node, HBM)",
           PLAN, "host_recoverable", Quantity("percent", inclusive=True, maximum=1.0), default=0.0,
           absent="0% (every restart reads the durable tier)"),
+    Input("peer_replicas", "count", "peer_memory: the peers each node's snapshot is copied to (k)", PLAN,
+          "peer_replicas", Quantity("count", integer=True, plausible=("1", "64")), default=1.0, absent="1"),
+    Input("durable_every", "count", "peer_memory: every how many saves one also goes to the durable tier (N)",
+          PLAN, "durable_every", Quantity("count", integer=True, plausible=("1", "10000")), default=1.0,
+          absent="1 (every save reaches the tier)"),
+    Input("node_loss_pct", "pct", "share of failures that lose one node's host memory but not its peers': "
+          "peer_memory restores them from a peer's copy; the rest of those not host_recoverable need the "
+          "durable tier (a lost rack, the whole job)", PLAN, "node_loss",
+          Quantity("percent", inclusive=True, maximum=1.0), default=0.0, absent="0% (every such failure reads the tier)"),
+    Input("full_every", "count", "differential: every how many saves one is a full checkpoint (K); the others "
+          "write differences", PLAN, "full_every", Quantity("count", integer=True, plausible=("1", "10000")),
+          default=1.0, absent="1 (every save full)"),
+    Input("diff_fraction_pct", "pct", "differential: the size of a difference, as a share of the full checkpoint",
+          PLAN, "diff_fraction", Quantity("percent", maximum=1.0, plausible=("0.01%", "100%")), default=100.0,
+          absent="100% (a difference as large as the checkpoint)"),
+    Input("jit_overhead_pct", "pct", "jit: the steady-state cost of detecting failures and keeping the state "
+          "savable, as a share of training time", PLAN, "jit_overhead",
+          Quantity("percent", inclusive=True, maximum=1.0), default=0.0, absent="0%"),
+    Input("batch_tokens", "count", "tokens in one training step (the global batch): jit redoes about one step "
+          "after a failure", PLAN, "batch_tokens", Quantity("count", plausible=("1K", "1T")),
+          default=float("nan"), absent="unknown (jit's rework, and so its cost, unknown)"),
     Input("headroom_pct", "pct", "capacity bought beyond the retained checkpoints", PLAN, "capacity_headroom",
           Quantity("percent", inclusive=True, maximum=10.0), default=0.0, absent="0%"),
 ]

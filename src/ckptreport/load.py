@@ -274,6 +274,7 @@ def load(root: Path | str) -> Inputs:
     if plan is not None:
         _check_plan(plan, declared, files["plan.yaml"], problems)
         _check_layouts(plan, sections["models"], files["plan.yaml"], problems)
+        _check_strategies(plan, sections["skus"], files["plan.yaml"], problems)
     if problems:
         raise InputError(problems)
     digest = hashlib.sha256()
@@ -312,6 +313,34 @@ def _check_layouts(plan: Plan, models: dict, file, problems: list[Problem]) -> N
                 problems.append(Problem(pshown, line, col, f"gpus[{i}]",
                                         f"{_text(q)} GPUs hold less than one replica of {name} (tp {model.tp.value:g} x "
                                         f"pp {model.pp.value:g} = {replica:,.0f} GPUs)"))
+
+
+def _check_strategies(plan: Plan, skus: dict, file, problems: list[Problem]) -> None:
+    """The layered strategies' inputs that contradict the plan: peer_memory with as many peers as a job
+    of the plan has nodes (a node cannot hold its own copy for itself), and failure shares that add up
+    to more than every failure."""
+    _, pmarks, pshown, _ = file
+    strategies = plan.strategies
+    if "peer_memory" in strategies and plan.peer_replicas is not None:
+        k = plan.peer_replicas.value
+        names = plan.skus or list(skus)
+        jobs = [(math.ceil(q.value / skus[n].gpus_per_node.value), q.value, n) for q in plan.gpus for n in names
+                if n in skus]
+        if jobs:
+            nodes, gpus, sku = min(jobs)
+            if k >= nodes:
+                line, col = place(pmarks, ("peer_replicas",))
+                problems.append(Problem(pshown, line, col, "peer_replicas",
+                                        f"{k:g} peer(s) per node need at least {k + 1:g} nodes, but the plan's "
+                                        f"{gpus:,.0f} GPUs on {sku} are {nodes:,} node(s): lower peer_replicas, or "
+                                        "leave peer_memory out of strategies"))
+    host, lost = plan.host_recoverable, plan.node_loss
+    if host is not None and lost is not None and host.value + lost.value > 1 + 1e-12:
+        line, col = place(pmarks, ("node_loss",))
+        problems.append(Problem(pshown, line, col, "node_loss",
+                                f"node_loss {lost.value:.4g} and host_recoverable {host.value:.4g} (as fractions) "
+                                "add up to more than every failure: the two shares and the rest (the durable "
+                                "tier's) must add up to 100%"))
 
 
 def _check_plan(plan: Plan, declared, file, problems: list[Problem]) -> None:

@@ -12,6 +12,7 @@ import numpy as np
 
 from .errors import InputError, Problem
 from .inputs import INPUTS
+from .vocab import BUILT_ON
 
 if TYPE_CHECKING:
     from .load import Inputs
@@ -73,6 +74,12 @@ def reachable(sku, tier) -> bool:
     return "any" in tier.sites or site in tier.sites
 
 
+def runs(engine, strategy: str) -> bool:
+    """Whether an engine runs a strategy: it implements it, or the strategy is built on one it implements
+    (peer replication and differences on its async snapshot, a just-in-time save on its sync save)."""
+    return strategy in engine.strategies or BUILT_ON.get(strategy) in engine.strategies
+
+
 def combinations(inputs: Inputs, dims) -> tuple[np.ndarray, list[tuple[str, np.ndarray]]]:
     """Which SKU x tier x engine x strategy combinations exist (the others cannot: a tier of another
     site, a strategy the engine does not implement, tiered without a remote tier to drain to, NVMe
@@ -83,13 +90,14 @@ def combinations(inputs: Inputs, dims) -> tuple[np.ndarray, list[tuple[str, np.n
     reach = np.array([[reachable(s, t) for t in tiers] for s in skus], dtype=bool).reshape(shape[:2])
     has_nvme = np.array([s.local_nvme is not None for s in skus], dtype=bool)[:, None, None, None]
     local = np.array([t.kind == "local_nvme" for t in tiers], dtype=bool)[None, :, None, None]
-    implements = np.array([[s in inputs.engines[e].strategies for s in dims["strategy"]] for e in dims["engine"]],
+    implements = np.array([[runs(inputs.engines[e], s) for s in dims["strategy"]] for e in dims["engine"]],
                           dtype=bool).reshape(shape[2:])[None, None, :, :]
     tiered = (np.array(dims["strategy"]) == "tiered")[None, None, None, :]
     rules = [
         ("the tier does not serve the SKU's site (tiers.*.sites, skus.*.site)",
          np.broadcast_to(~reach[:, :, None, None], shape)),
-        ("the engine does not implement the strategy (engines.*.strategies)", np.broadcast_to(~implements, shape)),
+        ("the engine does not implement the strategy, nor the one it is built on (engines.*.strategies)",
+         np.broadcast_to(~implements, shape)),
         ("tiered needs a remote tier to drain to (the tier is node-local NVMe)", np.broadcast_to(tiered & local, shape)),
         ("the SKU has no local NVMe (tiered strategy or local_nvme tier)",
          np.broadcast_to(~has_nvme & (tiered | local), shape)),

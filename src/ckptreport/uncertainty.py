@@ -26,6 +26,7 @@ from .inputs import ENGINES, ENTITY_COLUMN, INPUTS, PLAN, SCALING, Input, of, re
 from .load import Inputs
 from .provenance import Prov
 from .quantity import Q
+from .vocab import READ_ONLY_BY
 
 Z90 = 1.2815515655446004  # the standard normal's 90th percentile: a lognormal's low and high are its P10 and P90
 METRICS = ["overhead_pct", "stall_s", "waste_pct", "total_usd_month", "total_usd"]  # what a draw reports
@@ -197,10 +198,13 @@ class Evaluator:
         self.n = len(rows)
         self.base = {k: (rows[k].astype(str).to_numpy(object) if INPUTS[k].unit == "label" else
                          rows[k].to_numpy(bool if INPUTS[k].unit == "bool" else float)) for k in INPUTS}
-        self.masks = []  # per param: per member, the rows it applies to
+        self.masks = []  # per param: per member, the rows it applies to (only a layered strategy's, its inputs)
+        strategy = rows["strategy"].astype(str).to_numpy()
         for p in params:
-            self.masks.append([np.ones(self.n, bool) if m.section == PLAN else
-                               rows[ENTITY_COLUMN[m.section]].astype(str).to_numpy() == m.name for m in p.members])
+            self.masks.append([(np.ones(self.n, bool) if m.section == PLAN else
+                                rows[ENTITY_COLUMN[m.section]].astype(str).to_numpy() == m.name)
+                               & (np.isin(strategy, READ_ONLY_BY[m.input]) if m.input in READ_ONLY_BY else True)
+                               for m in p.members])
 
     def touches(self, j: int) -> bool:
         return any(m.any() for m in self.masks[j])
