@@ -194,7 +194,7 @@ BASE_ROW = {i.name: i.default for i in INPUTS.values() if i.default is not None}
     tier_family="f", tier_durable=True, gpus=1024.0, interval_s=1800.0, params=70.6e9, active_params=70.6e9,
     tokens=15e12, weights_bytes_per_param=2.0, master_bytes_per_param=4.0, optimizer_bytes_per_param=8.0,
     gpus_per_node=8.0, peak_TFLOPS=989.0, d2h_gpu_GBps=55.0, d2h_node_GBps=358.66, host_memory_bytes=2e12,
-    storage_nic_GBps=100.0, usd_per_gpu_hour=4.916, gpu_mtbf_s=50677 * 3600.0, target_overhead_pct=1.0,
+    storage_nic_GBps=100.0, peer_nic_GBps=100.0, usd_per_gpu_hour=4.916, gpu_mtbf_s=50677 * 3600.0, target_overhead_pct=1.0,
     mfu_pct=40.0, restart_s=1002.0, retention=3.0, buffers=1.0, life_s=5 * 365.25 * 86400, support_pct=10.0,
     staging_gpu_GBps=55.0)
 

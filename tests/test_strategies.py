@@ -107,3 +107,43 @@ def test_one_data_parallel_replica_cannot_save_just_in_time():
     """tp x pp fills the job: dp 1, no survivor holds the state."""
     r = row("jit", tp=8.0, pp=2.0, batch_tokens=4e6)
     assert r["dp_ranks"] == 1 and not r["layout_ok"] and not r["meets_target"]
+
+
+def _readme_answer() -> list[list[str]]:
+    from conftest import REPO
+
+    text = (REPO / "README.md").read_text()
+    part = text[text.index("**The shipped defaults' answer.**"):]
+    part = part[:part.index("\n\n", part.index("| strategies allowed"))]
+    return [[c.strip() for c in line.strip("|").split("|")] for line in part.splitlines()
+            if line.startswith("| ") and not line.startswith("| strategies allowed")]
+
+
+def test_the_readmes_answer_for_the_on_premises_405b_buyer_is_what_the_tool_says(monkeypatch):
+    """The README's table of what Llama 3 405B on DGX H100 buys as strategies are allowed: each row is
+    the summary's recommendation for a build of the shipped models with those strategies."""
+    import dataclasses
+
+    from ckptreport import display
+    from ckptreport.load import load
+    from ckptreport.paths import shipped_models
+    from ckptreport.report import compute
+    from ckptreport.rule import label
+
+    rows = _readme_answer()
+    assert len(rows) == 4
+    inputs = load(shipped_models())
+    allowed = ["sync", "async", "tiered"]
+    for extra, row in zip([None, "peer_memory", "differential", "jit"], rows):
+        if extra:
+            allowed.append(extra)
+        plan = inputs.plan.model_copy(update={"strategies": list(allowed), "models": ["llama3-405b"],
+                                              "skus": ["dgx-h100"]})
+        line = compute(dataclasses.replace(inputs, plan=plan), workbook=False, briefs=False).summary.iloc[0]
+        option = label(line["option_strategy"], line["option_tier"], line["option_engine"])
+        assert row[1] == option or (row[1].startswith("the same") and option == previous), (row, option)
+        assert row[2] == display.of("tier_bought_GBps", line["option_bought_GBps"])
+        assert row[3] == display.value(line["option_storage_usd_month"], "usd")
+        assert row[4] == display.value(line["option_lost_gpu_usd_month"], "usd")
+        assert row[5] == display.value(line["option_total_usd"], "usd")
+        previous = option

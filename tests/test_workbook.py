@@ -521,3 +521,39 @@ def test_the_sensitivity_sheet_is_a_tornado_ranked_as_the_terminal(built):
     for w in held:
         assert w.swing("total_usd") == pytest.approx(read[w.param.label].swing, rel=1e-9)
     assert {w.param.label for w in terminal} >= set(read)
+
+
+@pytest.fixture(scope="module")
+def layered_build(tmp_path_factory):
+    """The small plan with every strategy, the layered ones included (peer_memory, differential, jit)."""
+    from conftest import SMALL_PLAN
+
+    from ckptreport.paths import shipped_models
+
+    root = tmp_path_factory.mktemp("layered")
+    shutil.copytree(shipped_models(), root / "models")
+    plan = SMALL_PLAN.replace("strategies: [sync, async, tiered]",
+                              "strategies: [sync, async, tiered, peer_memory, differential, jit]")
+    assert plan != SMALL_PLAN
+    (root / "models" / "plan.yaml").write_text(plan + "host_recoverable: 75%\nnode_loss: 17%\npeer_replicas: 1\n"
+                                               "durable_every: 6\nfull_every: 4\ndiff_fraction: 25%\n"
+                                               "jit_overhead: 0.1%\nbatch_tokens: 16M\n")
+    result = build(root / "models", root / "out", briefs=False, html=False)
+    return result, root / "out" / "ckptreport.xlsx"
+
+
+@pytest.mark.skipif((GNUMERIC is None or SOFFICE is None) and not os.environ.get("CI"),
+                    reason="Gnumeric and LibreOffice are needed: run `make system-deps`")
+def test_the_layered_strategies_recalculate_to_the_engine_in_both_spreadsheets(layered_build, tmp_path):
+    """peer_memory, differential and jit rows are live formulas too: LibreOffice recalculates every
+    Scenarios cell to the engine, and both LibreOffice and Gnumeric every formula to its cached value."""
+    result, xlsx = layered_build
+    assert {"peer_memory", "differential", "jit"} <= set(result.frame["strategy"].astype(str))
+    lo = recalculated(xlsx, tmp_path)
+    frame = result.frame.astype({c: object for c in result.frame.select_dtypes("category").columns})
+    shown = scenario_cells(lo)
+    assert {"peer_memory", "differential", "jit"} <= set(shown["strategy"])
+    assert assert_cells_equal_engine(shown, frame) > 50_000
+    for app, recalc in (("Gnumeric", gnumeric(xlsx, tmp_path / "gnumeric")), ("LibreOffice", lo)):
+        compared = formulas_carry_what_it_computes(xlsx, recalc, app)
+        assert compared["Scenarios"] > 1000, (app, compared)

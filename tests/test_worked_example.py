@@ -229,7 +229,7 @@ BASE = {i.name: i.default for i in INPUTS.values() if i.default is not None} | d
             gpus=1024.0, interval_s=1800.0, params=405.85e9, active_params=405.85e9, tokens=15.6e12,
             weights_bytes_per_param=2.0, master_bytes_per_param=4.0, optimizer_bytes_per_param=8.0,
             grads_bytes_per_param=0.0, gpus_per_node=8.0, peak_TFLOPS=989.0, d2h_gpu_GBps=55.0,
-            d2h_node_GBps=358.66, host_memory_bytes=2e12, storage_nic_GBps=100.0, nvme_write_GBps=26.0,
+            d2h_node_GBps=358.66, host_memory_bytes=2e12, storage_nic_GBps=100.0, peer_nic_GBps=100.0, nvme_write_GBps=26.0,
             nvme_capacity_bytes=30.72e12, usd_per_gpu_hour=4.916, gpu_mtbf_s=50677 * 3600.0,
             tier_write_GBps=100.0, tier_node_write_GBps=20.0, usd_per_tb_month=23.0,
             target_overhead_pct=1.0, mfu_pct=40.0, restart_s=600.0, retention=3.0, buffers=1.0,

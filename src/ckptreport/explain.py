@@ -16,7 +16,7 @@ from .inputs import ENTITY_COLUMN, INPUTS, PLAN, SCALING, SCENARIO, widening
 from .load import Inputs
 from .provenance import provenance
 from .quantity import Q
-from .vocab import STRATEGIES
+from .vocab import READ_ONLY_BY, STRATEGIES
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,9 @@ def explain_row(inputs: Inputs, row) -> dict:
     values = {k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
     shown = {k: display.of(k, v) for k, v in values.items()}
     quoted = {k: f'"{v}"' if display.unit_of(k) == "label" else v for k, v in shown.items()}
-    used = [n for n in INPUTS if any(n in c.params for c in COLUMNS.values())]
+    strategy = str(values.get("strategy", ""))
+    used = [n for n in INPUTS if any(n in c.params for c in COLUMNS.values())
+            and strategy in READ_ONLY_BY.get(n, (strategy,))]  # a layered strategy's inputs: its rows only
     names = {section: row[column] for section, column in ENTITY_COLUMN.items()}
     inputs_out = []
     for name in used:

@@ -28,6 +28,7 @@ from .load import Inputs, shown_path
 from .plan import Dropped, Point, headline_recipe, plan_rows, summary_point
 from .provenance import provenance
 from .quantity import Q
+from .vocab import BUILT_ON
 
 CURVE_MIN = np.geomspace(1, 720, 60)  # the waste curve of a brief: 1 min to 12 h
 ROWS_IN_MEMORY = 1_000_000  # a plan up to this many rows is one frame; a larger one streams in chunks
@@ -233,6 +234,7 @@ class BriefData:
     assumed: list[tuple[str, str]]  # the assumed prices the recommendation rests on: (input, value)
     robust: object = None  # uncertainty.Robustness: tornado, break-even values, Monte Carlo band
     curve_rows: dict = field(default_factory=dict)  # strategy -> the row its waste curve is of (its best engine)
+    strategies: list = field(default_factory=list)  # (strategy, Pick) on the pick's SKU, when a layered one is planned
 
 
 def _slug(name: str) -> str:
@@ -300,8 +302,11 @@ def brief(inputs: Inputs, frame: pd.DataFrame, spec: Spec, params: list | None =
             curves[strategy] = (intervals, curve(row, intervals)["waste_pct"])
             curve_rows[strategy] = row
     robust = uncertainty.robustness(rows, uncertainty.parameters(inputs, spec.gpus) if params is None else params)
+    planned = [s for s in inputs.plan.strategies if (on_sku["strategy"] == s).any()]
+    by_strategy = [(s, recommend(on_sku[on_sku["strategy"] == s])) for s in planned] \
+        if set(planned) & set(BUILT_ON) else []  # the layered strategies compared, each at its best
     return BriefData(spec, rows, pick, tiers, skus, curves, explain_row(inputs, pick.row), purchase(on_sku, pick),
-                     assumed_prices(inputs, pick.row), robust, curve_rows)
+                     assumed_prices(inputs, pick.row), robust, curve_rows, by_strategy)
 
 
 def _best(rows: pd.DataFrame) -> pd.Series | None:

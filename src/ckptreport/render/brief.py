@@ -120,6 +120,34 @@ def _sku_rows(data: BriefData) -> list[dict]:
              "recommended": sku == data.pick.row["sku"]} for sku, p in data.skus]
 
 
+def _strategy_rows(data: BriefData) -> list[dict]:
+    """Each planned strategy's best option on the recommended SKU, what it needs beyond the tier
+    (host memory, peers, replicas), and what it buys against async's (or the first strategy's)."""
+    if not data.strategies:
+        return []
+    picks = dict(data.strategies)
+    base = picks.get("async") or next(iter(picks.values()))
+    out = []
+    for strategy, p in data.strategies:
+        r = p.row
+        needs = []
+        if r["host_memory_needed_bytes"] > 0:
+            needs.append(f"{display.of('host_memory_needed_bytes', r['host_memory_needed_bytes'])} host memory a node "
+                         f"(of {display.of('host_memory_bytes', r['host_memory_bytes'])})")
+        if strategy == "peer_memory":
+            needs.append(f"{display.of('peer_s', r['peer_s'])} a checkpoint to copy to its peer(s)")
+        if strategy == "jit":
+            needs.append(f"{int(r['dp_ranks']):,} data-parallel replicas (at least 2)")
+        more = r["storage_usd_month"] - base.row["storage_usd_month"]  # what its storage costs beyond async's
+        out.append({"strategy": strategy, "option": f"{r['tier']}, {r['engine']}" + ("" if p.meets else " (misses target)"),
+                    "overhead": display.value(r["overhead_pct"], "pct"), "bought": display.of("tier_bought_GBps", r["tier_bought_GBps"]),
+                    "storage": _storage(r), "total": _total(r), "needs": "; ".join(needs) or "nothing beyond the tier",
+                    "versus": "" if p is base or pd.isna(more) else
+                    ("+" if more > 0 else "\u2212") + display.value(abs(more), "usd"),
+                    "recommended": p.index == data.pick.index})
+    return out
+
+
 # The figures of an option the brief's prose quotes (templates/brief.html.j2), by how each reads
 SHOWN = ("ckpt_bytes", "interval_s", "target_overhead_pct", "tier_bought_GBps", "provisioned_bytes", "usd_per_gpu_hour",
          "stall_s", "required_write_GBps", "required_node_write_GBps", "tier_share_GBps", "write_s", "coordination_s",
@@ -251,7 +279,8 @@ def context(data: BriefData, report: Report, meta: dict[str, str], paper: str) -
         "purchase_svg": charts.purchase(data), "purchase_what": data.purchase.what,
         "tornado_svg": charts.tornado(data), "robust": _robust_words(data),
         "host_recoverable": display.value(data.pick.row["host_recoverable_pct"], "pct"),
-        "tiers": _tier_rows(data), "skus": skus if len(skus) > 1 else [], "sources": sources, "bandwidths": bandwidths,
+        "tiers": _tier_rows(data), "skus": skus if len(skus) > 1 else [], "strategies": _strategy_rows(data),
+        "sources": sources, "bandwidths": bandwidths,
         "measured": measured_rows, "calibration": report.calibration.rows,
         "held_out": _held_out(report.calibration.summary),
     }
