@@ -245,7 +245,8 @@ def _case(c: dict, texts: dict, rows: dict) -> Case:
     if "function" in c:  # a column's formula on given arguments (Daly's optimum)
         got = COLUMNS[c["function"]].fn(*(np.array([_number(a)]) for a in c["args"]))[0]
     else:
-        got = predict(c["engine"], **_row(c["row"], rows))[c["column"]]
+        predicted = predict(c["engine"], **_row(c["row"], rows))
+        got = predicted[c["column"]] / (predicted[c["per"]] if "per" in c else 1)  # a ratio the source publishes
     low = c.get("low")
     return Case(c["id"], c["engine"], c["source"].format_map(texts), c["quantity"], c["unit"], _number(c["published"]),
                 float(got) / c.get("divide", 1), c["kind"], status=c.get("status", "scored"),
