@@ -147,3 +147,31 @@ def test_the_readmes_answer_for_the_on_premises_405b_buyer_is_what_the_tool_says
         assert row[4] == display.value(line["option_lost_gpu_usd_month"], "usd")
         assert row[5] == display.value(line["option_total_usd"], "usd")
         previous = option
+
+
+def test_jit_on_a_single_replica_is_left_out_with_the_reason():
+    """Llama 3 405B at TP8 x PP16 fills 128 GPUs: one data-parallel replica, no survivor to save from.
+    Its jit rows there are left out, counted with the reason; at 1,024 GPUs (8 replicas) they exist."""
+    import dataclasses
+
+    from ckptreport.engine import scenarios
+    from ckptreport.load import load
+    from ckptreport.paths import shipped_models
+    from ckptreport.plan import JIT_NEEDS, plan_rows
+    from ckptreport.quantity import Q
+
+    inputs = load(shipped_models())
+    model = inputs.models["llama3-405b"]
+    assert model.tp.value * model.pp.value == 128
+    plan = inputs.plan.model_copy(update={"strategies": ["async", "jit"], "models": ["llama3-405b"],
+                                          "skus": ["dgx-h100"], "gpus": [Q(128.0, "128", "count"),
+                                                                          Q(1024.0, "1024", "count")]})
+    narrow = dataclasses.replace(inputs, plan=plan)
+    frame, dropped = scenarios(narrow)
+    jit = frame[frame["strategy"] == "jit"]
+    assert len(jit) > 0 and set(jit["gpus"]) == {1024.0} and (jit["dp_ranks"] >= 2).all()
+    assert 128.0 in set(frame[frame["strategy"] == "async"]["gpus"])
+    reasons = {d.reason: d.rows for d in dropped}
+    assert reasons[JIT_NEEDS] == len(jit)  # as many as at 1,024 GPUs: the same tiers, engines and intervals
+    rows, counted = plan_rows(narrow)
+    assert rows == len(frame) and {d.reason: d.rows for d in counted} == reasons

@@ -110,17 +110,40 @@ def combinations(inputs: Inputs, dims) -> tuple[np.ndarray, list[tuple[str, np.n
     return keep, out
 
 
+JIT_NEEDS = "jit needs a second data-parallel replica to save from (tp x pp of the model fills the job)"
+
+
+def one_replica(inputs: Inputs, dims) -> np.ndarray:
+    """Per model x cluster size, whether the job has a single data-parallel replica (tp x pp GPUs fill
+    it): after a failure no survivor holds the state for jit to save."""
+    out = np.zeros((len(dims["model"]), len(dims["gpus"])), dtype=bool)
+    for i, name in enumerate(dims["model"]):
+        m = inputs.models[name]
+        replica = (m.tp.value if m.tp is not None else 1.0) * (m.pp.value if m.pp is not None else 1.0)
+        out[i] = [gpus // replica < 2 for gpus in dims["gpus"]]
+    return out
+
+
 def plan_rows(inputs: Inputs) -> tuple[int, list[Dropped]]:
     """How many rows the plan's cross product keeps, and what it leaves out, without building it."""
     dims = dimensions(inputs)
-    return counted(dims, *combinations(inputs, dims))
+    return counted(dims, *combinations(inputs, dims), one_replica(inputs, dims))
 
 
-def counted(dims, keep: np.ndarray, rules: list[tuple[str, np.ndarray]]) -> tuple[int, list[Dropped]]:
-    """The rows ``combinations`` keeps, and what each of its rules leaves out, over every axis."""
+def counted(dims, keep: np.ndarray, rules: list[tuple[str, np.ndarray]],
+            single: np.ndarray | None = None) -> tuple[int, list[Dropped]]:
+    """The rows ``combinations`` keeps, and what each of its rules leaves out, over every axis; jit
+    where a model x cluster size has one data-parallel replica (``single``) is left out too."""
     per_cell = len(dims["model"]) * len(dims["recipe"]) * len(dims["gpus"]) * len(dims["interval_s"])
     dropped = [Dropped(reason, int(mask.sum()) * per_cell) for reason, mask in rules if mask.any()]
-    return int(keep.sum()) * per_cell, dropped
+    rows = int(keep.sum()) * per_cell
+    if single is not None and "jit" in dims["strategy"] and single.any():
+        jit = int(keep[..., dims["strategy"].index("jit")].sum()) * int(single.sum()) * len(dims["recipe"]) \
+            * len(dims["interval_s"])
+        if jit:
+            dropped.append(Dropped(JIT_NEEDS, jit))
+            rows -= jit
+    return rows, dropped
 
 
 def cross_product(inputs: Inputs, start: int = 0, stop: int | None = None
@@ -132,8 +155,11 @@ def cross_product(inputs: Inputs, start: int = 0, stop: int | None = None
     stop = math.prod(shape) if stop is None else min(stop, math.prod(shape))
     idx = dict(zip(dims, np.unravel_index(np.arange(start, stop, dtype=np.int64), shape)))
     keep, rules = combinations(inputs, dims)
+    single = one_replica(inputs, dims)
     mask = keep[idx["sku"], idx["tier"], idx["engine"], idx["strategy"]]
-    _, dropped = counted(dims, keep, rules)
+    if "jit" in dims["strategy"]:
+        mask &= ~((idx["strategy"] == dims["strategy"].index("jit")) & single[idx["model"], idx["gpus"]])
+    _, dropped = counted(dims, keep, rules, single)
     return {k: v[mask] for k, v in idx.items()}, dims, dropped
 
 
