@@ -189,7 +189,7 @@ def test_the_fetcher_refuses_file_and_http_urls():
 
 def test_templates_are_strict():
     """An undefined variable is an error, not an empty string; autoescape is on."""
-    env = brief._environment()
+    env = brief.environment()
     with pytest.raises(jinja2.UndefinedError):
         env.get_template("brief.html.j2").render()
     assert env.from_string("{{ x }}").render(x="<b>") == "&lt;b&gt;"

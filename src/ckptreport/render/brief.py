@@ -11,6 +11,7 @@ URL is refused.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from concurrent.futures import as_completed
@@ -65,7 +66,10 @@ def chain_svg(env: jinja2.Environment, row: pd.Series) -> Markup:
 
 # ---- the brief ----------------------------------------------------------------------------------
 
-def _environment() -> jinja2.Environment:
+@functools.cache
+def environment() -> jinja2.Environment:
+    """The templates' environment, built once per process (its templates compiled once): the briefs' and
+    the review page's."""
     return jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())),
                               autoescape=jinja2.select_autoescape(["html", "j2", "svg"], default=True),
                               undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
@@ -252,7 +256,7 @@ def _provenance(data: BriefData, measured) -> tuple[list[dict], dict, list[dict]
 
 def context(data: BriefData, report: Report, meta: dict[str, str], paper: str) -> dict:
     """Everything the template shows, formatted from the brief's data."""
-    env = _environment()
+    env = environment()
     rec, spec = data.pick.row, data.spec
     f = display.of
     sources, bandwidths, measured_rows = _provenance(data, report.inputs.measured.values())
@@ -299,7 +303,7 @@ def _css(paper: str) -> str:
 
 
 def render_html(ctx: dict) -> str:
-    return _environment().get_template("brief.html.j2").render(**{k: v for k, v in ctx.items()
+    return environment().get_template("brief.html.j2").render(**{k: v for k, v in ctx.items()
                                                                   if not k.startswith("_")})
 
 

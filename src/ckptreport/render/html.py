@@ -29,20 +29,14 @@ import pandas as pd
 from markupsafe import Markup
 
 from .. import display, rule, units
-from ..inputs import ENTITY_COLUMN, PLAN, of
+from ..inputs import ENTITY_COLUMN, INPUTS, PLAN, of
 from ..paths import templates_dir
 from ..provenance import provenance
 from . import svg, terminal
-from .brief import chain_svg
+from .brief import chain_svg, environment
 
 if TYPE_CHECKING:
     from ..report import Report
-
-
-def _environment() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())),
-                              autoescape=jinja2.select_autoescape(["html", "j2", "svg"], default=True),
-                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 
 
 def _sha(text: str) -> str:
@@ -203,22 +197,17 @@ def _section(report: Report, section, by_line: dict, env: jinja2.Environment, ce
     }
 
 
-HOP_INPUTS = (("GPU -> host", "d2h_node_GBps"), ("staging", "staging_GBps"), ("storage NIC", "storage_nic_GBps"),
-              ("local NVMe", "nvme_write_GBps"), ("tier", "tier_write_GBps"), ("tier per node", "tier_node_write_GBps"),
-              ("price of a GPU-hour", "usd_per_gpu_hour"), ("tier price", "tier_usd_per_tb_month"))
+HOP_INPUTS = (("GPU -> host", "d2h_node_GBps"), ("storage NIC", "storage_nic_GBps"), ("local NVMe", "nvme_write_GBps"),
+              ("tier", "tier_write_GBps"), ("tier per node", "tier_node_write_GBps"),
+              ("price of a GPU-hour", "usd_per_gpu_hour"), ("tier price a TB-month", "usd_per_tb_month"))
 
 
 def _row_sources(report: Report, row: pd.Series) -> list[dict]:
     """Where the figures of the chain and the price came from, for this option's entities."""
-    from ..inputs import INPUTS
-
     names = {section: str(row[column]) for section, column in ENTITY_COLUMN.items()}
     out = []
     for hop, name in HOP_INPUTS:
-        inp = INPUTS.get(name)
-        if inp is None or name not in row.index:
-            continue
-        prov = provenance(report.inputs, inp, names)
+        prov = provenance(report.inputs, INPUTS[name], names)
         if prov is None:
             continue
         out.append({"hop": hop, "value": display.of(name, row[name]), "basis": prov.basis,
@@ -262,7 +251,7 @@ def _measured(report: Report) -> list[dict]:
 # ---- the page ------------------------------------------------------------------------------------
 
 def context(report: Report, meta: dict[str, str], links: list[tuple[str, str]], sampled=None) -> dict:
-    env = _environment()
+    env = environment()
     page = report.page
     by_line = {}
     if sampled is not None:
@@ -291,7 +280,7 @@ def context(report: Report, meta: dict[str, str], links: list[tuple[str, str]], 
 
 
 def render(report: Report, meta: dict[str, str], links: list[tuple[str, str]], sampled=None) -> str:
-    return _environment().get_template("report.html.j2").render(**context(report, meta, links, sampled))
+    return environment().get_template("report.html.j2").render(**context(report, meta, links, sampled))
 
 
 def write(path: Path, report: Report, meta: dict[str, str], links: list[tuple[str, str]], sampled=None) -> Path:
