@@ -14,7 +14,7 @@ import math
 import numpy as np
 from hypothesis import strategies as st
 
-from ckptreport.inputs import INPUTS
+from ckptreport.inputs import INPUTS, trait_values
 
 LABEL_INPUTS = {name for name, c in INPUTS.items() if c.unit == "label"}
 ROWS = 40  # rows per drawn batch
@@ -57,9 +57,10 @@ def input_row(draw) -> dict[str, object]:
     writer = draw(st.one_of(st.just(math.inf), _f(0.05, 50)))
     # async stalls no more than sync while its staging copy is no slower than a writer (pinned: d2h)
     staging = d2h_gpu if math.isinf(writer) else draw(_f(writer, max(writer, 1000)))
+    strategy = draw(st.sampled_from(strategies))
     return {
         "model": "m", "recipe": "r", "sku": "s", "tier": "t", "engine": "e",
-        "strategy": draw(st.sampled_from(strategies)),
+        "strategy": strategy, **trait_values(strategy),  # its traits, as the strategy table declares them
         "gpus": float(draw(st.integers(1, 200_000))),
         "interval_s": draw(_f(60, 1e6)),
         "params": params,

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from ckptreport.cli import main
 from ckptreport.engine import compute
-from ckptreport.inputs import INPUTS
+from ckptreport.inputs import INPUTS, trait_values
 from ckptreport.report import recommend
 from conftest import REPO, pick
 
@@ -175,7 +175,7 @@ def _ladder_rows(base: dict, bandwidths: list[float], price_tb: float, price_GBp
     rows = []
     for k, bw in enumerate(bandwidths):
         for strategy in ("sync", "async"):
-            rows.append({**base, "tier": f"t{k}", "strategy": strategy, "tier_write_GBps": bw,
+            rows.append({**base, **trait_values(strategy), "tier": f"t{k}", "strategy": strategy, "tier_write_GBps": bw,
                          "tier_node_write_GBps": bw / 8, "capex_usd_per_tb": price_tb,
                          "capex_usd_per_GBps": price_GBps})
     return {name: np.asarray([r[name] for r in rows], dtype=object if INPUTS[name].unit == "label" else
@@ -227,7 +227,8 @@ def test_raising_a_tiers_price_never_makes_it_more_likely_to_be_chosen(bandwidth
     rows = []
     for k, bw in enumerate(bandwidths):
         for strategy in ("sync", "async"):
-            rows.append({**BASE_ROW, "usd_per_gpu_hour": gpu_hour, "tier": f"t{k}", "strategy": strategy,
+            rows.append({**BASE_ROW, **trait_values(strategy), "usd_per_gpu_hour": gpu_hour, "tier": f"t{k}",
+                         "strategy": strategy,
                          "tier_write_GBps": bw, "tier_node_write_GBps": bw / 8, "capex_usd_per_tb": prices[k][0],
                          "capex_usd_per_GBps": prices[k][1]})
     values = {name: np.asarray([r[name] for r in rows], dtype=object if INPUTS[name].unit == "label" else

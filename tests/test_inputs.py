@@ -5,6 +5,7 @@ workbook's layout; the calibration defaults; the README."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import typing
 
@@ -20,11 +21,13 @@ from ckptreport.inputs import (
     PLAN,
     SCENARIO,
     SOURCES,
+    STRATEGY_ENTITY,
     attribute,
     of,
 )
-from ckptreport.provenance import FILE_OF, provenance
+from ckptreport.provenance import FILE_OF, TABLE, provenance
 from ckptreport.quantity import Kind
+from ckptreport.strategies import STRATEGIES, Strategy
 from ckptreport.units import COLUMN_UNITS
 
 MODEL_OF = {"models": schema.Model, "recipes": schema.Recipe, "skus": schema.Sku, "tiers": schema.Tier,
@@ -38,6 +41,7 @@ NOT_INPUTS = {  # the keys that are names, prose or output settings, not figures
     "recipes": {"description", "source"}, "skus": {"description", "source"},
     "tiers": {"sites", "description", "source"},
     "engines": {"strategies", "description", "source"},
+    STRATEGY_ENTITY: {"name", "doc", "built_on", "replicas_why", "reads"},  # what a trait does not hold
     "plan": {"models", "recipes", "skus", "tiers", "engines", "gpus", "intervals", "strategies", "max_rows",
              "workbook_rows", "summary", "briefs", "paper"},
 }
@@ -85,7 +89,7 @@ def _leaf_keys(entity: str, model: type[BaseModel], prefix: str = "") -> set[str
     return out
 
 
-@pytest.mark.parametrize("name", [n for n, i in INPUTS.items() if i.entity != SCENARIO])
+@pytest.mark.parametrize("name", [n for n, i in INPUTS.items() if i.entity not in (SCENARIO, STRATEGY_ENTITY)])
 def test_every_input_is_a_key_of_its_entity_with_a_type_of_its_unit(name):
     """The key exists in the schema, is spelt as users write it, and holds what the unit needs."""
     inp = INPUTS[name]
@@ -95,7 +99,25 @@ def test_every_input_is_a_key_of_its_entity_with_a_type_of_its_unit(name):
     assert info.is_required() == inp.required  # inside its mapping, for a dotted key
 
 
-@pytest.mark.parametrize("entity", ENTITIES)
+TRAIT_TYPES = {"bool": "bool", "label": "str", "count": "int"}  # a trait's annotation by its column's unit
+
+
+def test_every_trait_is_a_field_of_the_strategy_table_and_every_field_a_trait_or_named_as_not_one():
+    """A strategy's traits are the Strategy dataclass's fields: each declared input is one, with the type
+    its unit needs and a value in every strategy; a field added without a declaration would never reach
+    a column."""
+    fields = {f.name: f for f in dataclasses.fields(Strategy)}
+    traits = of(STRATEGY_ENTITY)
+    for inp in traits:
+        assert inp.key == inp.name and inp.key in fields, inp.name
+        assert fields[inp.key].type == TRAIT_TYPES[inp.unit], (inp.name, fields[inp.key].type)
+        assert inp.required and inp.default is None
+        for name, declared in STRATEGIES.items():
+            assert inp.value(declared, name) is not None
+    assert set(fields) - {i.key for i in traits} == NOT_INPUTS[STRATEGY_ENTITY]
+
+
+@pytest.mark.parametrize("entity", [e for e in ENTITIES if e != STRATEGY_ENTITY])
 def test_every_key_of_the_schema_is_an_input_or_named_as_not_one(entity):
     """A figure added to the schema without a declaration would be validated and then ignored."""
     declared = {i.key for i in of(entity)}
@@ -127,6 +149,9 @@ def test_provenance_of_every_input_of_every_entity(shipped):
         names = [PLAN] if inp.entity == PLAN else list(shipped.section(inp.entity))
         for name in names:
             prov = provenance(shipped, inp, {inp.entity: name})
+            if inp.entity == STRATEGY_ENTITY:  # declared in code: the table and the strategy's doc
+                assert (prov.file, prov.basis) == (TABLE, "definition") and STRATEGIES[name].doc in prov.source
+                continue
             assert prov.file == FILE_OF[inp.entity] and prov.line > 0, (inp.name, name, prov)
             entity = shipped.entity(inp.entity, name)
             if inp.given(entity):

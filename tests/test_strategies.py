@@ -157,7 +157,7 @@ def test_jit_on_a_single_replica_is_left_out_with_the_reason():
     from ckptreport.engine import scenarios
     from ckptreport.load import load
     from ckptreport.paths import shipped_models
-    from ckptreport.plan import JIT_NEEDS, plan_rows
+    from ckptreport.plan import plan_rows, replicas_needed
     from ckptreport.quantity import Q
 
     inputs = load(shipped_models())
@@ -172,6 +172,8 @@ def test_jit_on_a_single_replica_is_left_out_with_the_reason():
     assert len(jit) > 0 and set(jit["gpus"]) == {1024.0} and (jit["dp_ranks"] >= 2).all()
     assert 128.0 in set(frame[frame["strategy"] == "async"]["gpus"])
     reasons = {d.reason: d.rows for d in dropped}
-    assert reasons[JIT_NEEDS] == len(jit)  # as many as at 1,024 GPUs: the same tiers, engines and intervals
+    assert replicas_needed("jit") == ("jit needs a second data-parallel replica to save from (tp x pp of the model "
+                                      "fills the job)")
+    assert reasons[replicas_needed("jit")] == len(jit)  # as many as at 1,024 GPUs: the same tiers, engines and intervals
     rows, counted = plan_rows(narrow)
     assert rows == len(frame) and {d.reason: d.rows for d in counted} == reasons

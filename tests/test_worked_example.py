@@ -14,7 +14,7 @@ import pytest
 
 from ckptreport.columns import COLUMNS
 from ckptreport.engine import compute
-from ckptreport.inputs import INPUTS
+from ckptreport.inputs import INPUTS, trait_values
 
 WORKED = dict(model="llama3-405b", recipe="adamw-bf16-grads", sku="dgx-h100", tier="pfs-100",
               gpus=1024, interval_s=1800.0)  # as `ckptreport explain` computes it (the recipe is outside the plan)
@@ -239,7 +239,9 @@ BASE = {i.name: i.default for i in INPUTS.values() if i.default is not None} | d
 
 
 def _row(**changes):
-    values = {k: np.array([v], dtype=bool if INPUTS[k].unit == "bool" else None) for k, v in {**BASE, **changes}.items()}
+    traits = trait_values(changes.get("strategy", BASE["strategy"]))  # the strategy's, as the table declares them
+    values = {k: np.array([v], dtype=bool if INPUTS[k].unit == "bool" else None)
+              for k, v in {**BASE, **traits, **changes}.items()}
     return {k: v[0] for k, v in compute(values).items()}
 
 

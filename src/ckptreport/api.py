@@ -25,6 +25,7 @@ import pandas as pd
 from . import units
 from .errors import InputError
 from .load import Inputs
+from .strategies import BASELINE
 
 __all__ = ["Explanation", "InputError", "Inputs", "build", "columns", "explain", "inputs_table", "load",
            "monte_carlo", "recommend", "recommendations", "sample_plan", "scenarios", "sensitivity"]
@@ -118,7 +119,7 @@ class Explanation:
 
 
 def explain(inputs: Inputs, model: str, sku: str, tier: str, gpus: int, interval: str | float,
-            strategy: str = "sync", recipe: str | None = None) -> Explanation:
+            strategy: str = BASELINE, recipe: str | None = None) -> Explanation:
     """The arithmetic of one scenario (it need not be in the plan), as ``ckptreport explain``
     prints it. ``interval`` is a duration ("30 min") or seconds."""
     from .explain import Scenario, explanation

@@ -33,18 +33,20 @@ import yaml
 
 from .columns import COLUMNS
 from .engine import compute
-from .inputs import ENGINES, INPUTS, of
+from .inputs import ENGINES, INPUTS, of, trait_values
 from .safeio import read_regular
+from .strategies import BASELINE
 
 # A row's defaults: what each input's declaration says omitting it means (no fixed cost, no per-node
 # cap ...), then a DGX-A100-like node for the inputs that have no default, unless a case says otherwise.
-NODE = dict(model="m", recipe="r", sku="s", tier="t", engine="e", strategy="sync", tier_kind="parallel_fs",
+NODE = dict(model="m", recipe="r", sku="s", tier="t", engine="e", strategy=BASELINE, tier_kind="parallel_fs",
             gpus=8.0, interval_s=3600.0, params=1e9, active_params=1e9, tokens=1e12,
             weights_bytes_per_param=2.0, master_bytes_per_param=4.0, optimizer_bytes_per_param=8.0,
             gpus_per_node=8.0, peak_TFLOPS=312.0, d2h_gpu_GBps=25.0, d2h_node_GBps=200.0, host_memory_bytes=1e12,
             storage_nic_GBps=math.inf, peer_nic_GBps=math.inf, staging_gpu_GBps=25.0, usd_per_gpu_hour=1.0, gpu_mtbf_s=50677 * 3600.0,
             usd_per_tb_month=0.0, target_overhead_pct=1.0, mfu_pct=40.0, restart_s=600.0, retention=1.0, buffers=1.0)
-BASE = {**{i.name: i.default for i in INPUTS.values() if i.default is not None}, **NODE, "tier_family": "t"}
+BASE = {**{i.name: i.default for i in INPUTS.values() if i.default is not None}, **trait_values(NODE["strategy"]), **NODE,
+        "tier_family": "t"}
 BOOTSTRAP = 200  # resamples of an engine's fit cases behind the range of each fitted term (seed 1)
 
 
@@ -82,7 +84,7 @@ def fits() -> dict[str, list[str]]:
 
 def predict_many(rows: list[dict]) -> list[dict]:
     """The model's columns for several rows at once (each BASE with its own inputs)."""
-    full = [{**BASE, **r} for r in rows]
+    full = [{**BASE, **trait_values(r.get("strategy", BASE["strategy"])), **r} for r in rows]
     missing = sorted(set(INPUTS) - set(full[0]))
     if missing:  # an input declared without a default needs a figure here
         raise KeyError(f"calibration.NODE has no figure for {', '.join(missing)}")

@@ -13,7 +13,8 @@ from pathlib import Path
 import click
 
 from . import __version__, units
-from .vocab import PAPERS, STRATEGIES
+from .strategies import BASELINE, STRATEGIES
+from .vocab import PAPERS
 
 MODELS_HELP = "Directory of models.yaml, hardware.yaml, storage.yaml, plan.yaml [default: ./models if present, else the shipped set]."
 
@@ -214,7 +215,7 @@ def _interval(ctx, param, value):
 @click.argument("tier")
 @click.option("--gpus", type=click.IntRange(1, 100_000_000), required=True, help="GPUs in the job.")
 @click.option("--interval", callback=_interval, required=True, help="Checkpoint cadence, e.g. 30min, '1 h'.")
-@click.option("--strategy", type=click.Choice(STRATEGIES), default="sync", show_default=True)
+@click.option("--strategy", type=click.Choice(STRATEGIES.keys()), default=BASELINE, show_default=True)
 @click.option("--recipe", help="Recipe to use [default: the model's own].")
 @click.option("--engine", help="Checkpointing engine (engines.yaml) [default: the plan's first that implements the "
               "strategy].")

@@ -303,17 +303,18 @@ def written_bytes(ckpt_bytes, replicated, sharding, dp_ranks, params, sharded_by
 
 
 @column("count")
-def durable_every_saves(strategy, durable_every):
-    """Every how many saves one reaches the durable tier: peer_memory's durable_every (N), else every save."""
-    return where(strategy == "peer_memory", durable_every, 1)
+def durable_every_saves(durable_every_nth, durable_every):
+    """Every how many saves one reaches the durable tier: durable_every (N) where only every N-th save does
+    (peer_memory), else every save."""
+    return where(durable_every_nth, durable_every, 1)
 
 
 @column("pct")
-def durable_share_pct(strategy, full_every, diff_fraction_pct):
-    """Share of the checkpoint one durable save writes, on average: a differential save writes it whole
-    every full_every saves (K) and a difference (diff_fraction) between, (1 + (K - 1) x fraction) / K;
-    every other strategy writes it whole."""
-    return where(strategy == "differential", (1 + (full_every - 1) * diff_fraction_pct / PERCENT) / full_every,
+def durable_share_pct(saves_differences, full_every, diff_fraction_pct):
+    """Share of the checkpoint one durable save writes, on average: a strategy that saves differences
+    (differential) writes it whole every full_every saves (K) and a difference (diff_fraction) between,
+    (1 + (K - 1) x fraction) / K; the others write it whole."""
+    return where(saves_differences, (1 + (full_every - 1) * diff_fraction_pct / PERCENT) / full_every,
                  1) * PERCENT
 
 
@@ -361,26 +362,28 @@ def staging_GBps(writers_on_node, staging_rate_GBps, d2h_node_GBps):
 
 
 @column("s")
-def snapshot_s(strategy, d2h_s, bytes_per_node, staging_GBps, overlap_pct):
-    """The copy to host training waits for: sync streams through pinned memory (d2h_s); async, tiered,
-    peer_memory and differential stage a snapshot at the staging rate, less the share the engine hides
-    behind the next forward and backward pass; jit takes none in steady state."""
-    return where(strategy == "sync", d2h_s, where(strategy == "jit", 0,
-                                                  bytes_per_node / (staging_GBps * GB) * (1 - overlap_pct / PERCENT)))
+def snapshot_s(stages_snapshot, saves_after_failure, d2h_s, bytes_per_node, staging_GBps, overlap_pct):
+    """The copy to host training waits for: a strategy that stages a snapshot (async, tiered, peer_memory,
+    differential) copies it at the staging rate, less the share the engine hides behind the next forward
+    and backward pass; one that saves only after a failure (jit) takes none in steady state; a sync save
+    streams through pinned memory (d2h_s)."""
+    return where(stages_snapshot, bytes_per_node / (staging_GBps * GB) * (1 - overlap_pct / PERCENT),
+                 where(saves_after_failure, 0, d2h_s))
 
 
 @column("s")
-def nvme_s(strategy, bytes_per_node, nvme_write_GBps):
-    """Tiered only: time to land a node's shard on its local NVMe."""
-    return where(strategy == "tiered", bytes_per_node / (nvme_write_GBps * GB), 0)
+def nvme_s(lands_on_nvme, bytes_per_node, nvme_write_GBps):
+    """Time to land a node's shard on its local NVMe, where the persist lands there first (tiered)."""
+    return where(lands_on_nvme, bytes_per_node / (nvme_write_GBps * GB), 0)
 
 
 @column("s")
-def fixed_s(strategy, sync_fixed_s, async_fixed_s, tiered_fixed_s):
-    """Fixed cost of one checkpoint of this strategy (coordination, file creation, staging set-up):
-    peer_memory and differential pay the async snapshot's; jit, which takes none in steady state, none."""
-    return where(strategy == "sync", sync_fixed_s, where(strategy == "tiered", tiered_fixed_s,
-                                                         where(strategy == "jit", 0, async_fixed_s)))
+def fixed_s(fixed_cost, sync_fixed_s, async_fixed_s, tiered_fixed_s):
+    """Fixed cost of one checkpoint (coordination, file creation, staging set-up): the engine's fixed cost
+    the strategy pays (peer_memory and differential the async snapshot's; jit, which takes none in steady
+    state, none)."""
+    return where(fixed_cost == "sync", sync_fixed_s, where(fixed_cost == "tiered", tiered_fixed_s,
+                                                           where(fixed_cost == "async", async_fixed_s, 0)))
 
 
 @column("s")
@@ -400,11 +403,11 @@ def coordination_s(first_coordination_s, training_gpus, cached_constant_s, cache
 
 
 @column("s")
-def blocking_coordination_s(strategy, coordination_blocks, coordination_s):
-    """The part of the coordination training waits for: all of a sync save's; an async, tiered,
-    peer_memory or differential save's where the engine plans before training resumes; none of jit's
-    (it saves only after a failure)."""
-    return where(strategy == "jit", 0, where((strategy == "sync") | coordination_blocks, coordination_s, 0))
+def blocking_coordination_s(saves_after_failure, blocks_for_persist, coordination_blocks, coordination_s):
+    """The part of the coordination training waits for: all of a save training waits for (sync); a
+    background save's where the engine plans before training resumes; none where the strategy saves
+    only after a failure (jit)."""
+    return where(saves_after_failure, 0, where(blocks_for_persist | coordination_blocks, coordination_s, 0))
 
 
 @column("s")
@@ -414,18 +417,18 @@ def metadata_s(files_per_rank, per_file_s):
 
 
 @column("s")
-def write_budget_s(strategy, target_overhead_pct, interval_s, fixed_s, snapshot_s, nvme_s, coordination_s,
-                   blocking_coordination_s, metadata_s, durable_every_saves):
-    """Time the tier write may take and still meet the target: sync, what the target leaves after the
-    fixed cost, the copy to host, the coordination and the files' metadata; the background strategies,
-    the time to the next durable save (the interval, peer_memory's durable_every intervals) less the
-    NVMe landing, the coordination left to the persist and the metadata, if the snapshot and the
-    coordination it waits for meet the target; jit, without a periodic save, no limit. Zero when
-    nothing is left (never negative)."""
+def write_budget_s(saves_after_failure, blocks_for_persist, target_overhead_pct, interval_s, fixed_s, snapshot_s,
+                   nvme_s, coordination_s, blocking_coordination_s, metadata_s, durable_every_saves):
+    """Time the tier write may take and still meet the target: a save training waits for (sync), what the
+    target leaves after the fixed cost, the copy to host, the coordination and the files' metadata; the
+    background strategies, the time to the next durable save (the interval, peer_memory's durable_every
+    intervals) less the NVMe landing, the coordination left to the persist and the metadata, if the
+    snapshot and the coordination it waits for meet the target; without a periodic save (jit), no limit.
+    Zero when nothing is left (never negative)."""
     allowed_s = target_overhead_pct / PERCENT * interval_s - fixed_s
     background = coordination_s - blocking_coordination_s
-    return where(strategy == "jit", INF,
-                 maximum(where(strategy == "sync", allowed_s - snapshot_s - coordination_s - metadata_s,
+    return where(saves_after_failure, INF,
+                 maximum(where(blocks_for_persist, allowed_s - snapshot_s - coordination_s - metadata_s,
                                where(snapshot_s + blocking_coordination_s <= allowed_s,
                                      interval_s * durable_every_saves - nvme_s - background - metadata_s, 0)), 0))
 
@@ -446,12 +449,13 @@ def required_node_write_GBps(write_budget_s, durable_node_bytes):
 section("Storage bought: capacity and bandwidth")
 
 @column("bytes")
-def capacity_needed_bytes(strategy, retention, written_bytes, full_every, diff_fraction_pct, headroom_pct):
-    """Capacity the plan needs on the tier: the retained checkpoints as written (a differential one with
-    its chain: the full save and up to full_every - 1 differences; jit keeps only the state it writes
-    after a failure), plus headroom."""
-    kept = where(strategy == "differential", retention * (1 + (full_every - 1) * diff_fraction_pct / PERCENT),
-                 where(strategy == "jit", 1, retention))
+def capacity_needed_bytes(saves_differences, saves_after_failure, retention, written_bytes, full_every,
+                          diff_fraction_pct, headroom_pct):
+    """Capacity the plan needs on the tier: the retained checkpoints as written (one that saves
+    differences with its chain: the full save and up to full_every - 1 differences; one that saves only
+    after a failure keeps only the state it writes then), plus headroom."""
+    kept = where(saves_differences, retention * (1 + (full_every - 1) * diff_fraction_pct / PERCENT),
+                 where(saves_after_failure, 1, retention))
     return kept * written_bytes * (1 + headroom_pct / PERCENT)
 
 
@@ -556,11 +560,11 @@ def tier_s(durable_bytes, tier_bought_GBps, durable_node_bytes, tier_node_GBps):
 
 
 @column("s")
-def write_s(coordination_s, blocking_coordination_s, strategy, metadata_s, nic_s, writer_s, tier_s):
-    """Time to persist from host memory: the coordination (an async save's only where it is not done
+def write_s(coordination_s, blocking_coordination_s, blocks_for_persist, metadata_s, nic_s, writer_s, tier_s):
+    """Time to persist from host memory: the coordination (a background save's only where it is not done
     before training resumes), the files' metadata, then the writers stream through the NIC into the
     tier; the slowest sets the pace."""
-    persist = where((strategy == "sync") | (strategy == "jit"), coordination_s, coordination_s - blocking_coordination_s)
+    persist = where(blocks_for_persist, coordination_s, coordination_s - blocking_coordination_s)
     return persist + metadata_s + maximum(maximum(nic_s, writer_s), tier_s)
 
 
@@ -582,26 +586,29 @@ def extrapolated(training_gpus, largest_case_ranks):
 section("Strategy: what training waits for")
 
 @column("s")
-def checkpoint_cost_s(strategy, fixed_s, snapshot_s, write_s, blocking_coordination_s, jit_overhead_pct, interval_s):
-    """Time training stops for one checkpoint: the fixed cost, then sync copies and persists; the
-    background strategies stage a snapshot to host (and wait for the coordination where the engine
-    plans first); jit, which saves no checkpoint, pays its failure detection (jit_overhead of the
-    interval)."""
-    return where(strategy == "jit", jit_overhead_pct / PERCENT * interval_s,
-                 fixed_s + snapshot_s + where(strategy == "sync", write_s, blocking_coordination_s))
+def checkpoint_cost_s(saves_after_failure, blocks_for_persist, fixed_s, snapshot_s, write_s, blocking_coordination_s,
+                      jit_overhead_pct, interval_s):
+    """Time training stops for one checkpoint: the fixed cost, then a save training waits for (sync) copies
+    and persists; the background strategies stage a snapshot to host (and wait for the coordination
+    where the engine plans first); one that saves only after a failure (jit) pays its failure detection
+    (jit_overhead of the interval)."""
+    return where(saves_after_failure, jit_overhead_pct / PERCENT * interval_s,
+                 fixed_s + snapshot_s + where(blocks_for_persist, write_s, blocking_coordination_s))
 
 
 @column("s")
-def peer_s(strategy, peer_replicas, bytes_per_node, peer_nic_GBps):
-    """peer_memory: time to copy a node's snapshot to its peer_replicas peers over the peer network."""
-    return where(strategy == "peer_memory", peer_replicas * bytes_per_node / (peer_nic_GBps * GB), 0)
+def peer_s(copies_to_peers, peer_replicas, bytes_per_node, peer_nic_GBps):
+    """Time to copy a node's snapshot to its peer_replicas peers over the peer network, where the strategy
+    copies to peers (peer_memory)."""
+    return where(copies_to_peers, peer_replicas * bytes_per_node / (peer_nic_GBps * GB), 0)
 
 
 @column("s")
-def persist_s(strategy, write_s, nvme_s):
+def persist_s(blocks_for_persist, lands_on_nvme, write_s, nvme_s):
     """Time a durable save runs after training resumes: the background strategies write from host
-    memory, tiered lands on NVMe first, then drains; sync and jit persist nothing in the background."""
-    return where((strategy == "sync") | (strategy == "jit"), 0, where(strategy == "tiered", nvme_s + write_s, write_s))
+    memory, one that lands on NVMe first (tiered) then drains; where training waits for the persist
+    (sync, jit), nothing runs in the background."""
+    return where(blocks_for_persist, 0, where(lands_on_nvme, nvme_s + write_s, write_s))
 
 
 @column("s")
@@ -644,11 +651,11 @@ def stalls_more_than_trains(overhead_pct):
 
 
 @column("bytes")
-def host_memory_needed_bytes(strategy, bytes_per_node, buffers, peer_replicas):
-    """Host memory a checkpoint stages per node: the background strategies their buffers, peer_memory
-    also the copies it holds for its peers; sync streams through and jit stages nothing."""
-    return where((strategy == "sync") | (strategy == "jit"), 0,
-                 bytes_per_node * (buffers + where(strategy == "peer_memory", peer_replicas, 0)))
+def host_memory_needed_bytes(stages_snapshot, copies_to_peers, bytes_per_node, buffers, peer_replicas):
+    """Host memory a checkpoint stages per node: a strategy that stages a snapshot its buffers, one that
+    copies to peers (peer_memory) also the copies it holds for them; a sync save streams through and
+    jit stages nothing."""
+    return where(stages_snapshot, bytes_per_node * (buffers + where(copies_to_peers, peer_replicas, 0)), 0)
 
 
 @column("bool")
@@ -658,10 +665,11 @@ def host_memory_ok(host_memory_needed_bytes, host_memory_bytes):
 
 
 @column("bytes")
-def nvme_needed_bytes(tier_kind, strategy, bytes_per_node, retention):
-    """Node-local NVMe a checkpoint occupies: all retained ones on a local_nvme tier, one when tiered."""
+def nvme_needed_bytes(tier_kind, lands_on_nvme, bytes_per_node, retention):
+    """Node-local NVMe a checkpoint occupies: all retained ones on a local_nvme tier, one where the persist
+    lands on NVMe first (tiered)."""
     return where(tier_kind == "local_nvme", bytes_per_node * retention,
-                 where(strategy == "tiered", bytes_per_node, 0))
+                 where(lands_on_nvme, bytes_per_node, 0))
 
 
 @column("bool")
@@ -671,10 +679,11 @@ def nvme_ok(nvme_needed_bytes, nvme_capacity_bytes):
 
 
 @column("bool")
-def layout_ok(strategy, dp_ranks, nodes, peer_replicas):
-    """Whether the job can run the strategy: jit needs a second data-parallel replica to save from
-    after a failure, peer_memory more nodes than its peer_replicas."""
-    return ((strategy != "jit") | (dp_ranks >= 2)) & ((strategy != "peer_memory") | (nodes > peer_replicas))
+def layout_ok(dp_ranks, min_replicas, peers_below_nodes, nodes, peer_replicas):
+    """Whether the job can run the strategy: at least its min_replicas data-parallel replicas (jit needs a
+    second to save from after a failure), and more nodes than peer_replicas where it needs them
+    (peer_memory)."""
+    return (dp_ranks >= min_replicas) & (~peers_below_nodes | (nodes > peer_replicas))
 
 
 section("Restore after a failure")
@@ -703,11 +712,11 @@ def restore_host_s(d2h_s):
 
 
 @column("pct")
-def restore_chain_pct(strategy, full_every, diff_fraction_pct):
-    """What a restore from the tier reads, as a share of the checkpoint: a differential one the full save
-    and, on average, half the chain of differences after it, 1 + (K - 1) / 2 x fraction; the others the
-    checkpoint."""
-    return where(strategy == "differential", 1 + (full_every - 1) / 2 * diff_fraction_pct / PERCENT, 1) * PERCENT
+def restore_chain_pct(saves_differences, full_every, diff_fraction_pct):
+    """What a restore from the tier reads, as a share of the checkpoint: where saves write differences
+    (differential), the full save and, on average, half the chain of differences after it,
+    1 + (K - 1) / 2 x fraction; the others the checkpoint."""
+    return where(saves_differences, 1 + (full_every - 1) / 2 * diff_fraction_pct / PERCENT, 1) * PERCENT
 
 
 @column("s")
@@ -727,23 +736,25 @@ def restore_peer_s(bytes_per_node, peer_nic_GBps, restore_host_s):
 
 
 @column("pct")
-def host_restore_pct(strategy, host_recoverable_pct):
-    """The recovery mix used: the share of failures restored from host memory. Sync keeps no copy there
-    and jit saves only after the failure, so their restarts read the durable tier."""
-    return where((strategy == "sync") | (strategy == "jit"), 0, host_recoverable_pct)
+def host_restore_pct(keeps_host_copy, host_recoverable_pct):
+    """The recovery mix used: the share of failures restored from host memory, where the strategy keeps
+    its snapshot there. Sync keeps no copy there and jit saves only after the failure, so their
+    restarts read the durable tier."""
+    return where(keeps_host_copy, host_recoverable_pct, 0)
 
 
 @column("pct")
-def peer_restore_pct(strategy, node_loss_pct):
-    """The share of failures peer_memory restores from a peer's copy (a lost node); none elsewhere."""
-    return where(strategy == "peer_memory", node_loss_pct, 0)
+def peer_restore_pct(copies_to_peers, node_loss_pct):
+    """The share of failures restored from a peer's copy (a lost node), where the strategy copies to peers
+    (peer_memory); none elsewhere."""
+    return where(copies_to_peers, node_loss_pct, 0)
 
 
 @column("s")
-def failure_save_s(strategy, d2h_s, write_s):
-    """jit: after a failure, the surviving replicas copy the state to host and write it to the tier
-    (a sync save at the bandwidth bought), before the restart reads it back."""
-    return where(strategy == "jit", d2h_s + write_s, 0)
+def failure_save_s(saves_after_failure, d2h_s, write_s):
+    """Where the strategy saves after a failure (jit): the surviving replicas copy the state to host and
+    write it to the tier (a sync save at the bandwidth bought), before the restart reads it back."""
+    return where(saves_after_failure, d2h_s + write_s, 0)
 
 
 @column("s")
@@ -806,12 +817,12 @@ def step_s(compute_s, batch_tokens, tokens):
 
 
 @column("s")
-def lost_work_s(strategy, interval_s, step_s, host_restore_pct, peer_restore_pct, durable_every_saves):
+def lost_work_s(saves_after_failure, interval_s, step_s, host_restore_pct, peer_restore_pct, durable_every_saves):
     """Training redone after a failure, on average: half an interval since the last checkpoint restored;
-    peer_memory's failures that need the tier half the durable_every intervals since its last durable
-    save; jit about one step."""
+    failures that need the tier, half the durable_every intervals since the last durable save
+    (peer_memory); a strategy that saves after the failure (jit), about one step."""
     near = (host_restore_pct + peer_restore_pct) / PERCENT
-    return where(strategy == "jit", step_s,
+    return where(saves_after_failure, step_s,
                  interval_s / 2 * near + interval_s * durable_every_saves / 2 * (1 - near))
 
 
@@ -828,11 +839,12 @@ def waste_pct(overhead_pct, rework_pct):
 
 
 @column("pct")
-def optimal_waste_pct(strategy, lost_per_checkpoint_s, optimal_interval_s, lost_work_s, interval_s, restart_s,
-                      restore_s, cluster_mtbf_s, waste_pct):
+def optimal_waste_pct(saves_after_failure, lost_per_checkpoint_s, optimal_interval_s, lost_work_s, interval_s,
+                      restart_s, restore_s, cluster_mtbf_s, waste_pct):
     """Waste at the optimal interval, restart and restore included (the work redone scaled from the
-    interval to the optimum); jit, which takes no periodic checkpoint, wastes the same at any interval."""
-    return where(strategy == "jit", waste_pct,
+    interval to the optimum); a strategy that takes no periodic checkpoint (jit) wastes the same at any
+    interval."""
+    return where(saves_after_failure, waste_pct,
                  PERCENT * (lost_per_checkpoint_s / optimal_interval_s
                             + (lost_work_s * optimal_interval_s / interval_s + restart_s + restore_s) / cluster_mtbf_s))
 

@@ -21,6 +21,7 @@ from .columns import COLUMNS
 from .expr import Var, render
 from .inputs import INPUTS, SCENARIO, SOURCES
 from .quantity import Kind
+from .strategies import COMPARED, STRATEGIES
 from .units import COLUMN_UNITS
 
 
@@ -41,6 +42,8 @@ def _type(annotation, metadata=()) -> str:
         return "mapping"
     if annotation is str:
         return "text"
+    if annotation is schema.StrategyName:  # checked against the strategy table: its names, as a Literal's
+        return " / ".join(STRATEGIES)
     return getattr(annotation, "__name__", str(annotation))
 
 
@@ -112,12 +115,12 @@ def engines_markdown() -> str:
     from .paths import shipped_models
 
     inputs = load(shipped_models())
-    head = ["engine", *(f"{s} stall, {g:,} GPUs" for s in ("sync", "async") for g in ENGINE_GPUS),
+    head = ["engine", *(f"{s} stall, {g:,} GPUs" for s in COMPARED for g in ENGINE_GPUS),
             "largest published job its terms rest on", "source"]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, engine in inputs.engines.items():
         cells = [f"`{name}`"]
-        for strategy in ("sync", "async"):
+        for strategy in COMPARED:
             for gpus in ENGINE_GPUS:
                 if strategy not in engine.strategies:
                     cells.append("-")

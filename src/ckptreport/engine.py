@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .columns import COLUMNS
-from .inputs import ENGINES, INPUTS, MODELS, PLAN, RECIPES, SKUS, SOURCES, TIERS, of
+from .inputs import ENGINES, INPUTS, MODELS, PLAN, RECIPES, SKUS, SOURCES, STRATEGY_ENTITY, TIERS, of
 from .plan import Dropped, combinations, cross_product, dimensions
 from .provenance import basis
+from .strategies import FIXED_COSTS
 from .vocab import REPLICATED, SHARDINGS, STAGINGS, TIER_KINDS
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from .load import Inputs
 
 LABELS = {"tier_kind": TIER_KINDS, "sharding": SHARDINGS, "staging_kind": STAGINGS,
-          "replicated": REPLICATED}  # label inputs with a fixed vocabulary
+          "replicated": REPLICATED, "fixed_cost": FIXED_COSTS}  # label inputs with a fixed vocabulary
 
 
 def compute(values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -94,15 +95,16 @@ def columns(inputs: Inputs, start: int = 0, stop: int | None = None
     idx, dims, dropped = cross_product(inputs, start, stop)
     n = len(idx["model"])
     recipe_codes, recipe_names = _recipe_codes(inputs, dims, idx)
-    codes = {MODELS: idx["model"], RECIPES: recipe_codes, SKUS: idx["sku"], TIERS: idx["tier"], ENGINES: idx["engine"]}
+    codes = {MODELS: idx["model"], RECIPES: recipe_codes, SKUS: idx["sku"], TIERS: idx["tier"], ENGINES: idx["engine"],
+             STRATEGY_ENTITY: idx["strategy"]}
     names = {MODELS: dims["model"], RECIPES: recipe_names, SKUS: dims["sku"], TIERS: dims["tier"],
-             ENGINES: dims["engine"]}
+             ENGINES: dims["engine"], STRATEGY_ENTITY: dims["strategy"]}
     values: dict[str, np.ndarray] = {
         "gpus": np.asarray(dims["gpus"], dtype=float)[idx["gpus"]],
         "interval_s": np.asarray(dims["interval_s"], dtype=float)[idx["interval_s"]],
         "strategy": np.asarray(dims["strategy"])[idx["strategy"]],
     }
-    for section in (MODELS, RECIPES, SKUS, TIERS, ENGINES):
+    for section in (MODELS, RECIPES, SKUS, TIERS, ENGINES, STRATEGY_ENTITY):
         for k, v in _table(inputs, section, names[section]).items():
             values[k] = v[codes[section]]
     for k, v in entity_values(inputs, PLAN, PLAN).items():

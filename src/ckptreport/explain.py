@@ -14,9 +14,10 @@ from .errors import InputError, Problem, did_you_mean
 from .expr import Var, render
 from .inputs import ENTITY_COLUMN, INPUTS, PLAN, SCALING, SCENARIO, widening
 from .load import Inputs
+from .plan import runs
 from .provenance import provenance
 from .quantity import Q
-from .vocab import READ_ONLY_BY, STRATEGIES
+from .strategies import BASELINE, STRATEGIES, read_only_by
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class Scenario:
     tier: str
     gpus: int
     interval_s: float
-    strategy: str = "sync"
+    strategy: str = BASELINE
     recipe: str | None = None
     engine: str | None = None  # None: the plan's first engine that implements the strategy
 
@@ -64,9 +65,10 @@ def one_row(inputs: Inputs, s: Scenario):
 
 
 def default_engine(inputs: Inputs, strategy: str) -> str:
-    """The plan's first engine that implements ``strategy`` (else the first of engines.yaml that does)."""
+    """The plan's first engine that runs ``strategy`` (else the first of engines.yaml that does): it
+    implements it, or the strategy it is built on (``plan.runs``)."""
     listed = [*(inputs.plan.engines or []), *inputs.engines]
-    return next((e for e in listed if strategy in inputs.engines[e].strategies), listed[0])
+    return next((e for e in listed if runs(inputs.engines[e], strategy)), listed[0])
 
 
 def _finite(v):
@@ -87,8 +89,9 @@ def explain_row(inputs: Inputs, row) -> dict:
     shown = {k: display.of(k, v) for k, v in values.items()}
     quoted = {k: f'"{v}"' if display.unit_of(k) == "label" else v for k, v in shown.items()}
     strategy = str(values.get("strategy", ""))
+    only = read_only_by()
     used = [n for n in INPUTS if any(n in c.params for c in COLUMNS.values())
-            and strategy in READ_ONLY_BY.get(n, (strategy,))]  # a layered strategy's inputs: its rows only
+            and strategy in only.get(n, (strategy,))]  # a layered strategy's inputs: its rows only
     names = {section: row[column] for section, column in ENTITY_COLUMN.items()}
     inputs_out = []
     for name in used:

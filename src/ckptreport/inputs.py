@@ -25,13 +25,16 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .quantity import Dtype, Flag, Name, Q, Quantity
+from .strategies import FIXED_COSTS, STRATEGIES, listed, names
 from .units import COLUMN_UNITS
-from .vocab import REPLICATED, SHARDINGS, STAGINGS, STRATEGIES, TIER_KINDS
+from .vocab import REPLICATED, SHARDINGS, STAGINGS, TIER_KINDS
 
 SCENARIO, MODELS, RECIPES, SKUS, TIERS, ENGINES, PLAN = ("scenario", "models", "recipes", "skus", "tiers", "engines",
                                                           "plan")
-ENTITIES = (MODELS, RECIPES, SKUS, TIERS, ENGINES, PLAN)  # where an input lives; SCENARIO: the plan's axes
-ENTITY_COLUMN = {MODELS: "model", RECIPES: "recipe", SKUS: "sku", TIERS: "tier", ENGINES: "engine"}  # PLAN: every row
+STRATEGY_ENTITY = "strategies"  # a strategy's traits: declared in the strategy table (strategies.py), not in YAML
+ENTITIES = (MODELS, RECIPES, SKUS, TIERS, ENGINES, STRATEGY_ENTITY, PLAN)  # where an input lives; SCENARIO: the axes
+ENTITY_COLUMN = {MODELS: "model", RECIPES: "recipe", SKUS: "sku", TIERS: "tier", ENGINES: "engine",
+                 STRATEGY_ENTITY: "strategy"}  # PLAN: every row
 TiB = 2**40
 NAME = "<its name>"  # the default of a label input that, omitted, is its entity's own name
 
@@ -103,6 +106,8 @@ class Input:
         """The YAML key as the docs name it: skus.*.local_nvme.write."""
         if self.entity == SCENARIO:
             return f"plan.{self.key}" if self.key else "the scenario"
+        if self.entity == STRATEGY_ENTITY:
+            return f"the strategy table: {self.key}"
         return f"plan.{self.key}" if self.entity == PLAN else f"{self.entity}.*.{self.key}"
 
 
@@ -141,7 +146,7 @@ _DECLARED = [
     Input("sku", "label", "hardware SKU", key="skus"),
     Input("tier", "label", "storage tier", key="tiers"),
     Input("engine", "label", "checkpointing engine (how a save is staged, coordinated and written)", key="engines"),
-    Input("strategy", "label", ", ".join(STRATEGIES[:-1]) + " or " + STRATEGIES[-1], key="strategies"),
+    Input("strategy", "label", listed(names()), key="strategies"),
     Input("gpus", "count", "GPUs in the job", key="gpus"),
     Input("interval_s", "s", "time between checkpoints", key="intervals", excel='#,##0" s"'),
     # ---- models.yaml: models ----
@@ -329,6 +334,31 @@ _DECLARED = [
     Input("largest_case_ranks", "count", "the largest job (ranks) among the published cases the engine's terms rest "
           "on: far beyond it, they are an extrapolation", ENGINES, "largest_case", Quantity("count", plausible=("1", "100M")),
           default=float("inf"), absent="not stated: never flagged as an extrapolation"),
+    # ---- the strategy table (strategies.py): a strategy's traits, read by the columns ----
+    Input("blocks_for_persist", "bool", "whether training waits for the whole save: the copy to host and the "
+          "persist (sync)", STRATEGY_ENTITY, "blocks_for_persist", bool, required=True),
+    Input("stages_snapshot", "bool", "whether a save stages a snapshot in host memory at the engine's staging rate "
+          "and persists it after training resumes (async, tiered)", STRATEGY_ENTITY, "stages_snapshot", bool,
+          required=True),
+    Input("keeps_host_copy", "bool", "whether the snapshot stays in host memory, so that a restarted process "
+          "restores from it (host_recoverable)", STRATEGY_ENTITY, "keeps_host_copy", bool, required=True),
+    Input("lands_on_nvme", "bool", "whether the persist lands on node-local NVMe first and drains to the tier "
+          "(tiered)", STRATEGY_ENTITY, "lands_on_nvme", bool, required=True),
+    Input("copies_to_peers", "bool", "whether each node's snapshot is copied to the host memory of peer_replicas "
+          "peers, which restore a lost node (peer_memory)", STRATEGY_ENTITY, "copies_to_peers", bool, required=True),
+    Input("durable_every_nth", "bool", "whether only every durable_every-th save reaches the durable tier "
+          "(peer_memory)", STRATEGY_ENTITY, "durable_every_nth", bool, required=True),
+    Input("saves_differences", "bool", "whether saves between full ones (every full_every) write differences, "
+          "and a restore reads the chain (differential)", STRATEGY_ENTITY, "saves_differences", bool,
+          required=True),
+    Input("saves_after_failure", "bool", "whether the strategy takes no periodic save: the surviving replicas "
+          "save after a failure (jit)", STRATEGY_ENTITY, "saves_after_failure", bool, required=True),
+    Input("fixed_cost", "label", "which of the engine's fixed costs a save pays: " + listed(FIXED_COSTS),
+          STRATEGY_ENTITY, "fixed_cost", str, required=True),
+    Input("min_replicas", "count", "the least data-parallel replicas a job needs to run the strategy (jit: 2)",
+          STRATEGY_ENTITY, "min_replicas", int, required=True),
+    Input("peers_below_nodes", "bool", "whether a job needs more nodes than peer_replicas (peer_memory)",
+          STRATEGY_ENTITY, "peers_below_nodes", bool, required=True),
     # ---- plan.yaml: globals ----
     Input("target_overhead_pct", "pct", "the overhead a plan must stay under, e.g. 1%", PLAN, "target_overhead",
           Quantity("percent", maximum=1.0, plausible=("0.001%", "50%")), required=True),
@@ -416,6 +446,12 @@ SOURCES: dict[str, Source] = {s.name: s for s in (
 def of(entity: str) -> list[Input]:
     """The inputs an entity holds, in declaration order."""
     return [i for i in INPUTS.values() if i.entity == entity]
+
+
+def trait_values(strategy: str) -> dict[str, float | str]:
+    """A strategy's traits as its rows' input columns hold them (``strategies.STRATEGIES``)."""
+    declared = STRATEGIES[strategy]
+    return {i.name: i.value(declared, strategy) for i in of(STRATEGY_ENTITY)}
 
 
 def measured_targets() -> dict[str, Input]:

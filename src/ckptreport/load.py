@@ -23,6 +23,7 @@ from .provenance import Prov
 from .quantity import Q, name_problem
 from .safeio import read_regular
 from .schema import FILES, MOVED, SECTIONS, Plan
+from .strategies import STRATEGIES, Strategy
 from .yamlfile import Marks, dotted, leaves
 from .yamlfile import parse as parse_yaml
 
@@ -42,6 +43,11 @@ class Inputs:
     places: dict[tuple[str, str], Prov] = field(default_factory=dict, repr=False)  # (section, name) -> entry
     files: dict[str, str] = field(default_factory=dict)  # every input file by name -> its sha256
     values: dict[str, dict[str, tuple[int, str]]] = field(default_factory=dict, repr=False)  # file -> key -> (line, text)
+
+    @property
+    def strategies(self) -> dict[str, Strategy]:
+        """The strategy table (strategies.py): every strategy a plan may name, with its traits."""
+        return STRATEGIES
 
     def section(self, name: str) -> dict[str, Any]:
         return getattr(self, name)
@@ -316,12 +322,12 @@ def _check_layouts(plan: Plan, models: dict, file, problems: list[Problem]) -> N
 
 
 def _check_strategies(plan: Plan, skus: dict, file, problems: list[Problem]) -> None:
-    """The layered strategies' inputs that contradict the plan: peer_memory with as many peers as a job
-    of the plan has nodes (a node cannot hold its own copy for itself), and failure shares that add up
-    to more than every failure."""
+    """The layered strategies' inputs that contradict the plan: a strategy that needs more nodes than its
+    peers (peer_memory) with as many peers as a job of the plan has nodes (a node cannot hold its own
+    copy for itself), and failure shares that add up to more than every failure."""
     _, pmarks, pshown, _ = file
-    strategies = plan.strategies
-    if "peer_memory" in strategies and plan.peer_replicas is not None:
+    peered = [s for s in plan.strategies if s in STRATEGIES and STRATEGIES[s].peers_below_nodes]
+    if peered and plan.peer_replicas is not None:
         k = plan.peer_replicas.value
         names = plan.skus or list(skus)
         jobs = [(math.ceil(q.value / skus[n].gpus_per_node.value), q.value, n) for q in plan.gpus for n in names
@@ -333,7 +339,7 @@ def _check_strategies(plan: Plan, skus: dict, file, problems: list[Problem]) -> 
                 problems.append(Problem(pshown, line, col, "peer_replicas",
                                         f"{k:g} peer(s) per node need at least {k + 1:g} nodes, but the plan's "
                                         f"{gpus:,.0f} GPUs on {sku} are {nodes:,} node(s): lower peer_replicas, or "
-                                        "leave peer_memory out of strategies"))
+                                        f"leave {' and '.join(peered)} out of strategies"))
     host, lost = plan.host_recoverable, plan.node_loss
     if host is not None and lost is not None and host.value + lost.value > 1 + 1e-12:
         line, col = place(pmarks, ("node_loss",))

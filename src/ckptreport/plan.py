@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .columns import COLUMNS
 from .errors import InputError, Problem
 from .inputs import INPUTS
-from .vocab import BUILT_ON
+from .strategies import STRATEGIES, listed
 
 if TYPE_CHECKING:
     from .load import Inputs
@@ -77,13 +78,14 @@ def reachable(sku, tier) -> bool:
 def runs(engine, strategy: str) -> bool:
     """Whether an engine runs a strategy: it implements it, or the strategy is built on one it implements
     (peer replication and differences on its async snapshot, a just-in-time save on its sync save)."""
-    return strategy in engine.strategies or BUILT_ON.get(strategy) in engine.strategies
+    built_on = STRATEGIES[strategy].built_on
+    return strategy in engine.strategies or (built_on is not None and built_on in engine.strategies)
 
 
 def combinations(inputs: Inputs, dims) -> tuple[np.ndarray, list[tuple[str, np.ndarray]]]:
     """Which SKU x tier x engine x strategy combinations exist (the others cannot: a tier of another
-    site, a strategy the engine does not implement, tiered without a remote tier to drain to, NVMe
-    the SKU lacks), and each rule's mask of the rest."""
+    site, a strategy the engine does not implement, a strategy that lands on NVMe (tiered) without a
+    remote tier to drain to, NVMe the SKU lacks), and each rule's mask of the rest."""
     skus = [inputs.skus[s] for s in dims["sku"]]
     tiers = [inputs.tiers[t] for t in dims["tier"]]
     shape = (len(skus), len(tiers), len(dims["engine"]), len(dims["strategy"]))
@@ -92,14 +94,16 @@ def combinations(inputs: Inputs, dims) -> tuple[np.ndarray, list[tuple[str, np.n
     local = np.array([t.kind == "local_nvme" for t in tiers], dtype=bool)[None, :, None, None]
     implements = np.array([[runs(inputs.engines[e], s) for s in dims["strategy"]] for e in dims["engine"]],
                           dtype=bool).reshape(shape[2:])[None, None, :, :]
-    tiered = (np.array(dims["strategy"]) == "tiered")[None, None, None, :]
+    tiered = np.array([STRATEGIES[s].lands_on_nvme for s in dims["strategy"]], dtype=bool)[None, None, None, :]
+    landing = listed(tuple(s.name for s in STRATEGIES.values() if s.lands_on_nvme) or ("a strategy landing on NVMe",))
     rules = [
         ("the tier does not serve the SKU's site (tiers.*.sites, skus.*.site)",
          np.broadcast_to(~reach[:, :, None, None], shape)),
         ("the engine does not implement the strategy, nor the one it is built on (engines.*.strategies)",
          np.broadcast_to(~implements, shape)),
-        ("tiered needs a remote tier to drain to (the tier is node-local NVMe)", np.broadcast_to(tiered & local, shape)),
-        ("the SKU has no local NVMe (tiered strategy or local_nvme tier)",
+        (f"{landing} needs a remote tier to drain to (the tier is node-local NVMe)",
+         np.broadcast_to(tiered & local, shape)),
+        (f"the SKU has no local NVMe ({landing} strategy or local_nvme tier)",
          np.broadcast_to(~has_nvme & (tiered | local), shape)),
     ]
     keep = np.ones(shape, dtype=bool)
@@ -110,39 +114,50 @@ def combinations(inputs: Inputs, dims) -> tuple[np.ndarray, list[tuple[str, np.n
     return keep, out
 
 
-JIT_NEEDS = "jit needs a second data-parallel replica to save from (tp x pp of the model fills the job)"
-
-
-def one_replica(inputs: Inputs, dims) -> np.ndarray:
-    """Per model x cluster size, whether the job has a single data-parallel replica (tp x pp GPUs fill
-    it): after a failure no survivor holds the state for jit to save."""
-    out = np.zeros((len(dims["model"]), len(dims["gpus"])), dtype=bool)
+def too_few_replicas(inputs: Inputs, dims) -> np.ndarray:
+    """Per strategy x model x cluster size, whether the job has fewer data-parallel replicas than the
+    strategy needs (its min_replicas: jit a second, to save from after a failure), the replicas counted as
+    the dp_ranks column counts them."""
+    out = np.zeros((len(dims["strategy"]), len(dims["model"]), len(dims["gpus"])), dtype=bool)
+    gpus = np.asarray(dims["gpus"], dtype=float)
     for i, name in enumerate(dims["model"]):
         m = inputs.models[name]
-        replica = (m.tp.value if m.tp is not None else 1.0) * (m.pp.value if m.pp is not None else 1.0)
-        out[i] = [gpus // replica < 2 for gpus in dims["gpus"]]
+        tp, pp = (float(q.value) if q is not None else 1.0 for q in (m.tp, m.pp))
+        replicas = COLUMNS["dp_ranks"].fn(gpus, tp, pp)
+        for k, s in enumerate(dims["strategy"]):
+            out[k, i] = replicas < STRATEGIES[s].min_replicas
     return out
+
+
+def replicas_needed(strategy: str) -> str:
+    """Why rows of a strategy that needs more replicas than a job has are left out."""
+    return (f"{strategy} needs {STRATEGIES[strategy].replicas_why} (tp x pp of the model fills the job)"
+            if STRATEGIES[strategy].min_replicas == 2 else
+            f"{strategy} needs {STRATEGIES[strategy].min_replicas} data-parallel replicas "
+            f"({STRATEGIES[strategy].replicas_why}), more than the job holds")
 
 
 def plan_rows(inputs: Inputs) -> tuple[int, list[Dropped]]:
     """How many rows the plan's cross product keeps, and what it leaves out, without building it."""
     dims = dimensions(inputs)
-    return counted(dims, *combinations(inputs, dims), one_replica(inputs, dims))
+    return counted(dims, *combinations(inputs, dims), too_few_replicas(inputs, dims))
 
 
 def counted(dims, keep: np.ndarray, rules: list[tuple[str, np.ndarray]],
-            single: np.ndarray | None = None) -> tuple[int, list[Dropped]]:
-    """The rows ``combinations`` keeps, and what each of its rules leaves out, over every axis; jit
-    where a model x cluster size has one data-parallel replica (``single``) is left out too."""
+            few: np.ndarray | None = None) -> tuple[int, list[Dropped]]:
+    """The rows ``combinations`` keeps, and what each of its rules leaves out, over every axis; a
+    strategy where a model x cluster size has fewer data-parallel replicas than it needs (``few``) is
+    left out too."""
     per_cell = len(dims["model"]) * len(dims["recipe"]) * len(dims["gpus"]) * len(dims["interval_s"])
     dropped = [Dropped(reason, int(mask.sum()) * per_cell) for reason, mask in rules if mask.any()]
     rows = int(keep.sum()) * per_cell
-    if single is not None and "jit" in dims["strategy"] and single.any():
-        jit = int(keep[..., dims["strategy"].index("jit")].sum()) * int(single.sum()) * len(dims["recipe"]) \
-            * len(dims["interval_s"])
-        if jit:
-            dropped.append(Dropped(JIT_NEEDS, jit))
-            rows -= jit
+    for k, strategy in enumerate(dims["strategy"]):
+        if few is None or not few[k].any():
+            continue
+        lost = int(keep[..., k].sum()) * int(few[k].sum()) * len(dims["recipe"]) * len(dims["interval_s"])
+        if lost:
+            dropped.append(Dropped(replicas_needed(strategy), lost))
+            rows -= lost
     return rows, dropped
 
 
@@ -155,11 +170,10 @@ def cross_product(inputs: Inputs, start: int = 0, stop: int | None = None
     stop = math.prod(shape) if stop is None else min(stop, math.prod(shape))
     idx = dict(zip(dims, np.unravel_index(np.arange(start, stop, dtype=np.int64), shape)))
     keep, rules = combinations(inputs, dims)
-    single = one_replica(inputs, dims)
+    few = too_few_replicas(inputs, dims)
     mask = keep[idx["sku"], idx["tier"], idx["engine"], idx["strategy"]]
-    if "jit" in dims["strategy"]:
-        mask &= ~((idx["strategy"] == dims["strategy"].index("jit")) & single[idx["model"], idx["gpus"]])
-    _, dropped = counted(dims, keep, rules, single)
+    mask &= ~few[idx["strategy"], idx["model"], idx["gpus"]]
+    _, dropped = counted(dims, keep, rules, few)
     return {k: v[mask] for k, v in idx.items()}, dims, dropped
 
 

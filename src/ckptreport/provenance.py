@@ -8,8 +8,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .inputs import PLAN, SCENARIO, Input
+from .inputs import PLAN, SCENARIO, STRATEGY_ENTITY, Input
 from .schema import FILES
+from .strategies import STRATEGIES
+
+TABLE = "the strategy table"  # where a strategy's traits are declared (ckptreport's strategies.py)
 
 if TYPE_CHECKING:
     from .load import Inputs
@@ -22,7 +25,7 @@ class Prov:
 
     file: str
     line: int
-    basis: str  # spec, measured, derived, assumption, input; default: the key was omitted
+    basis: str  # spec, measured, derived, assumption, input; default: the key was omitted; definition: a trait
     source: str | None
     column: int = 0  # 1-based, where known
     date: str | None = None  # a price's date (or any figure's), as the input says
@@ -36,6 +39,8 @@ def provenance(inputs: Inputs, inp: Input, names: Mapping[str, str]) -> Prov | N
     if inp.entity == SCENARIO:
         return None
     name = PLAN if inp.entity == PLAN else str(names[inp.entity])
+    if inp.entity == STRATEGY_ENTITY:
+        return Prov(TABLE, 0, "definition", f"{name}: {STRATEGIES[name].doc}")
     entity = inputs.entity(inp.entity, name)
     if inp.given(entity):
         return inputs.prov[(inp.entity, name, inp.key)]

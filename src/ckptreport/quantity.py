@@ -19,8 +19,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from pydantic_core import PydanticCustomError
 
 from . import units
-
-from .vocab import BASES, SHARDINGS, STRATEGIES, TIER_KINDS  # noqa: F401  (re-exported)
+from .vocab import BASES
 
 MAPPING_KEYS = ("value", "basis", "source", "date", "region", "low", "high", "distribution", "driver")
 DISTRIBUTIONS = ("triangular", "uniform", "lognormal")  # the first is a range's default

@@ -28,7 +28,7 @@ from .load import Inputs, shown_path
 from .plan import Dropped, Point, headline_recipe, plan_rows, summary_point
 from .provenance import provenance
 from .quantity import Q
-from .vocab import BUILT_ON
+from .strategies import BACKGROUND, BASELINE, COMPARED, layered
 
 CURVE_MIN = np.geomspace(1, 720, 60)  # the waste curve of a brief: 1 min to 12 h
 ROWS_IN_MEMORY = 1_000_000  # a plan up to this many rows is one frame; a larger one streams in chunks
@@ -197,7 +197,8 @@ class Spec:
 
 @dataclass(frozen=True)
 class TierLine:
-    """One candidate tier on the recommended SKU: its sync and async rows (None where left out)."""
+    """One candidate tier on the recommended SKU: its rows of the compared strategies (``strategies.COMPARED``:
+    sync, async), None where left out."""
 
     tier: str
     sync: pd.Series | None
@@ -291,11 +292,11 @@ def brief(inputs: Inputs, frame: pd.DataFrame, spec: Spec, params: list | None =
         here = on_sku[on_sku["tier"] == tier]
         if here.empty:
             continue
-        by = {s: _best(here[here["strategy"] == s]) for s in ("sync", "async")}  # the best engine of each
-        tiers.append(TierLine(tier, by["sync"], by["async"], tier == pick.row["tier"]))
+        by = {s: _best(here[here["strategy"] == s]) for s in COMPARED}  # the best engine of each
+        tiers.append(TierLine(tier, by[BASELINE], by[BACKGROUND], tier == pick.row["tier"]))
     skus = [(sku, recommend(rows[rows["sku"] == sku])) for sku in spec.skus if (rows["sku"] == sku).any()]
     curves, curve_rows = {}, {}
-    for strategy in ("sync", "async"):
+    for strategy in COMPARED:
         row = _best(on_sku[(on_sku["tier"] == pick.row["tier"]) & (on_sku["strategy"] == strategy)])
         if row is not None:
             intervals = CURVE_MIN * 60
@@ -304,7 +305,7 @@ def brief(inputs: Inputs, frame: pd.DataFrame, spec: Spec, params: list | None =
     robust = uncertainty.robustness(rows, uncertainty.parameters(inputs, spec.gpus) if params is None else params)
     planned = [s for s in inputs.plan.strategies if (on_sku["strategy"] == s).any()]
     by_strategy = [(s, recommend(on_sku[on_sku["strategy"] == s])) for s in planned] \
-        if set(planned) & set(BUILT_ON) else []  # the layered strategies compared, each at its best
+        if set(planned) & layered() else []  # the layered strategies compared, each at its best
     return BriefData(spec, rows, pick, tiers, skus, curves, explain_row(inputs, pick.row), purchase(on_sku, pick),
                      assumed_prices(inputs, pick.row), robust, curve_rows, by_strategy)
 
@@ -324,8 +325,8 @@ def purchase(on_sku: pd.DataFrame, pick: Pick) -> Purchase:
     else:
         steps = on_sku[on_sku["tier_durable"].to_numpy(bool) & on_sku["total_usd"].notna().to_numpy()]
         what = f"the priced durable tiers of {pick.row['sku']}"
-    sync = recommend(on_sku[on_sku["strategy"].to_numpy() == "sync"]) if strategy != "sync" else None
-    engine_of = {strategy: pick.row["engine"], **({"sync": sync.row["engine"]} if sync is not None else {})}
+    sync = recommend(on_sku[on_sku["strategy"].to_numpy() == BASELINE]) if strategy != BASELINE else None
+    engine_of = {strategy: pick.row["engine"], **({BASELINE: sync.row["engine"]} if sync is not None else {})}
     keep = steps[np.isin(steps["strategy"].astype(str), list(engine_of))]
     keep = keep[(keep["engine"].astype(str).to_numpy() == keep["strategy"].astype(str).map(engine_of).to_numpy())]
     points = keep[PURCHASE_COLUMNS].sort_values(["strategy", "tier_bought_GBps", "total_usd_month"], kind="stable")
@@ -506,7 +507,7 @@ def compute(inputs: Inputs, sink=None, progress=lambda _: None, workbook: bool =
     assumed = {int(i): [name for name, _ in assumed_prices(inputs, row)]  # rows as dicts: 50x faster than .loc
                for i, row in zip(priced.index, priced.to_dict("records"))}
     overview = tier_overview(inputs, frame, point, keep) if workbook else []
-    picks = {int(v) for s in ("sync", "async") if f"{s}_index" in table for v in table[f"{s}_index"] if pd.notna(v)}
+    picks = {int(v) for s in COMPARED if f"{s}_index" in table for v in table[f"{s}_index"] if pd.notna(v)}
     cadence = {idx: cadence_grid(frame, idx) for idx in sorted(picks)} if workbook else {}
     headline = headline_option(table, point)
     sweeps = uncertainty.sweeps(frame.loc[[headline]], params) if workbook and headline is not None else []

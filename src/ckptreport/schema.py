@@ -13,14 +13,36 @@ import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, create_model, model_validator
-from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic import Field, GetCoreSchemaHandler, GetJsonSchemaHandler, ValidationError, create_model, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError, core_schema
 
 from .inputs import ENGINES, GROUPS, MODELS, PLAN, RECIPES, SKUS, TIERS, Input, attribute, of
 from .quantity import Name, Quantity, Strict, Text, plausible_of
-from .vocab import PAPERS, STRATEGIES
+from .strategies import STRATEGIES
+from .vocab import PAPERS
 
 __all__ = ["Recipe", "Model", "Sku", "Tier", "Engine", "Summary", "Brief", "Plan", "SECTIONS", "FILES", "MOVED"]
+
+
+class StrategyName(str):
+    """A strategy of the table (``strategies.STRATEGIES``), checked against the table as it is when a file
+    is read (a test may declare one of its own), and refused as a Literal would be."""
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_plain_validator_function(cls._known)
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler) -> dict:
+        return {"enum": list(STRATEGIES), "type": "string"}
+
+    @staticmethod
+    def _known(value: Any) -> str:
+        if isinstance(value, str) and value in STRATEGIES:
+            return value
+        names = [repr(n) for n in STRATEGIES]
+        expected = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+        raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
 
 
 def _described(inp: Input) -> str:
@@ -129,7 +151,7 @@ class _EngineRules(Strict):
         if self.staging_per_gpu is not None and self.staging in (None, "pinned"):
             problems.append((("staging_per_gpu",), "pinned staging copies at the SKU's d2h_per_gpu: give "
                              "staging_per_gpu with staging: pageable or shared_memory", {}))
-        if not [s for s in self.strategies if s != "sync"]:
+        if all(STRATEGIES[s].blocks_for_persist for s in self.strategies):
             for key in ("overlap", "coordination_blocks", "async_slowdown"):
                 if getattr(self, key) is not None:
                     problems.append(((key,), "{key} applies to async and tiered saves, and this engine's "
@@ -165,7 +187,7 @@ Model = _entity("Model", "A model family: its size and how it is trained.", MODE
 Sku = _entity("Sku", "A GPU node and each link a checkpoint crosses on its way out of it.", SKUS,
               **_about("default source for the figures above"))
 Engine = _entity("Engine", "A checkpointing engine: how a save is staged, coordinated and written.", ENGINES,
-                 _EngineRules, strategies=(list[Literal[STRATEGIES]], Field(min_length=1, description=(
+                 _EngineRules, strategies=(list[StrategyName], Field(min_length=1, description=(
                      "the strategies the engine implements (sync, async, tiered); the plan crosses it with these only"))),
                  **_about("default source for the figures above"))
 Tier = _entity("Tier", "A storage tier a checkpoint is written to.", TIERS, _TierRules,
@@ -207,7 +229,7 @@ _AXES = {
              Field(min_length=1, description="cluster sizes in GPUs")),
     "intervals": (list[Quantity("duration", ranged=False, plausible=("1 s", "1 y"))],
                   Field(min_length=1, description="checkpoint cadences")),
-    "strategies": (list[Literal[STRATEGIES]], Field(default_factory=lambda: list(STRATEGIES), min_length=1,
+    "strategies": (list[StrategyName], Field(default_factory=lambda: list(STRATEGIES), min_length=1,
                                                     description=", ".join(STRATEGIES) + "; omitted: all")),
 }
 _OUTPUTS = {

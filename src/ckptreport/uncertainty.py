@@ -26,7 +26,7 @@ from .inputs import ENGINES, ENTITY_COLUMN, INPUTS, PLAN, SCALING, Input, of, re
 from .load import Inputs
 from .provenance import Prov
 from .quantity import Q
-from .vocab import READ_ONLY_BY
+from .strategies import read_only_by
 
 Z90 = 1.2815515655446004  # the standard normal's 90th percentile: a lognormal's low and high are its P10 and P90
 METRICS = ["overhead_pct", "stall_s", "waste_pct", "total_usd_month", "total_usd"]  # what a draw reports
@@ -200,10 +200,11 @@ class Evaluator:
                          rows[k].to_numpy(bool if INPUTS[k].unit == "bool" else float)) for k in INPUTS}
         self.masks = []  # per param: per member, the rows it applies to (only a layered strategy's, its inputs)
         strategy = rows["strategy"].astype(str).to_numpy()
+        only = read_only_by()  # an input only some strategies read moves their rows only
         for p in params:
             self.masks.append([(np.ones(self.n, bool) if m.section == PLAN else
                                 rows[ENTITY_COLUMN[m.section]].astype(str).to_numpy() == m.name)
-                               & (np.isin(strategy, READ_ONLY_BY[m.input]) if m.input in READ_ONLY_BY else True)
+                               & (np.isin(strategy, only[m.input]) if m.input in only else True)
                                for m in p.members])
 
     def touches(self, j: int) -> bool:

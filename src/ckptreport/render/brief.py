@@ -24,6 +24,7 @@ from markupsafe import Markup
 
 from .. import display, rule, units
 from ..paths import templates_dir
+from ..strategies import BACKGROUND, COMPARED
 from . import charts, pdf
 
 if TYPE_CHECKING:
@@ -36,11 +37,11 @@ def chain_svg(env: jinja2.Environment, row: pd.Series) -> Markup:
     f = display.of
     boxes = [("GPU HBM", [f"{int(row['writers_on_node'])} GPUs x {f('bytes_per_gpu_max', row['bytes_per_gpu_max'])}"]),
              ("host DRAM", [f"{f('host_memory_bytes', row['host_memory_bytes'])} per node"])]
-    arrows = [("GPU -> host", f("d2h_GBps", row["d2h_GBps"]), f("d2h_s", row["d2h_s"]), "d2h") if row["strategy"] == "sync"
+    arrows = [("GPU -> host", f("d2h_GBps", row["d2h_GBps"]), f("d2h_s", row["d2h_s"]), "d2h") if not row["stages_snapshot"]
               else ("staged to host", f("staging_GBps", row["staging_GBps"]), f("snapshot_s", row["snapshot_s"]), "d2h")]
     boxes.append(("writers", [f"{int(row['writers_on_node'])} x {f('writer_GBps', row['writer_GBps'])}"]))
     arrows.append(("serialise", f("writers_GBps", row["writers_GBps"]), f("writer_s", row["writer_s"]), "writer"))
-    if row["strategy"] == "tiered":
+    if row["lands_on_nvme"]:
         boxes.append(("local NVMe", [f"{f('nvme_write_GBps', row['nvme_write_GBps'])} write"]))
         arrows.append(("to NVMe", f("nvme_write_GBps", row["nvme_write_GBps"]), f("nvme_s", row["nvme_s"]), "nvme"))
     if row["tier_kind"] != "local_nvme":
@@ -104,7 +105,7 @@ def _tier_rows(data: BriefData) -> list[dict]:
         any_row = sync if sync is not None else asyn
         out.append({
             "tier": line.tier, "write": display.of("write_s", any_row["write_s"]),
-            "sync": _overhead(sync), "async": _overhead(asyn),
+            "sync": _overhead(sync), "async": _overhead(asyn),  # the template's columns: strategies.COMPARED
             "total": _total(asyn if asyn is not None else sync),
             "sync_ok": bool(sync is not None and sync["meets_target"]),
             "async_ok": bool(asyn is not None and asyn["meets_target"]),
@@ -130,7 +131,7 @@ def _strategy_rows(data: BriefData) -> list[dict]:
     if not data.strategies:
         return []
     picks = dict(data.strategies)
-    base = picks.get("async") or next(iter(picks.values()))
+    base = picks.get(BACKGROUND) or next(iter(picks.values()))
     out = []
     for strategy, p in data.strategies:
         r = p.row
@@ -138,10 +139,10 @@ def _strategy_rows(data: BriefData) -> list[dict]:
         if r["host_memory_needed_bytes"] > 0:
             needs.append(f"{display.of('host_memory_needed_bytes', r['host_memory_needed_bytes'])} host memory a node "
                          f"(of {display.of('host_memory_bytes', r['host_memory_bytes'])})")
-        if strategy == "peer_memory":
+        if r["copies_to_peers"]:
             needs.append(f"{display.of('peer_s', r['peer_s'])} a checkpoint to copy to its peer(s)")
-        if strategy == "jit":
-            needs.append(f"{int(r['dp_ranks']):,} data-parallel replicas (at least 2)")
+        if r["min_replicas"] > 1:
+            needs.append(f"{int(r['dp_ranks']):,} data-parallel replicas (at least {int(r['min_replicas'])})")
         more = r["storage_usd_month"] - base.row["storage_usd_month"]  # what its storage costs beyond async's
         out.append({"strategy": strategy, "option": f"{r['tier']}, {r['engine']}" + ("" if p.meets else " (misses target)"),
                     "overhead": display.value(r["overhead_pct"], "pct"), "bought": display.of("tier_bought_GBps", r["tier_bought_GBps"]),
@@ -168,6 +169,7 @@ def _figures(row: pd.Series) -> dict:
     out |= {name: display.value(row[name], "usd") for name in DOLLARS}
     out |= {name: display.value(row[name], "pct") for name in SHARES}
     out |= {k: str(row[k]) for k in ("strategy", "tier", "sku", "bottleneck", "engine")}
+    out |= {"stages_snapshot": bool(row["stages_snapshot"])}
     out |= {"extrapolated": bool(row["extrapolated"]), "largest_case": display.of("largest_case_ranks",
                                                                                      row["largest_case_ranks"])}
     out |= {"gpus": f"{int(row['gpus']):,}", "retention": str(int(row["retention"])),
@@ -226,7 +228,7 @@ def _provenance(data: BriefData, measured) -> tuple[list[dict], dict, list[dict]
     inputs = data.explanation["inputs"]
     sources, first_with = [], {}
     for i in inputs:
-        if i["basis"] in ("scenario", "default"):
+        if i["basis"] in ("scenario", "default", "definition"):  # the option itself, omitted keys, its strategy's traits
             continue
         dated = ", ".join(filter(None, [i.get("date"), i.get("region")]))
         text = i["source"] or ""
@@ -243,7 +245,7 @@ def _provenance(data: BriefData, measured) -> tuple[list[dict], dict, list[dict]
     bases = {i["name"]: i["source"] if i["basis"] == "default" else i["basis"] for i in inputs}
     hops = {"GPU->host": bases.get("d2h_node_GBps", "n/a"), "storage NIC": bases.get("storage_nic_GBps", "n/a"),
             "tier": bases.get("tier_write_GBps", "n/a"), "tier per node": bases.get("tier_node_write_GBps", "n/a")}
-    if rec["strategy"] == "tiered" or rec["tier_kind"] == "local_nvme":
+    if rec["lands_on_nvme"] or rec["tier_kind"] == "local_nvme":
         hops["local NVMe"] = bases.get("nvme_write_GBps", "n/a")
     note = {"hops": [{"hop": h, "basis": b} for h, b in hops.items()],
             "mine": ", ".join(h for h, b in hops.items() if b.startswith("measured on"))}
@@ -284,6 +286,7 @@ def context(data: BriefData, report: Report, meta: dict[str, str], paper: str) -
         "tornado_svg": charts.tornado(data), "robust": _robust_words(data),
         "host_recoverable": display.value(data.pick.row["host_recoverable_pct"], "pct"),
         "tiers": _tier_rows(data), "skus": skus if len(skus) > 1 else [], "strategies": _strategy_rows(data),
+        "compared": COMPARED,
         "sources": sources, "bandwidths": bandwidths,
         "measured": measured_rows, "calibration": report.calibration.rows,
         "held_out": _held_out(report.calibration.summary),

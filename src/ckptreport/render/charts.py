@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 from markupsafe import Markup
 
+from ..strategies import BASELINE, COMPARED
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -67,7 +69,7 @@ def waste(data: BriefData) -> Markup:
     plt = _mpl()
     fig, ax = plt.subplots(figsize=(3.6, 2.2))
     rec = data.pick.row
-    for strategy, color in (("sync", "#c0504d"), ("async", "#2f6db5")):
+    for strategy, color in zip(COMPARED, ("#c0504d", "#2f6db5")):
         if strategy not in data.curves:
             continue
         intervals_s, waste = data.curves[strategy]
@@ -98,9 +100,9 @@ def purchase(data: BriefData) -> Markup:
     fig, ax = plt.subplots(figsize=(6.4, 1.9))
     points, opt = data.purchase.points, data.purchase.optimum
     strategy = str(data.pick.row["strategy"])
-    for s, style in ((strategy, "-"), ("sync", "--")):
+    for s, style in ((strategy, "-"), (BASELINE, "--")):
         mine = points[points["strategy"] == s]
-        if mine.empty or (s == "sync" and s == strategy and style == "--"):
+        if mine.empty or (s == BASELINE and s == strategy and style == "--"):
             continue
         x = mine["tier_bought_GBps"].to_numpy(float)
         if s == strategy:
@@ -110,7 +112,7 @@ def purchase(data: BriefData) -> Markup:
                     label=f"GPU time lost ({s})")
             ax.plot(x, mine["total_usd_month"], style, color="#2f6db5", marker="o", markersize=3, label=f"total ({s})")
         else:
-            ax.plot(x, mine["total_usd_month"], style, color="#777", marker="o", markersize=3, label="total (sync)")
+            ax.plot(x, mine["total_usd_month"], style, color="#777", marker="o", markersize=3, label=f"total ({s})")
     if opt is not None:
         ax.plot([points.loc[opt, "tier_bought_GBps"]], [points.loc[opt, "total_usd_month"]], marker="D",
                 color="#2f6db5", markersize=7, linestyle="none", label="optimum")

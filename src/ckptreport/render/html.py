@@ -29,7 +29,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from .. import display, rule, units
-from ..inputs import ENTITY_COLUMN, INPUTS, PLAN, of
+from ..inputs import ENTITY_COLUMN, INPUTS, PLAN, STRATEGY_ENTITY, of
 from ..paths import templates_dir
 from ..provenance import provenance
 from . import svg, terminal
@@ -222,7 +222,7 @@ def _inputs(report: Report) -> list[dict]:
     inputs = report.inputs
     blocks = [(PLAN, PLAN)]
     for section, column in ENTITY_COLUMN.items():
-        if column in report.frame:
+        if column in report.frame and section != STRATEGY_ENTITY:  # a strategy's traits are definitions, not inputs
             blocks += [(section, str(n)) for n in report.frame[column].cat.categories]
     out = []
     for section, name in blocks:

@@ -13,6 +13,7 @@ import math
 from markupsafe import Markup, escape
 
 from .. import display
+from ..strategies import BASELINE
 
 BLUE, RED, GREEN, GREY, LIGHT = "#2f6db5", "#c0504d", "#6f8f2f", "#777777", "#9fc5e8"
 
@@ -114,11 +115,11 @@ def purchase(points, optimum: int | None, strategy: str, what: str) -> Markup | 
         if pts:
             p.polyline(pts, color)
             legend.append((color, name, None))
-    if strategy != "sync":
-        pts = [(X(r["tier_bought_GBps"]), Y(r["total_usd_month"])) for r in of("sync")]
+    if strategy != BASELINE:
+        pts = [(X(r["tier_bought_GBps"]), Y(r["total_usd_month"])) for r in of(BASELINE)]
         if pts:
             p.polyline(pts, GREY, "5 3")
-            legend.append((GREY, "total (sync)", "5 3"))
+            legend.append((GREY, f"total ({BASELINE})", "5 3"))
     best = next((r for r in rows if r["label"] == optimum), None)
     if best is not None:
         x, y = X(float(best["tier_bought_GBps"])), Y(float(best["total_usd_month"]))

@@ -17,6 +17,7 @@ from ... import display
 from ...columns import COLUMNS
 from ...expr import Named
 from ...inputs import ENTITY_COLUMN, INPUTS, PLAN, SCENARIO, SOURCES, of
+from ...strategies import COMPARED
 from ...units import COLUMN_UNITS, INF_AT, INF_CELL
 
 if TYPE_CHECKING:
@@ -169,9 +170,9 @@ class Context:
         return result(column, self.frame.at[idx, column])
 
     def picks(self) -> list[dict[str, int | None]]:
-        """Per summary line: the frame index of the row shown for sync and async."""
+        """Per summary line: the frame index of the row shown for each compared strategy (sync, async)."""
         lines = self.summary.to_dict("records")
-        return [{s: index(line.get(f"{s}_index")) for s in ("sync", "async")} for line in lines]
+        return [{s: index(line.get(f"{s}_index")) for s in COMPARED} for line in lines]
 
 
 def show_axes(chart) -> None:

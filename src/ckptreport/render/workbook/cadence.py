@@ -11,6 +11,7 @@ from openpyxl.utils import get_column_letter
 from ... import display
 from ...columns import COLUMNS
 from ...expr import Var, render
+from ...strategies import COMPARED
 from .. import sheetxml
 from .book import (BLUE, BOLD, HEADER_FILL, PCT, SECONDS_PER_MINUTE, TITLE, Context, Sheet, dependents_of, result,
                    show_axes)
@@ -39,7 +40,7 @@ def write(sh: Sheet, ctx: Context, table: Table) -> sheetxml.Stream | None:
     blocks = []
     start = sh.row + 1  # each block: a blank row, its title, the optimum, the header, the grid
     for pick in ctx.picks():
-        for strategy in ("sync", "async"):
+        for strategy in COMPARED:
             idx = pick[strategy]
             if idx is None or idx not in table:
                 continue

@@ -12,6 +12,7 @@ from openpyxl.chart import BarChart, Reference
 from openpyxl.formatting.rule import FormulaRule
 
 from ... import display, rule
+from ...strategies import BACKGROUND, BASELINE, COMPARED
 from ...expr import TERA
 from ...units import BOOL_EXCEL, BYTES_EXCEL, INF_AT, INF_CELL
 from .assumptions import Assumed
@@ -163,9 +164,9 @@ def _summary_line(sh: Sheet, ctx: Context, table: Table, line: dict, pick: dict,
     """One model x SKU: its best tier and overhead per strategy (as built), the option its Choice
     block ranks first (by formula) with its costs, and the runner-up."""
     cells = [sh.text(line["model"]), sh.text(line["recipe"]), sh.text(line["sku"])]
-    any_idx = pick["sync"] if pick["sync"] is not None else pick["async"]
+    any_idx = pick[BASELINE] if pick[BASELINE] is not None else pick[BACKGROUND]
     cells.append(table.live(sh, any_idx, "ckpt_bytes", BYTES_EXCEL))
-    for strategy in ("sync", "async"):
+    for strategy in COMPARED:
         tier = line.get(f"{strategy}_tier")
         option = f"{tier}{rule.WITH}{line.get(f'{strategy}_engine')}"
         label = "n/a" if not isinstance(tier, str) else option if line.get(f"{strategy}_meets") else \
@@ -221,7 +222,7 @@ def _component_table(sh: Sheet, ctx: Context, table: Table) -> tuple[int, int]:
     first = sh.row + 1
     seen = set()
     for line, pick in zip(ctx.summary.to_dict("records"), ctx.picks()):
-        idx = pick["sync"] if pick["sync"] is not None else pick["async"]
+        idx = pick[BASELINE] if pick[BASELINE] is not None else pick[BACKGROUND]
         if line["model"] in seen or idx is None:
             continue
         seen.add(line["model"])
@@ -239,7 +240,7 @@ def _tier_table(sh: Sheet, ctx: Context, assumed: Assumed, table: Table) -> tupl
     sh.header(("tier", "sync overhead", "async overhead"))
     first = sh.row + 1
     for tier, by_strategy in ctx.report.tier_overview:
-        sh.append([sh.text(tier)] + [table.live(sh, by_strategy.get(s), "overhead_pct", PCT) for s in ("sync", "async")])
+        sh.append([sh.text(tier)] + [table.live(sh, by_strategy.get(s), "overhead_pct", PCT) for s in COMPARED])
     return first, sh.row
 
 
