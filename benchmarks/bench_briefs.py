@@ -5,7 +5,7 @@ brief laid out serially against worker processes, in the same run.
 
 Reports the time to format each brief's context (from the compute stage's data: charts, words),
 render its HTML, and lay it out as PDF with WeasyPrint; the first brief also pays for importing
-matplotlib and WeasyPrint, so it is reported apart. Then all the briefs as the build writes them
+WeasyPrint, so it is reported apart. Then all the briefs as the build writes them
 (``brief.write_all``): in this process one after another (``workers=0``, the baseline), and by the
 default pool of worker processes (one per core, at most one per brief). Nothing here asserts a time.
 """
@@ -20,10 +20,10 @@ from pathlib import Path
 def main() -> int:
     # imported here, not at the top: a spawned worker re-imports this file, and should pay only for
     # what a worker of `ckptreport build` imports (WeasyPrint)
-    from ckptreport.load import load
-    from ckptreport.paths import shipped_models
+    from ckptreport.read.load import load
+    from ckptreport.base.paths import shipped_models
     from ckptreport.render import brief, pdf
-    from ckptreport.report import compute
+    from ckptreport.answer.report import compute
 
     t = time.perf_counter()
     report = compute(load(shipped_models()))

@@ -24,11 +24,11 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-from ckptreport.engine import compute, scenarios  # noqa: E402
-from ckptreport.plan import cross_product  # noqa: E402
-from ckptreport.load import load  # noqa: E402
-from ckptreport.paths import shipped_models  # noqa: E402
-from ckptreport.quantity import Q  # noqa: E402
+from ckptreport.model.evaluate import compute, scenarios  # noqa: E402
+from ckptreport.model.plan import cross_product  # noqa: E402
+from ckptreport.read.load import load  # noqa: E402
+from ckptreport.base.paths import shipped_models  # noqa: E402
+from ckptreport.read.quantity import Q  # noqa: E402
 
 
 def big_inputs(rows_target: int):
@@ -163,7 +163,7 @@ def measure(fn, repeat: int):
 
 def input_arrays(inputs) -> dict[str, np.ndarray]:
     """The engine's input arrays for the plan (captured from one engine run)."""
-    import ckptreport.engine as engine
+    import ckptreport.model.evaluate as engine
 
     captured = {}
     original = engine.compute

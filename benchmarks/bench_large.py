@@ -22,9 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from ckptreport.load import load
-from ckptreport.paths import shipped_models
-from ckptreport.plan import plan_rows
+from ckptreport.read.load import load
+from ckptreport.base.paths import shipped_models
+from ckptreport.model.plan import plan_rows
 
 
 def big_plan(models: Path, rows: int) -> int:

@@ -22,7 +22,7 @@ CHILD = """
 import json, sys, time
 from ckptreport.build import build
 t = time.perf_counter()
-r = build(None, sys.argv[1], workbook=False, briefs=False, csv=False, samples=int(sys.argv[2]))
+r = build(None, sys.argv[1], skip=["workbook", "briefs"], csv=False, samples=int(sys.argv[2]))
 print(json.dumps({"total_s": time.perf_counter() - t, "samples_s": r.seconds.get("samples", 0.0),
                   "lines": len(r.report.summary)}))
 """

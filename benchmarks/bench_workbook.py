@@ -41,8 +41,8 @@ def computed(rows_target: int):
     """The compute stage's report for a plan of about ``rows_target`` rows, every row in the workbook."""
     from bench_engine import big_inputs
 
-    from ckptreport.quantity import Q
-    from ckptreport.report import compute
+    from ckptreport.read.quantity import Q
+    from ckptreport.answer.report import compute
 
     inputs = big_inputs(rows_target)
     plan = inputs.plan.model_copy(update={"workbook_rows": Q(1e6, "1M", "count")})

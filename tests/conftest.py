@@ -9,9 +9,9 @@ from types import SimpleNamespace
 import pytest
 
 from ckptreport.build import build
-from ckptreport.load import load
-from ckptreport.paths import shipped_models
-from ckptreport.report import compute
+from ckptreport.read.load import load
+from ckptreport.base.paths import shipped_models
+from ckptreport.answer.report import compute
 
 REPO = Path(__file__).resolve().parents[1]
 

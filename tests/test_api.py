@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 import ckptreport.api as ck
 from ckptreport.cli import main
-from ckptreport.rule import label
+from ckptreport.answer.types import option_label
 from conftest import REPO
 
 
@@ -119,7 +119,7 @@ def test_sensitivity_and_monte_carlo_from_python(small_build):
     inputs = ck.load(small_build.models)
     s = ck.sensitivity(inputs, "llama3-405b", "dgx-h100")
     line = ck.recommendations(inputs).set_index(["model", "sku"]).loc[("llama3-405b", "dgx-h100")]
-    assert s.base["option"] == label(line["option_strategy"], line["option_tier"], line["option_engine"])
+    assert s.base["option"] == option_label(line["option_strategy"], line["option_tier"], line["option_engine"])
     assert {w.param.name for w in s.swings} >= {"gpu-mtbf"}
     sampled = ck.monte_carlo(inputs, samples=100, seed=5)
     assert len(sampled.lines) == len(ck.recommendations(inputs))

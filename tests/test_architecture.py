@@ -1,4 +1,6 @@
-"""The layers DESIGN.md draws, checked on the source: data flows one way, renderers only format,
+"""The stages DESIGN.md draws, checked on the source: each a folder, a floor above the one below it
+(base, read, model, answer, render, then the package's own entry points); data flows one way, no
+import goes up a floor or round in a circle (``TYPE_CHECKING`` imports counted), renderers only format,
 and no third-party private attribute is used (a library's internals may change in any release)."""
 
 from __future__ import annotations
@@ -20,17 +22,6 @@ def _module(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _runtime_nodes(tree: ast.AST):
-    """Every node of ``tree`` but those under ``if TYPE_CHECKING:`` (an annotation's import is no
-    dependency: it never runs)."""
-    for node in ast.iter_child_nodes(tree):
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
-            yield from (n for child in node.orelse for n in [child, *_runtime_nodes(child)])
-            continue
-        yield node
-        yield from _runtime_nodes(node)
-
-
 def _from_imports(path: Path, nodes):
     """(line, module, name) of each `from ckptreport... import name` among ``nodes`` of ``path``,
     relative imports resolved."""
@@ -49,8 +40,9 @@ def _from_imports(path: Path, nodes):
 
 
 def _imports(path: Path) -> set[str]:
-    """Every ckptreport module ``path`` imports when it runs, at the top or inside a function."""
-    nodes = list(_runtime_nodes(ast.parse(path.read_text())))
+    """Every ckptreport module ``path`` imports: at the top, inside a function, and under ``if
+    TYPE_CHECKING:`` (an annotation's module is a dependency of the reader's: it names the type)."""
+    nodes = list(ast.walk(ast.parse(path.read_text())))
     found = {a.name for node in nodes if isinstance(node, ast.Import) for a in node.names
              if a.name.startswith("ckptreport")}
     for _, target, name in _from_imports(path, nodes):  # `from . import display` imports a module
@@ -82,9 +74,47 @@ def _cycle(g: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+FLOORS = ("base", "read", "model", "answer", "render")  # the stages' folders, bottom to top; then the package's
+TOP = len(FLOORS)  # own modules: the entry points that chain the stages
+ENTRY_POINTS = {"cli", "api", "build", "outputs", "publish", "diff", "docs", "probe"}
+
+
+def floor(module: str) -> int:
+    """The floor of a module: its stage's folder, the top for the package's own modules; the package
+    itself (its version) stands under everything."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return -1
+    return FLOORS.index(parts[1]) if parts[1] in FLOORS else TOP
+
+
+def test_every_module_lives_in_the_folder_of_its_stage():
+    """The package's root holds only the entry points; everything else is in the folder of its stage
+    (a new module chooses one), and the tests mirror the folders."""
+    g = graph()
+    assert {m.split(".")[1] for m in g if floor(m) == TOP} == ENTRY_POINTS
+    assert {m.split(".")[1] for m in g if 0 <= floor(m) < TOP} == set(FLOORS)
+    for stage in FLOORS:
+        assert (REPO / "tests" / stage).is_dir(), stage
+
+
+def test_no_import_goes_up_a_floor():
+    """base <- read <- model <- answer <- render <- the entry points: a module imports only from its own
+    floor or those below, under ``TYPE_CHECKING`` too."""
+    g = graph()
+    up = [f"{m} -> {t}" for m, targets in sorted(g.items()) for t in sorted(targets) if floor(t) > floor(m)]
+    assert up == []
+
+
+def test_the_floor_check_finds_an_arrow_up():
+    g = {"ckptreport.read.load": {"ckptreport.model.plan"}}
+    assert [f"{m} -> {t}" for m, ts in g.items() for t in ts if floor(t) > floor(m)] == [
+        "ckptreport.read.load -> ckptreport.model.plan"]
+
+
 def test_no_module_imports_one_that_imports_it_back():
     g = graph()
-    assert "ckptreport.report" in g and "ckptreport.render.brief" in g
+    assert "ckptreport.answer.report" in g and "ckptreport.render.brief" in g
     assert _cycle(g) is None, " -> ".join(_cycle(g))
 
 
@@ -113,11 +143,17 @@ def _path(via: dict[str, str], start: str, end: str) -> str:
     return " -> ".join(reversed(chain))
 
 
-# What a renderer must never reach, through any chain of imports: the stages that compute
-COMPUTING = {f"ckptreport.{m}" for m in ("engine", "uncertainty", "calibration", "load", "measured", "build",
-                                          "report", "explain", "plan", "diff", "api", "page")}
-COMPUTE_STAGE = [f"ckptreport.{m}" for m in ("report", "engine", "load", "plan", "provenance", "explain", "uncertainty",
-                                              "calibration", "rule", "columns", "expr", "inputs", "units", "page")]
+# What a renderer may read of the stages below it: definitions and types, never a module that computes
+ANSWER_TYPES = {"ckptreport.answer.types", "ckptreport.answer.headline"}  # the answer as data
+COMPUTING_BELOW = {f"ckptreport.{m}" for m in ("read.load", "read.measured", "read.importers", "model.evaluate",
+                                                "model.plan", "model.rule")}
+
+
+def computing(module: str) -> bool:
+    """Whether a module computes: it reads the inputs' files, evaluates the model, picks an option, or
+    produces the answer (every module of answer/ but its types), or it is an entry point."""
+    return (module in COMPUTING_BELOW or floor(module) == TOP
+            or (module.startswith("ckptreport.answer") and module not in ANSWER_TYPES))
 
 
 def _renderers_reaching(g: dict[str, set[str]], forbidden: set[str]) -> list[str]:
@@ -130,25 +166,30 @@ def _renderers_reaching(g: dict[str, set[str]], forbidden: set[str]) -> list[str
 
 
 def test_renderers_only_format():
-    """No renderer reaches, through any chain of imports (at the top or inside a function), a module
-    that computes: what it shows was computed in the compute stage and held on the Report."""
-    assert _renderers_reaching(graph(), COMPUTING) == []
+    """No renderer reaches, through any chain of imports (at the top, inside a function or under
+    ``TYPE_CHECKING``), a module that computes: what it shows was computed in the compute stage and held
+    on the Report (``answer.types``)."""
+    g = graph()
+    assert _renderers_reaching(g, {m for m in g if computing(m)}) == []
 
 
 def test_the_renderer_check_sees_through_other_modules():
     """A renderer calling a helper that runs the engine (the Sensitivity sheet once called
     uncertainty.Evaluator, which runs engine.compute) is caught however indirect."""
-    g = {"ckptreport.render.sheet": {"ckptreport.helper"}, "ckptreport.helper": {"ckptreport.uncertainty"},
-         "ckptreport.uncertainty": {"ckptreport.engine"}}
-    found = _renderers_reaching(g, {"ckptreport.engine"})
-    assert found == ["ckptreport.render.sheet -> ckptreport.helper -> ckptreport.uncertainty -> ckptreport.engine"]
+    g = {"ckptreport.render.sheet": {"ckptreport.model.helper"},
+         "ckptreport.model.helper": {"ckptreport.answer.uncertainty.evaluator"},
+         "ckptreport.answer.uncertainty.evaluator": {"ckptreport.model.evaluate"}}
+    found = _renderers_reaching(g, {m for m in (*g, "ckptreport.model.evaluate") if computing(m)})
+    assert found == ["ckptreport.render.sheet -> ckptreport.model.helper -> ckptreport.answer.uncertainty.evaluator",
+                     "ckptreport.render.sheet -> ckptreport.model.helper -> ckptreport.answer.uncertainty.evaluator -> "
+                     "ckptreport.model.evaluate"]
 
 
 def test_the_compute_stage_reaches_no_renderer():
     g = graph()
-    for name in COMPUTE_STAGE:
+    for name in (m for m in g if 0 <= floor(m) < FLOORS.index("render")):
         via = _reached(g, name)
-        assert not [m for m in via if m.startswith("ckptreport.render") or m == "ckptreport.build"], name
+        assert not [m for m in via if floor(m) >= FLOORS.index("render")], name
 
 
 def _defined(path: Path) -> set[str]:
@@ -179,7 +220,7 @@ def test_every_name_has_one_address():
     re-export gives a name two addresses); package __init__ files aside. Source, tests, benchmarks
     and examples alike."""
     offenders = []
-    files = [*SRC.rglob("*.py"), *(REPO / "tests").glob("*.py"), *(REPO / "benchmarks").glob("*.py"),
+    files = [*SRC.rglob("*.py"), *(REPO / "tests").rglob("*.py"), *(REPO / "benchmarks").glob("*.py"),
              *(REPO / "examples").glob("*.py")]
     for path in files:
         for line, module, name in _imported_names(path):
@@ -193,9 +234,9 @@ def test_every_name_has_one_address():
 
 def test_the_one_address_check_finds_a_re_export(tmp_path):
     fake = tmp_path / "m.py"
-    fake.write_text("from ckptreport.engine import dimensions\n")  # defined in plan.py, not engine.py
+    fake.write_text("from ckptreport.model.evaluate import dimensions\n")  # defined in plan.py, not evaluate.py
     found = [(m, n) for _, m, n in _imported_names(fake) if n not in _defined(_module_file(m))]
-    assert found == [("ckptreport.engine", "dimensions")]
+    assert found == [("ckptreport.model.evaluate", "dimensions")]
 
 
 def _functions(path: Path):
@@ -234,18 +275,22 @@ def _prose(path: Path) -> list[str]:
 
 
 def test_the_briefs_prose_lives_in_the_template():
-    """render/brief.py formats figures; the sentences a director reads are in templates/brief.html.j2."""
+    """render/brief.py formats figures; the sentences a director reads are in render/templates/brief.html.j2."""
     assert _prose(SRC / "render" / "brief.py") == []
-    assert "Of the options that meet the" in (REPO / "templates" / "brief.html.j2").read_text()
+    assert "Of the options that meet the" in (SRC / "render" / "templates" / "brief.html.j2").read_text()
 
 
 def test_the_rooms_hold_what_their_names_say():
-    """The cross product is plan.py's, provenance provenance.py's; load.py reads and validates."""
-    assert {"dimensions", "combinations", "cross_product", "plan_rows", "summary_point", "Point"} <= _defined(
-        SRC / "plan.py")
-    assert {"Prov", "provenance", "basis"} <= _defined(SRC / "provenance.py")
-    assert not {"dimensions", "combinations", "plan_rows", "provenance", "Prov"} & _defined(SRC / "load.py")
-    assert "templates_dir" in _defined(SRC / "paths.py")
+    """The cross product is model/plan.py's, provenance read/provenance.py's; read/load.py reads and
+    validates; the types every stage shares are in modules of their own (read/validated.py, answer/types.py)."""
+    assert {"dimensions", "combinations", "cross_product", "plan_rows", "summary_point"} <= _defined(
+        SRC / "model" / "plan.py")
+    assert {"provenance", "basis"} <= _defined(SRC / "read" / "provenance.py")
+    assert {"Inputs", "Prov"} <= _defined(SRC / "read" / "validated.py")
+    assert {"Report", "Pick", "BriefData", "Param", "Page"} <= _defined(SRC / "answer" / "types.py")
+    assert not {"dimensions", "combinations", "plan_rows", "provenance", "Prov", "Inputs"} & _defined(
+        SRC / "read" / "load.py")
+    assert "templates_dir" in _defined(SRC / "render" / "env.py")
 
 
 def test_no_private_attribute_of_another_library():

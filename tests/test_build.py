@@ -12,8 +12,8 @@ import pytest
 from conftest import EPOCH, REPO, output_files
 
 from ckptreport.build import build
-from ckptreport.errors import InputError
-from ckptreport.paths import resolve_models, shipped_models
+from ckptreport.base.errors import InputError
+from ckptreport.base.paths import resolve_models, shipped_models
 
 
 def test_same_inputs_give_the_same_bytes_from_any_working_directory(small_build, tmp_path, monkeypatch):
@@ -72,7 +72,7 @@ def test_wheel_carries_the_shipped_models_and_builds_anywhere(tmp_path):
     work = tmp_path / "empty"
     work.mkdir()
     env = {**os.environ, "PYTHONPATH": str(site)}
-    code = "import ckptreport.paths as p, sys; print(p.shipped_models(), p.templates_dir()); sys.argv=['ckptreport','build','-q','--workbook-rows','50']; " \
+    code = "import ckptreport.base.paths as p, ckptreport.render.env as e, sys; print(p.shipped_models(), e.templates_dir()); sys.argv=['ckptreport','build','-q','--workbook-rows','50']; " \
            "from ckptreport.cli import main; main()"
     done = subprocess.run([sys.executable, "-c", code], cwd=work, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from ckptreport.cli import main
-from ckptreport.columns import COLUMNS
-from ckptreport.inputs import INPUTS, SOURCES
+from ckptreport.model.columns import COLUMNS
+from ckptreport.read.inputs import INPUTS, SOURCES
 
 DESIGN_COLUMNS = ("model, sku, tier, strategy, gpus, nodes, interval_s, params, bytes_per_param, ckpt_bytes, "
                   "bytes_per_gpu, bytes_per_node, d2h_s, write_s, bottleneck, stall_s, overhead_pct, "

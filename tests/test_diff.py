@@ -11,10 +11,10 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
-from ckptreport import units
+from ckptreport.read import units
 from ckptreport.build import build
 from ckptreport.cli import main
-from ckptreport.rule import label
+from ckptreport.answer.types import option_label
 
 PRICE = "capex_usd_per_GBps: {value: \"$25,000\""  # superpod-good's price per GB/s bought, the first in storage.yaml
 RANGED = ', low: "$8,400", high: "$50,000", driver: flash-price-per-GBps'  # its range, shared with the other flash tiers
@@ -43,7 +43,7 @@ def builds(tmp_path_factory, request):
     sides = {}
     for name, price in (("base", None), ("nudged", "$26,000"), ("flipped", "$500,000")):
         models = small.models if price is None else _priced(small.models, root / f"models-{name}", price)
-        build(models, root / name, workbook=False, briefs=False)
+        build(models, root / name, skip=['workbook', 'briefs'])
         sides[name] = SimpleNamespace(models=models, out=root / name)
     return sides
 
@@ -94,7 +94,7 @@ def test_a_price_that_flips_the_ranking_exits_1_and_names_both_options(builds):
     assert flips
     for h in flips:
         r = new[(h["model"], h["sku"])]
-        assert h["recommendation"]["new"] == label(r["strategy"], r["tier"], r["engine"])
+        assert h["recommendation"]["new"] == option_label(r["strategy"], r["tier"], r["engine"])
         assert h["recommendation"]["old"] != h["recommendation"]["new"]
     text = _diff(base.out, flipped.out)
     assert text.exit_code == 1
@@ -174,7 +174,7 @@ def test_an_engine_term_that_moves_the_stall_shows_in_the_diff(builds, tmp_path)
     head, tail = text.split(old)
     tail = tail.replace("async: {value: 0.113 s, low: 0 s, high: 1 s", "async: {value: 5 s, low: 0 s, high: 10 s", 1)
     engines.write_text(head + old + tail)
-    build(models, tmp_path / "out", workbook=False, briefs=False)
+    build(models, tmp_path / "out", skip=['workbook', 'briefs'])
     result = _diff(base.out, tmp_path / "out", "--json")
     assert result.exit_code in (0, 1), result.output
     d = json.loads(result.output)

@@ -36,12 +36,12 @@ from conftest import REPO, libreoffice, output_files
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ckptreport import importers, measured
-from ckptreport.build import csv_safe
+from ckptreport.read import importers, measured
+from ckptreport.render.tables import csv_safe
 from ckptreport.cli import main
-from ckptreport.errors import InputError
-from ckptreport.load import load
-from ckptreport.report import compute
+from ckptreport.base.errors import InputError
+from ckptreport.read.load import load
+from ckptreport.answer.report import compute
 
 FIXTURES = REPO / "tests" / "fixtures" / "measured"
 TINY_PLAN = {"models": ["llama3-8b"], "skus": ["dgx-h100", "aws-p5"], "tiers": ["superpod-good", "local-nvme",
@@ -612,7 +612,7 @@ def _is_number(text: str) -> bool:
 
 def test_a_hostile_name_in_a_range_stays_text_in_the_tornado_and_the_sensitivity_sheet(tmp_path):
     """A tier named with TeX and a formula, its write bandwidth given a range: the brief's tornado
-    labels it literally (matplotlib typesets nothing), and the Sensitivity sheet holds it as text."""
+    labels it literally (the chart drawer escapes every string), and the Sensitivity sheet holds it as text."""
     name = "=a$x^2$b & <i>"
     files = copy.deepcopy(TINY)
     tiers = files["storage.yaml"]["tiers"]

@@ -67,14 +67,16 @@ def test_the_readme_snippets_add_an_input_everywhere(tmp_path):
     declaration, column = _snippets()
     src = tmp_path / "src"
     shutil.copytree(REPO / "src" / "ckptreport", src / "ckptreport", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(REPO / "templates", tmp_path / "templates")  # beside src/, as in a checkout (the page's)
-    inputs_py = src / "ckptreport" / "inputs.py"
+    inputs_py = src / "ckptreport" / "read" / "inputs.py"
     text = inputs_py.read_text()
     marker = "    # ---- plan.yaml: globals ----\n"
     assert marker in text and "usd_per_gb_egress" not in text
     inputs_py.write_text(text.replace(marker, declaration + marker))
-    columns_py = src / "ckptreport" / "columns.py"
-    columns_py.write_text(columns_py.read_text() + "\n\n" + column)
+    package = src / "ckptreport" / "model" / "columns"
+    (package / "egress.py").write_text(column)  # a section of its own, imported after the others
+    init = (package / "__init__.py").read_text()
+    assert "money, tco  #" in init
+    (package / "__init__.py").write_text(init.replace("money, tco  #", "money, tco, egress  #", 1))
 
     models = tmp_path / "models"
     shutil.copytree(REPO / "models", models)
@@ -122,8 +124,8 @@ def test_the_snippets_are_what_the_readme_shows():
     """The test above runs the README's own text: the declaration and the column as printed."""
     declaration, column = _snippets()
     assert textwrap.dedent(declaration).startswith('Input("usd_per_gb_egress", "usd"')
-    assert "def egress_usd(ckpt_bytes, usd_per_gb_egress):" in column
+    assert "def egress_usd(ckpt_bytes, usd_per_gb_egress):" in column and 'section("Egress")' in column
     with pytest.raises(KeyError):
-        from ckptreport.inputs import INPUTS
+        from ckptreport.read.inputs import INPUTS
 
         INPUTS["usd_per_gb_egress"]  # the example is not part of the product

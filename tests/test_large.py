@@ -10,10 +10,11 @@ import dataclasses
 import pandas as pd
 import pytest
 
-from ckptreport import report as report_mod
+from ckptreport.answer import report as report_mod
 from ckptreport.build import build
-from ckptreport.quantity import Q
-from ckptreport.report import compute
+from ckptreport.read.quantity import Q
+from ckptreport.answer.report import compute
+from ckptreport.answer.sheets import concat
 
 
 @pytest.fixture
@@ -39,7 +40,7 @@ def test_a_streamed_plan_gives_what_one_frame_gives(narrow, monkeypatch):
     chunks, said = [], []
     streamed = compute(narrow, sink=chunks.append, progress=said.append)
     assert len(chunks) >= 8 and all(len(c) <= 2 * 1500 for c in chunks)
-    _same(report_mod.concat(chunks), whole.frame)  # every row went to the sink, in order, once
+    _same(concat(chunks), whole.frame)  # every row went to the sink, in order, once
     assert streamed.rows == whole.rows == len(whole.frame) and len(streamed.frame) < len(whole.frame) / 2
     assert said[-1].startswith(f"computed {whole.rows:,} of {whole.rows:,} scenarios")
     pd.testing.assert_frame_equal(streamed.summary, whole.summary)
@@ -55,14 +56,14 @@ def test_a_streamed_build_writes_every_row_and_leaves_the_csv_to_be_asked_for(sm
     """Parquet holds every row; above CSV_MAX_ROWS the CSV is left out with a note unless asked."""
     from ckptreport import build as build_mod
 
-    whole = build(small_models, tmp_path / "whole", workbook=False, briefs=False)
+    whole = build(small_models, tmp_path / "whole", skip=['workbook', 'briefs'])
     monkeypatch.setattr(report_mod, "ROWS_IN_MEMORY", 300)
     monkeypatch.setattr(report_mod, "CHUNK_ROWS", 200)
     monkeypatch.setattr(build_mod, "CSV_MAX_ROWS", 100)
-    left = build(small_models, tmp_path / "left", workbook=False, briefs=False)
+    left = build(small_models, tmp_path / "left", skip=['workbook', 'briefs'])
     assert not (tmp_path / "left" / "scenarios.csv").exists()
     assert any("scenarios.csv left out" in n and "--csv" in n for n in left.notes)
     _same(pd.read_parquet(tmp_path / "left" / "scenarios.parquet"), whole.frame.reset_index(drop=True))
-    asked = build(small_models, tmp_path / "asked", workbook=False, briefs=False, csv=True)
+    asked = build(small_models, tmp_path / "asked", csv=True, skip=['workbook', 'briefs'])
     assert not asked.notes or not any("left out" in n for n in asked.notes)
     assert (tmp_path / "asked" / "scenarios.csv").read_bytes() == (tmp_path / "whole" / "scenarios.csv").read_bytes()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ckptreport import publish
-from ckptreport.errors import InputError
+from ckptreport.base.errors import InputError
 
 
 def _publish(out: Path, files: dict[str, str], monkeypatch=None, during=None) -> list[str]:

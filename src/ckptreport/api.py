@@ -22,10 +22,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import units
-from .errors import InputError
-from .load import Inputs
-from .strategies import BASELINE
+from .read import units
+from .base.errors import InputError
+from .read.validated import Inputs
+from .read.strategies import BASELINE
 
 __all__ = ["Explanation", "InputError", "Inputs", "build", "columns", "explain", "inputs_table", "load",
            "monte_carlo", "recommend", "recommendations", "sample_plan", "scenarios", "sensitivity"]
@@ -36,7 +36,7 @@ def load(models: str | Path | None = None, measured: list[str | Path] | None = N
     ``measured`` names measured files or directories (``ckptreport probe`` / ``import``) whose
     figures replace the spec sheet's, as ``build --measured`` does."""
     from .build import load_inputs
-    from .paths import resolve_models
+    from .base.paths import resolve_models
 
     return load_inputs(resolve_models(models), measured_paths=list(measured or []))
 
@@ -45,9 +45,9 @@ def scenarios(inputs: Inputs) -> pd.DataFrame:
     """Every scenario of the plan, one row each: the input columns, the derived columns and the
     basis of each bandwidth (README: Outputs). Text columns are categoricals. A plan of more than
     a million rows is refused: stream it with ``build`` to Parquet and read that."""
-    from .engine import scenarios as frame_of
-    from .plan import plan_rows
-    from .report import ROWS_IN_MEMORY
+    from .model.evaluate import scenarios as frame_of
+    from .model.plan import plan_rows
+    from .answer.report import ROWS_IN_MEMORY
 
     rows, _ = plan_rows(inputs)
     if rows > ROWS_IN_MEMORY:
@@ -61,9 +61,9 @@ def recommendations(inputs: Inputs) -> pd.DataFrame:
     cadence, the best tier per strategy and the option recommended overall (``option_*``: tier,
     strategy, status, overhead, stall, bandwidth needed and bought, monthly and total cost), the
     runner-up and what it costs extra, and the assumed prices it rests on."""
-    from .report import compute
+    from .answer.report import compute
 
-    table = compute(inputs, workbook=False, briefs=False).summary
+    table = compute(inputs, needs=frozenset()).summary
     return table.drop(columns=[c for c in table.columns if c.endswith("_index")])
 
 
@@ -72,7 +72,7 @@ def recommend(frame: pd.DataFrame, **where) -> pd.Series:
     ``interval`` takes a duration such as "30 min"): the chosen row, with ``status``
     ('recommended', 'needs a price' or 'closest'), ``runner_up_tier``, ``runner_up_strategy`` and
     ``runner_up_extra_usd`` (what the runner-up costs over the run beyond it) added."""
-    from .report import recommend as pick
+    from .answer.recommend import recommend as pick
 
     if "interval" in where:
         where["interval_s"] = _seconds(where.pop("interval"))
@@ -122,7 +122,7 @@ def explain(inputs: Inputs, model: str, sku: str, tier: str, gpus: int, interval
             strategy: str = BASELINE, recipe: str | None = None) -> Explanation:
     """The arithmetic of one scenario (it need not be in the plan), as ``ckptreport explain``
     prints it. ``interval`` is a duration ("30 min") or seconds."""
-    from .explain import Scenario, explanation
+    from .answer.explain import Scenario, explanation
 
     seconds = _seconds(interval)
     e = explanation(inputs, Scenario(model, sku, tier, int(gpus), seconds, strategy, recipe))
@@ -132,8 +132,8 @@ def explain(inputs: Inputs, model: str, sku: str, tier: str, gpus: int, interval
 
 def columns() -> pd.DataFrame:
     """Every column of the scenario frame: its unit, its section and what it means (inputs first)."""
-    from .columns import COLUMNS
-    from .inputs import INPUTS
+    from .model.columns import COLUMNS
+    from .read.inputs import INPUTS
 
     rows = [{"name": n, "kind": "input", "unit": i.unit, "section": "inputs", "doc": i.doc} for n, i in INPUTS.items()]
     rows += [{"name": n, "kind": "column", "unit": c.unit, "section": c.section, "doc": c.doc}
@@ -152,26 +152,26 @@ def sensitivity(inputs: Inputs, model: str, sku: str):
     """The tornado and break-even values of one summary line (``ckptreport sensitivity``): an
     ``uncertainty.Sensitivity`` with ``.base`` (the recommendation and its metrics), ``.swings``
     (per uncertain input: ``.low`` and ``.high`` ends, ``.flips``) and ``.breaks``."""
-    from . import uncertainty
-    from .report import compute
+    from .answer.report import compute
+    from .answer.uncertainty import robustness
 
-    report = compute(inputs, workbook=False, briefs=False)
+    report = compute(inputs, needs=frozenset())
     table = report.summary
     match = table.index[(table["model"] == model) & (table["sku"] == sku)]
     if not len(match):
         raise InputError(f"no summary line for model {model!r} on SKU {sku!r}")
-    return uncertainty.sensitivity(report, report.params, int(match[0]))
+    return robustness.sensitivity(report, report.params, int(match[0]))
 
 
 def sample_plan(inputs: Inputs, samples: int, seed: int = 1):
     """The Monte Carlo run of ``build --samples`` as independent pieces, for a cluster to map:
-    ``plan.chunks()`` lists them, ``uncertainty.evaluate(plan, piece)`` computes one anywhere,
+    ``plan.chunks()`` lists them, ``answer.uncertainty.montecarlo.evaluate(plan, piece)`` computes one anywhere,
     ``plan.tally()`` adds the results up in any order (``.add(chunk)``, then ``.result()``)."""
-    from . import uncertainty
-    from .report import compute
+    from .answer.report import compute
+    from .answer.uncertainty.montecarlo import SamplePlan
 
-    report = compute(inputs, workbook=False, briefs=False)
-    return uncertainty.SamplePlan.of(report, report.params, samples, seed)
+    report = compute(inputs, needs=frozenset())
+    return SamplePlan.of(report, report.params, samples, seed)
 
 
 def monte_carlo(inputs: Inputs, samples: int, seed: int = 1):
@@ -186,9 +186,14 @@ def monte_carlo(inputs: Inputs, samples: int, seed: int = 1):
 
 def build(models: str | Path | None = None, out: str | Path = "out", **options):
     """``ckptreport build`` from Python: writes every output into ``out`` at once and returns the
-    result (``.frame``, ``.report.summary``, ``.written``). ``options``: workbook, workbook_rows,
-    briefs, paper, measured, csv, progress (a function of one message)."""
+    result (``.frame``, ``.report.summary``, ``.written``). ``options``: skip (the outputs left out:
+    workbook, briefs, page), workbook_rows, paper, measured, csv, samples, seed, progress (a function
+    of one message); ``workbook=False``, ``briefs=False`` and ``html=False`` leave one out as before."""
     from .build import build as run
 
     progress = options.pop("progress", lambda _: None)
-    return run(models, out, progress, **options)
+    skip = set(options.pop("skip", ()))
+    for key, name in (("workbook", "workbook"), ("briefs", "briefs"), ("html", "page")):  # the older switches
+        if not options.pop(key, True):
+            skip.add(name)
+    return run(models, out, progress, skip=sorted(skip), **options)

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import click
 
-from . import __version__, units
-from .strategies import BASELINE, STRATEGIES
-from .vocab import PAPERS
+from . import __version__
+from .read import units
+from .read.strategies import BASELINE, STRATEGIES
+from .read.vocab import PAPERS
 
 MODELS_HELP = "Directory of models.yaml, hardware.yaml, storage.yaml, plan.yaml [default: ./models if present, else the shipped set]."
 
@@ -41,7 +42,7 @@ class UserError(click.ClickException):
 
 def _run(fn, *args, **kwargs):
     """Call ``fn``; a user error prints as its problems and exits 2, a bug exits 3 (never a traceback)."""
-    from .errors import InputError
+    from .base.errors import InputError
 
     try:
         return fn(*args, **kwargs)
@@ -65,7 +66,7 @@ def _run(fn, *args, **kwargs):
         click.echo("ckptreport: a path on the command line is not valid text; nothing was written.", err=True)
         sys.exit(2)
     except OSError as e:  # the machine's, not a bug: a full disk, a permission, a file in the way
-        from .errors import printable
+        from .base.errors import printable
 
         where = f"{e.filename}: " if e.filename else ""
         click.echo(f"ckptreport: {printable(where + (e.strerror or str(e)).lower())}; nothing was written.", err=True)
@@ -73,7 +74,7 @@ def _run(fn, *args, **kwargs):
     except Exception:  # a bug, not the user's input
         if os.environ.get("CKPTREPORT_DEBUG"):
             traceback.print_exc()
-        from .errors import printable
+        from .base.errors import printable
 
         click.echo(f"ckptreport {__version__}: internal error: {printable(repr(sys.exc_info()[1]))}\n"
                    "This is a bug. Set CKPTREPORT_DEBUG=1 to see the traceback, and report it.", err=True)
@@ -90,7 +91,7 @@ class Commands(click.Group):
 
 def _progress(quiet: bool):
     """Progress on stderr: bars on a terminal, plain lines in a log, nothing with -q."""
-    from .progress import for_terminal
+    from .base.progress import for_terminal
 
     return for_terminal(sys.stderr, quiet)
 
@@ -154,12 +155,14 @@ def build(models, out, workbook_rows, no_workbook, no_briefs, no_html, paper, me
       ckptreport build --no-workbook --no-briefs --no-html  # the table alone: millions of rows in bounded memory
     """
     from .build import build as run_build
+    from .outputs import OUTPUTS
     from .render import terminal
 
     progress = _progress(quiet)
-    result = _run(run_build, models, out, progress, workbook=not no_workbook, workbook_rows=workbook_rows,
-                  briefs=not no_briefs, paper=paper, measured=list(measured_paths), csv=csv, samples=samples,
-                  seed=seed, html=not no_html)
+    left_out = {"workbook": no_workbook, "briefs": no_briefs, "html": no_html}  # --no-FLAG, by each output's flag
+    skip = [o.name for o in OUTPUTS if o.flag and left_out[o.flag]]
+    result = _run(run_build, models, out, progress, skip=skip, workbook_rows=workbook_rows, paper=paper,
+                  measured=list(measured_paths), csv=csv, samples=samples, seed=seed)
     for m in result.inputs.measured.values():
         progress(f"{m.section}.{m.name}.{m.field}: {m.basis}, {units.fmt(m.median, 'bandwidth')} "
                  f"(spec {units.fmt(m.spec, 'bandwidth') if m.spec else 'none'})" + (f" — {m.flag}" if m.flag else ""))
@@ -185,9 +188,9 @@ def validate(models):
       ckptreport validate
       ckptreport validate --models my-models
     """
-    from .load import load
-    from .paths import resolve_models
-    from .plan import plan_rows
+    from .read.load import load
+    from .base.paths import resolve_models
+    from .model.plan import plan_rows
 
     models_dir = resolve_models(models)
     inputs = _run(load, models_dir)
@@ -232,10 +235,10 @@ def explain(model, sku, tier, gpus, interval, strategy, recipe, engine, models, 
       ckptreport explain llama3-405b dgx-h100 pfs-100 --gpus 1024 --interval 30min --strategy async --engine dlrover-flash
       ckptreport explain bloom-176b dgx-a100 superpod-best --gpus 384 --interval 3h --json
     """
-    from .explain import Scenario, explanation
+    from .answer.explain import Scenario, explanation
     from .render import terminal
-    from .load import load
-    from .paths import resolve_models
+    from .read.load import load
+    from .base.paths import resolve_models
 
     inputs = _run(load, resolve_models(models))
     e = _run(explanation, inputs, Scenario(model, sku, tier, gpus, interval, strategy, recipe, engine))
@@ -286,7 +289,7 @@ def probe(sku, paths, tier, size, writers, direct, repeat, output):
     """
     import socket
 
-    from . import measured
+    from .read import measured
     from . import probe as run_probe
 
     target = output or f"measured/{socket.gethostname()}.yaml"
@@ -336,7 +339,7 @@ def _import_command(tool: str, needs_tier: bool):
     @click.option("--host", help="Host name to record [default: from the file, else its name].")
     @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Measured file to write.")
     def command(file, sku, tier, host, output):
-        from . import importers, measured
+        from .read import importers, measured
 
         fn = getattr(importers, tool)
         kwargs = {"tier": tier} if tool != "nvbandwidth" else {}
@@ -387,7 +390,7 @@ def calibrate(as_json, verbose, refit):
       ckptreport calibrate --fit
       ckptreport calibrate --json
     """
-    from . import calibration
+    from .answer import calibration
     from .render import terminal
 
     computed = calibration.table()
@@ -453,7 +456,7 @@ def sensitivity(models, model, sku, every, as_json):
     high with the others held, at the plan's summary cluster size and cadence: the total cost a
     month and overhead of the option recommended at each end, and whether the recommendation
     changes, largest swing first. Then the values, nearest each input's own, at which the
-    recommendation flips (found on the engine, within a factor of 10 of the value).
+    recommendation flips (found on the model, within a factor of 10 of the value).
 
     \b
     Examples:
@@ -461,15 +464,15 @@ def sensitivity(models, model, sku, every, as_json):
       ckptreport sensitivity --model llama3-70b --sku aws-p5
       ckptreport sensitivity --all --json > sensitivity.json
     """
-    from . import uncertainty
+    from .answer.uncertainty import robustness
     from .render import terminal
-    from .load import load
-    from .paths import resolve_models
-    from .plan import summary_point
-    from .report import compute
+    from .read.load import load
+    from .base.paths import resolve_models
+    from .model.plan import summary_point
+    from .answer.report import compute
 
     inputs = _run(load, resolve_models(models))
-    report = _run(compute, inputs, None, lambda _: None, False, False)
+    report = _run(compute, inputs, None, lambda _: None, frozenset())
     params = report.params
     table = report.summary
     point = summary_point(inputs)
@@ -481,9 +484,9 @@ def sensitivity(models, model, sku, every, as_json):
         if not lines:
             raise UserError(f"no summary line for model {want_model!r} on SKU {want_sku!r}; the plan's summary has "
                             + ", ".join(sorted({f"{r['model']}/{r['sku']}" for r in table.to_dict("records")})))
-    found = [_run(uncertainty.sensitivity, report, params, i) for i in lines]
+    found = [_run(robustness.sensitivity, report, params, i) for i in lines]
     if as_json:
-        click.echo(json.dumps([uncertainty.as_dict(s) for s in found], indent=2, allow_nan=False))
+        click.echo(json.dumps([robustness.as_dict(s) for s in found], indent=2, allow_nan=False))
         return
     click.echo(f"{len(params)} input(s) carry a range; every other figure is taken as certain.\n")
     click.echo("\n\n".join(terminal.sensitivity(s) for s in found))
@@ -503,7 +506,7 @@ def schema_command(directory):
     Example:
       ckptreport schema models/.schema
     """
-    from .schema import write_schemas
+    from .read.schema import write_schemas
 
     for path in _run(write_schemas, directory):
         click.echo(f"wrote {path}")

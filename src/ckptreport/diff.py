@@ -12,10 +12,11 @@ import json
 import math
 from pathlib import Path
 
-from . import display, rule
-from .headline import FIELDS
-from .errors import InputError, Problem
-from .safeio import read_regular
+from .model import display
+from .answer.headline import FIELDS
+from .base.errors import InputError, Problem
+from .base.safeio import read_regular
+from .answer.types import RECOMMENDED, option_label
 
 MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 64 * 2**20
@@ -39,12 +40,13 @@ def snapshot(where: str | Path, progress=lambda _: None) -> dict:
         doc = _manifest(path / MANIFEST, str(path / MANIFEST))
         kind = "build"
     elif (path / "plan.yaml").exists() or (path / "models.yaml").exists():
-        from .build import manifest
-        from .load import load
-        from .report import compute
+        from .build import load_inputs
+        from .render.manifest import manifest
+        from .answer.report import compute
+        from .answer.types import BRIEFS
 
         progress(f"computing {path}")
-        report = compute(load(path), workbook=False, briefs=True)
+        report = compute(load_inputs(path), needs=frozenset({BRIEFS}))
         doc = manifest(report, {}, {})
         kind = "models"
     else:
@@ -148,9 +150,9 @@ def _inputs(old: dict, new: dict) -> list[dict]:
 def _option(r: dict | None) -> str | None:
     if r is None:
         return None
-    text = rule.label(r.get("strategy"), r.get("tier"), r.get("engine"))
+    text = option_label(r.get("strategy"), r.get("tier"), r.get("engine"))
     status = r.get("status")
-    return text if status == rule.RECOMMENDED else f"{text} ({status})"
+    return text if status == RECOMMENDED else f"{text} ({status})"
 
 
 def _same(a, b) -> bool:
@@ -178,7 +180,7 @@ def _headline(old: dict, new: dict) -> list[dict]:
                 if not _same(was.get(f.key), now.get(f.key)):
                     line["changed"][f.key] = {"old": was.get(f.key), "new": now.get(f.key)}
             runner = [None if r.get("runner_up") is None else
-                      rule.label(r["runner_up"].get("strategy"), r["runner_up"].get("tier"), r["runner_up"].get("engine"))
+                      option_label(r["runner_up"].get("strategy"), r["runner_up"].get("tier"), r["runner_up"].get("engine"))
                       for r in (was, now)]
             if runner[0] != runner[1]:
                 line["changed"]["runner_up"] = {"old": runner[0], "new": runner[1]}

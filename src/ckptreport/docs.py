@@ -16,13 +16,13 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from . import schema
-from .columns import COLUMNS
-from .expr import Var, render
-from .inputs import INPUTS, SCENARIO, SOURCES
-from .quantity import Kind
-from .strategies import COMPARED, STRATEGIES
-from .units import COLUMN_UNITS
+from .read import schema
+from .model.columns import COLUMNS
+from .model.expr import Var, render
+from .read.inputs import INPUTS, SCENARIO, SOURCES
+from .read.quantity import Kind
+from .read.strategies import COMPARED, STRATEGIES
+from .read.units import COLUMN_UNITS
 
 
 def _type(annotation, metadata=()) -> str:
@@ -107,12 +107,12 @@ ENGINE_GPUS = (1024, 16384)
 
 def engines_markdown() -> str:
     """The worked example's stall per shipped engine: 405B (16 B/param) on DGX H100 to the 100 GB/s
-    pfs-100, every 30 min, sync and async at 1,024 and 16,384 GPUs (the engine's columns, as explain
+    pfs-100, every 30 min, sync and async at 1,024 and 16,384 GPUs (the model's columns, as explain
     computes them); an extrapolation (more than 10x the engine's largest case) is marked."""
-    from . import display
-    from .explain import Scenario, one_row
-    from .load import load
-    from .paths import shipped_models
+    from .model import display
+    from .answer.explain import Scenario, one_row
+    from .read.load import load
+    from .base.paths import shipped_models
 
     inputs = load(shipped_models())
     head = ["engine", *(f"{s} stall, {g:,} GPUs" for s in COMPARED for g in ENGINE_GPUS),

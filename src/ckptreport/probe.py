@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__, measured
+from . import __version__
+from .read import measured
 
 CHUNK = 16 * 2**20
 Progress = Callable[[str, int, Callable[[], int]], None]  # (label, total, done()) -> shows progress

@@ -25,7 +25,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from .errors import InputError, Problem
+from .base.errors import InputError, Problem
 
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100

@@ -1,7 +1,7 @@
 """PDF briefs for hardware purchase proposals: a few pages a director reads in five minutes.
 
 One brief per model (its summary SKU, every tier of the plan) and one per ``briefs:`` entry of the
-plan. Everything a brief shows was computed in the compute stage (``report.BriefData``: its rows, the
+plan. Everything a brief shows was computed in the compute stage (``answer.types.BriefData``: its rows, the
 recommendation, the tier comparison, the waste curves, the provenance of each input); this module
 only formats it, into jinja2 templates from ``templates/`` (autoescaped; an undefined variable is an
 error) rendered by WeasyPrint; the prose is the template's, the figures it quotes are formatted here.
@@ -11,7 +11,6 @@ URL is refused.
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from concurrent.futures import as_completed
@@ -22,13 +21,15 @@ import jinja2
 import pandas as pd
 from markupsafe import Markup
 
-from .. import display, rule, units
-from ..paths import templates_dir
-from ..strategies import BACKGROUND, COMPARED
-from . import charts, pdf
+from ..model import display
+from ..read import units
+from .env import environment, templates_dir
+from ..read.strategies import BACKGROUND, COMPARED
+from . import charts, pdf, svg
+from ..answer.types import NEEDS_PRICE, RECOMMENDED
 
 if TYPE_CHECKING:
-    from ..report import BriefData, Report
+    from ..answer.types import BriefData, Report
 
 
 # ---- the chain: an SVG template, its figures from the recommended row ----------------------------
@@ -67,15 +68,6 @@ def chain_svg(env: jinja2.Environment, row: pd.Series) -> Markup:
 
 # ---- the brief ----------------------------------------------------------------------------------
 
-@functools.cache
-def environment() -> jinja2.Environment:
-    """The templates' environment, built once per process (its templates compiled once): the briefs' and
-    the review page's."""
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())),
-                              autoescape=jinja2.select_autoescape(["html", "j2", "svg"], default=True),
-                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-
-
 def _storage(row: pd.Series) -> str:
     if pd.isna(row["storage_usd_month"]):
         return "not priced"
@@ -94,7 +86,7 @@ def _total(row: pd.Series) -> str:
     if not row["tier_durable"]:
         return "not durable"
     if pd.isna(row["total_usd_month"]):
-        return rule.NEEDS_PRICE
+        return NEEDS_PRICE
     return display.of("total_usd_month", row["total_usd_month"])
 
 
@@ -184,7 +176,7 @@ def _words(data: BriefData) -> dict:
     requirements say, figure by figure; the sentences are the template's."""
     pick, usd = data.pick, lambda v: display.value(v, "usd")
     w = {"model": data.spec.model, "gpus": f"{data.spec.gpus:,}", "status": pick.status,
-         "recommended": pick.status == rule.RECOMMENDED, "needs_price": pick.status == rule.NEEDS_PRICE,
+         "recommended": pick.status == RECOMMENDED, "needs_price": pick.status == NEEDS_PRICE,
          "rec": _figures(pick.row), "unpriced": ", ".join(pick.unpriced), "runner": None, "step": None,
          "assumed": "; ".join(f"{name} {value}" for name, value in data.assumed)}
     if pick.runner_up is not None:
@@ -281,9 +273,11 @@ def context(data: BriefData, report: Report, meta: dict[str, str], paper: str) -
         "compute_days": display.value(rec["compute_s"] / units.COLUMN_UNITS["days"].scale, "days"),
         "mtbf": f("cluster_mtbf_s", rec["cluster_mtbf_s"]),
         "interval": f("interval_s", rec["interval_s"]), "target": f("target_overhead_pct", rec["target_overhead_pct"]),
-        "size_svg": charts.size(rec), "waste_svg": charts.waste(data), "chain_svg": chain_svg(env, rec),
-        "purchase_svg": charts.purchase(data), "purchase_what": data.purchase.what,
-        "tornado_svg": charts.tornado(data), "robust": _robust_words(data),
+        "size_svg": svg.draw(charts.size(rec)), "waste_svg": svg.draw(charts.waste(data)),
+        "chain_svg": chain_svg(env, rec), "purchase_what": data.purchase.what,
+        "purchase_svg": svg.draw(charts.purchase(data.purchase.points, data.purchase.optimum, str(rec["strategy"]),
+                                                 data.purchase.what)),
+        "tornado_svg": svg.draw(charts.brief_tornado(data)), "robust": _robust_words(data),
         "host_recoverable": display.value(data.pick.row["host_recoverable_pct"], "pct"),
         "tiers": _tier_rows(data), "skus": skus if len(skus) > 1 else [], "strategies": _strategy_rows(data),
         "compared": COMPARED,
@@ -319,7 +313,7 @@ class Briefs:
 
     def wait(self) -> list[Path]:
         """Wait for every PDF; returns their paths. A missing WeasyPrint or Pango is a clean error."""
-        from ..progress import task
+        from ..base.progress import task
 
         try:
             futures = {future: (name, path) for name, path, future in self.jobs}
@@ -343,7 +337,7 @@ class Briefs:
 
 
 def _no_weasyprint(e: BaseException):
-    from ..errors import InputError
+    from ..base.errors import InputError
 
     return InputError(f"PDF briefs need WeasyPrint and the Pango library ({e}); on Debian: apt-get "
                       "install libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0, or build with --no-briefs")
@@ -384,15 +378,15 @@ def write_all(out_dir: Path, report: Report, meta: dict[str, str], paper: str | 
 # ---- golden HTML (tests/golden/briefs): python -m ckptreport.render.brief --golden tests/golden/briefs ----
 
 GOLDEN_META = {"ckptreport_version": "golden", "input_hash": "0" * 64, "build_time": "2000-01-01T00:00:00Z"}
-_CHART = re.compile(r'<svg xmlns:xlink="http://www.w3.org/1999/xlink".*?</svg>', re.S)
+_CHART = re.compile(r'<svg xmlns="http://www.w3.org/2000/svg" [^>]*class="chart".*?</svg>', re.S)
 
 
 def normalized_html(html: str) -> str:
-    """HTML with matplotlib's chart bodies and the stylesheet elided: golden files pin our markup and
-    words, not the plotting library's path data (which changes between its releases) nor a copy of
-    templates/brief.css per file."""
+    """HTML with the charts' bodies and the stylesheet elided: golden files pin our markup and words;
+    the charts' points are pinned by their own tests (tests/render/test_svg.py), and
+    render/templates/brief.css is not copied into every file."""
     html = re.sub(r"<style>.*?</style>", "<style>/* templates/brief.css */</style>", html, flags=re.S)
-    return _CHART.sub("<svg><!-- matplotlib chart --></svg>", html)
+    return _CHART.sub("<svg><!-- chart: charts.py, drawn by svg.py --></svg>", html)
 
 
 def golden_html(report: Report) -> dict[str, str]:

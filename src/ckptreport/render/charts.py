@@ -1,165 +1,285 @@
-"""The charts of a brief, as vector SVG with their text kept as text (matplotlib): the checkpoint's
-size by component, waste against the interval, the purchase curve and the tornado. Each draws what
-the compute stage put in the brief's data; names from the inputs are drawn as plain text (no
-mathtext: '$x$' stays literal)."""
+"""The charts, each described once as data: its axes, lines, bars, markers and legend, built from what
+the compute stage put in the report. ``svg.draw`` writes any of them as SVG, for the briefs
+(WeasyPrint lays the SVG out) and the review page alike, so the two cannot draw a chart differently.
+A description holds figures and text only; names from the inputs stay text (the drawer escapes them).
+
+The charts: the checkpoint's size by component, waste against the interval, the purchase curve and
+the tornado.
+"""
 
 from __future__ import annotations
 
-import io
 import math
-import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from markupsafe import Markup
-
-from ..strategies import BASELINE, COMPARED
+from ..model import display
+from ..read.strategies import BASELINE, COMPARED
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..report import BriefData
+    from ..answer.types import BriefData, Swing
+
+BLUE, RED, GREEN, GREY, LIGHT, PURPLE = "#2f6db5", "#c0504d", "#6f8f2f", "#777777", "#9fc5e8", "#8064a2"
+TORNADO_BARS = 8  # the inputs a tornado shows, largest swing first
+LABEL_CHARS = 42  # a tornado's input names are cut to this many characters
 
 
-def _svg(fig, prefix: str) -> Markup:
-    """The figure as inline SVG, its ids prefixed so that two charts on a page cannot collide."""
-    import matplotlib.pyplot as plt
+@dataclass(frozen=True)
+class Axis:
+    """An axis from ``lo`` to ``hi`` (a log axis: positive), its title, and its ticks (value, text)."""
 
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
-    plt.close(fig)
-    text = buf.getvalue()
-    text = text[text.index("<svg"):]
-    text = re.sub(r'\bid="([^"]+)"', rf'id="{prefix}-\1"', text)
-    text = re.sub(r'(url\(#|href="#)', rf"\1{prefix}-", text)
-    return Markup(text)  # matplotlib escapes every text it writes; no input string is drawn here
+    title: str
+    lo: float
+    hi: float
+    log: bool = False
+    ticks: tuple[tuple[float, str], ...] = ()
 
 
-def _mpl():
-    import matplotlib
+@dataclass(frozen=True)
+class Line:
+    """A series of points joined, each point dotted; named in the legend unless ``name`` is empty."""
 
-    matplotlib.use("Agg")
-    matplotlib.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "ckptreport", "font.size": 8,
-                                "font.family": "DejaVu Sans"})
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def size(row: pd.Series) -> Markup:
-    plt = _mpl()
-    parts = [("weights", "weights_bytes"), ("master", "master_bytes"), ("optimizer", "optimizer_bytes"),
-             ("grads", "grads_bytes")]
-    fig, ax = plt.subplots(figsize=(3.4, 1.3))
-    left = 0.0
-    colors = ["#2f6db5", "#c0504d", "#9bbb59", "#8064a2"]
-    for (label, col), color in zip(parts, colors):
-        tb = row[col] / 1e12
-        if tb > 0:
-            ax.barh([0], [tb], left=left, color=color, label=f"{label} {tb:.2f} TB")
-            left += tb
-    ax.set_yticks([])
-    ax.set_xlabel("TB (1e12 bytes)")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.45), ncol=2, frameon=False, fontsize=7)
-    for side in ("top", "right", "left"):
-        ax.spines[side].set_visible(False)
-    return _svg(fig, "size")
+    name: str
+    points: tuple[tuple[float, float], ...]
+    color: str
+    dash: str | None = None
 
 
-def waste(data: BriefData) -> Markup:
-    plt = _mpl()
-    fig, ax = plt.subplots(figsize=(3.6, 2.2))
+@dataclass(frozen=True)
+class Marker:
+    """A point marked with a diamond (an optimum)."""
+
+    x: float
+    y: float
+    color: str
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class Guide:
+    """A vertical line across the plot at ``x`` (the interval chosen, a tornado's base)."""
+
+    x: float
+    color: str = GREY
+    dash: str | None = "2 3"
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class LineChart:
+    title: str  # what the chart shows, in words (the SVG's title: a screen reader's, a tooltip)
+    x: Axis
+    y: Axis
+    lines: tuple[Line, ...]
+    markers: tuple[Marker, ...] = ()
+    guides: tuple[Guide, ...] = ()
+    width: int = 640
+    height: int = 262
+    left: int = 64  # room for the y axis' ticks and title
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One bar, or one part of a stacked bar: from ``start`` to ``end`` on the x axis; ``tip`` a tooltip,
+    ``label`` the text written beside its end."""
+
+    start: float
+    end: float
+    color: str
+    tip: str = ""
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str  # written left of the bars
+    segments: tuple[Segment, ...]
+
+
+@dataclass(frozen=True)
+class BarChart:
+    title: str
+    x: Axis
+    rows: tuple[Row, ...]
+    legend: tuple[tuple[str, str], ...] = ()  # (color, name)
+    guides: tuple[Guide, ...] = ()
+    width: int = 680
+    left: int = 290  # room for the rows' labels
+
+
+Chart = LineChart | BarChart
+
+
+# ---- axes ------------------------------------------------------------------------------------------
+
+def ticks(lo: float, hi: float, n: int = 4) -> list[float]:
+    """About ``n`` round values from ``lo`` to ``hi``."""
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+        return [lo] if math.isfinite(lo) else []
+    raw = (hi - lo) / n
+    step = 10 ** math.floor(math.log10(raw))
+    step *= next(m for m in (1, 2, 2.5, 5, 10) if m * step >= raw)
+    first = math.ceil(lo / step) * step
+    return [first + k * step for k in range(int((hi - first) / step + 1e-9) + 1)]
+
+
+def rounded_up(v: float) -> float:
+    """The first round tick at or above ``v`` (an axis' end)."""
+    t = ticks(0.0, v * 1.25 or 1.0)
+    return next((x for x in t if x >= v * (1 - 1e-9)), v)
+
+
+def log_ticks(lo: float, hi: float) -> list[float]:
+    """1, 2, 5 times each power of ten from ``lo`` to ``hi``."""
+    out = []
+    for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1):
+        out += [m * 10.0**e for m in (1, 2, 5) if lo <= m * 10.0**e <= hi * (1 + 1e-9)]
+    return out
+
+
+def usd(v: float) -> str:
+    """A dollar tick: $1.2M, $350k, $40."""
+    a = abs(v)
+    if a >= 1e6:
+        return f"${v / 1e6:,.1f}M"
+    if a >= 1e3:
+        return f"${v / 1e3:,.0f}k"
+    return f"${v:,.0f}"
+
+
+def _number(v: float) -> str:
+    return f"{v:,.3g}"
+
+
+def _finite(v) -> bool:
+    return v is not None and v == v and math.isfinite(v)
+
+
+# ---- the charts ------------------------------------------------------------------------------------
+
+def purchase(points: pd.DataFrame, optimum: int | None, strategy: str, what: str) -> LineChart | None:
+    """Monthly cost against the write bandwidth bought (log axis): storage rising, GPU time lost
+    falling and their total for the recommended strategy; the baseline's total (sync) dashed; the
+    optimum marked. ``points``: ``Purchase.points`` (one row per tier and strategy)."""
+    rows = [dict(r, label=i) for i, r in zip(points.index, points.to_dict("records"))
+            if _finite(r["total_usd_month"]) and 0 < r["tier_bought_GBps"] < math.inf]
+    if not rows:
+        return None
+    xs = sorted({round(float(r["tier_bought_GBps"]), 6) for r in rows})
+    lo, hi = xs[0], xs[-1]
+    if hi / lo < 1 + 1e-9:
+        lo, hi = lo / math.sqrt(10), hi * math.sqrt(10)
+    values = [float(r[c]) for r in rows for c in ("storage_usd_month", "lost_gpu_usd_month", "total_usd_month")
+              if _finite(r[c])]
+    top = rounded_up(max(values + [1.0]) * 1.04)
+    step = max(1, math.ceil(len(xs) / 6))
+    x = Axis("write bandwidth bought (GB/s)", lo, hi, log=True,
+             ticks=tuple((v, _number(v)) for v in xs[::step]))
+    y = Axis("$ per month", 0.0, top, ticks=tuple((v, usd(v)) for v in ticks(0.0, top)))
+
+    def of(s: str, column: str) -> tuple[tuple[float, float], ...]:
+        mine = sorted((r for r in rows if r["strategy"] == s), key=lambda r: r["tier_bought_GBps"])
+        return tuple((float(r["tier_bought_GBps"]), float(r[column])) for r in mine if _finite(r[column]))
+
+    lines = [Line(name, of(strategy, column), color) for column, color, name in (
+        ("storage_usd_month", GREEN, "storage"), ("lost_gpu_usd_month", RED, f"GPU time lost ({strategy})"),
+        ("total_usd_month", BLUE, f"total ({strategy})"))]
+    if strategy != BASELINE:
+        lines.append(Line(f"total ({BASELINE})", of(BASELINE, "total_usd_month"), GREY, "5 3"))
+    best = next((r for r in rows if r["label"] == optimum), None)
+    markers = () if best is None else (Marker(float(best["tier_bought_GBps"]), float(best["total_usd_month"]), BLUE,
+                                              f"optimum: {best['tier']}"),)
+    return LineChart(f"Monthly cost against the bandwidth bought, over {what}", x, y,
+                     tuple(line for line in lines if line.points), markers, height=196)
+
+
+def waste(data: BriefData) -> LineChart | None:
+    """Waste (checkpoint stalls and rework after failures) against the interval, on a log axis of
+    minutes, for each compared strategy (sync, async) at its best engine; each optimum marked, the
+    interval planned a dotted line. Above four times the worst optimum the curves run off the top: the
+    choice is made near the optima."""
+    curves = [(s, data.curves[s], data.curve_rows[s]) for s in COMPARED if s in data.curves]
+    if not curves:
+        return None
     rec = data.pick.row
-    for strategy, color in zip(COMPARED, ("#c0504d", "#2f6db5")):
-        if strategy not in data.curves:
-            continue
-        intervals_s, waste = data.curves[strategy]
-        row = data.curve_rows[strategy]
-        ax.plot(intervals_s / 60, waste, color=color, label=f"{strategy} ({row['engine']})")
-        ax.plot([row["optimal_interval_s"] / 60], [row["optimal_waste_pct"]], marker="D", color=color,
-                markersize=5, linestyle="none")
-    ax.axvline(rec["interval_s"] / 60, color="#777", linestyle=":", linewidth=1)
-    ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(lambda v, _: f"{v:g}")  # plain numbers: no mathtext to lay out
-    ax.xaxis.set_minor_formatter(lambda v, _: "")
-    ax.set_xlabel("checkpoint interval (min)")
-    ax.set_ylabel("waste (% of compute)")
-    ax.legend(frameon=False, fontsize=7)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
-    return _svg(fig, "waste")
+    minutes = [float(m) / 60 for _, (intervals_s, _), _ in curves for m in intervals_s]
+    lo, hi = min(minutes), max(minutes)
+    everything = [float(v) for _, (_, w), _ in curves for v in w if _finite(v)]
+    optima = [float(r["optimal_waste_pct"]) for *_, r in curves if _finite(r["optimal_waste_pct"])]
+    top = max(everything + [0.0])
+    if optima:
+        top = min(top, 4 * max(max(optima), 0.25))
+    top = top * 1.05 or 1.0
+    x = Axis("checkpoint interval (min)", lo, hi, log=True,
+             ticks=tuple((v, f"{v:g}") for v in log_ticks(lo, hi)))
+    y = Axis("waste (% of compute)", 0.0, top, ticks=tuple((v, f"{v:g}%") for v in ticks(0.0, top)))
+    colors = dict(zip(COMPARED, (RED, BLUE)))
+    lines, markers = [], []
+    for strategy, (intervals_s, w), row in curves:
+        color = colors.get(strategy, PURPLE)
+        lines.append(Line(f"{strategy} ({row['engine']})", tuple(
+            (float(i) / 60, float(v)) for i, v in zip(intervals_s, w) if _finite(v)), color))
+        if _finite(row["optimal_interval_s"]) and _finite(row["optimal_waste_pct"]):
+            markers.append(Marker(float(row["optimal_interval_s"]) / 60, float(row["optimal_waste_pct"]), color))
+    markers[-1:] = [Marker(m.x, m.y, m.color, "optimum") for m in markers[-1:]]
+    guide = Guide(float(rec["interval_s"]) / 60, name=f"planned: every {display.of('interval_s', rec['interval_s'])}")
+    return LineChart(f"Waste against the checkpoint interval, {rec['sku']} / {rec['tier']}", x, y, tuple(lines),
+                     tuple(markers), (guide,), width=360, height=206, left=52)
+
+
+def size(row: pd.Series) -> BarChart | None:
+    """The checkpoint's size by component, one stacked bar in TB."""
+    parts = [("weights", "weights_bytes", BLUE), ("master", "master_bytes", RED),
+             ("optimizer", "optimizer_bytes", GREEN), ("grads", "grads_bytes", PURPLE),
+             ("consolidated copy", "consolidated_bytes", GREY), ("other", "other_bytes", LIGHT)]
+    at, segments, legend = 0.0, [], []
+    for name, column, color in parts:
+        tb = float(row[column]) / 1e12
+        if tb > 0:
+            segments.append(Segment(at, at + tb, color, f"{name}: {tb:.2f} TB"))
+            legend.append((color, f"{name} {tb:.2f} TB"))
+            at += tb
+    if not segments:
+        return None
+    end = rounded_up(at)
+    x = Axis("TB (1e12 bytes)", 0.0, end, ticks=tuple((v, f"{v:g}") for v in ticks(0.0, end)))
+    return BarChart("Checkpoint size by component", x, (Row("", tuple(segments)),), tuple(legend), width=340, left=12)
+
+
+def tornado(base: dict, swings: list[Swing]) -> BarChart | None:
+    """The cost over the run of the option recommended at each input's low (light) and high (dark)
+    end, the others held, around the base (the vertical line); a * marks an end where the
+    recommendation changes. The inputs that move the answer most on top."""
+    shown = [w for w in swings if math.isfinite(w.swing("total_usd"))][:TORNADO_BARS]
+    at = base.get("total_usd")
+    if not shown or not _finite(at):
+        return None
+    ends = [v for w in shown for v in (w.low["total_usd"], w.high["total_usd"])] + [at]
+    lo, hi = min(ends), max(ends)
+    pad = (hi - lo) * 0.22 or abs(at) * 0.05 or 1.0  # room for each end's label beside its bar
+    rows = []
+    for w in shown:
+        name = w.param.label if len(w.param.label) <= LABEL_CHARS else w.param.label[: LABEL_CHARS - 1] + "…"
+        segments = []
+        for end, color in (("low", LIGHT), ("high", BLUE)):
+            v = getattr(w, end)["total_usd"]
+            flips = getattr(w, end)["option"] != base["option"]
+            tip = (f"at its {end} ({w.param.end_text(end)}): {display.value(v, 'usd')}"
+                   + (f", recommends {getattr(w, end)['option']}" if flips else ""))
+            segments.append(Segment(at, v, color, tip, w.param.end_text(end) + (" *" if flips else "")))
+        rows.append(Row(name, tuple(segments)))
+    x = Axis(f"cost over the run, base {display.value(at, 'usd')} (light: low end, dark: high end)", lo - pad,
+             hi + pad, ticks=tuple((v, usd(v)) for v in ticks(lo - pad, hi + pad, 3)))
+    return BarChart("Cost over the run at each input's low and high end", x, tuple(rows),
+                    guides=(Guide(at, "#222222", None),))
+
+
+def brief_tornado(data: BriefData) -> BarChart | None:
+    """A brief's tornado: its recommendation's base and swings (``Robustness``)."""
+    return tornado(data.robust.base, data.robust.swings) if data.robust is not None else None
 
 
 def short(text: str, n: int = 22) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
-
-
-def purchase(data: BriefData) -> Markup:
-    """Monthly cost against bandwidth bought: storage rising, GPU time lost falling, their total; the
-    recommended strategy solid, sync dashed; the optimum marked."""
-    plt = _mpl()
-    fig, ax = plt.subplots(figsize=(6.4, 1.9))
-    points, opt = data.purchase.points, data.purchase.optimum
-    strategy = str(data.pick.row["strategy"])
-    for s, style in ((strategy, "-"), (BASELINE, "--")):
-        mine = points[points["strategy"] == s]
-        if mine.empty or (s == BASELINE and s == strategy and style == "--"):
-            continue
-        x = mine["tier_bought_GBps"].to_numpy(float)
-        if s == strategy:
-            ax.plot(x, mine["storage_usd_month"], style, color="#9bbb59", marker="o", markersize=3,
-                    label="storage")
-            ax.plot(x, mine["lost_gpu_usd_month"], style, color="#c0504d", marker="o", markersize=3,
-                    label=f"GPU time lost ({s})")
-            ax.plot(x, mine["total_usd_month"], style, color="#2f6db5", marker="o", markersize=3, label=f"total ({s})")
-        else:
-            ax.plot(x, mine["total_usd_month"], style, color="#777", marker="o", markersize=3, label=f"total ({s})")
-    if opt is not None:
-        ax.plot([points.loc[opt, "tier_bought_GBps"]], [points.loc[opt, "total_usd_month"]], marker="D",
-                color="#2f6db5", markersize=7, linestyle="none", label="optimum")
-    ax.set_xscale("log")
-    ticks = sorted(set(points["tier_bought_GBps"].round(6)))
-    ax.set_xticks(ticks, [f"{t:,.3g}" for t in ticks])
-    ax.minorticks_off()
-    ax.set_xlabel("write bandwidth bought (GB/s)")
-    ax.set_ylabel("$ per month")
-    ax.yaxis.set_major_formatter(lambda v, _: f"${v:,.0f}")
-    ax.legend(frameon=False, fontsize=6, ncol=2)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
-    return _svg(fig, "purchase")
-
-
-TORNADO_BARS = 8  # the inputs a brief's tornado shows, largest swing first
-
-
-def tornado(data: BriefData) -> Markup | None:
-    """The cost over the run of the option recommended at each input's low (light) and high (dark)
-    end, the others held, around the base (the line): the inputs that move the answer most on top."""
-    robust = data.robust
-    swings = [w for w in robust.swings if math.isfinite(w.swing("total_usd"))][:TORNADO_BARS]
-    if not swings:
-        return None
-    plt = _mpl()
-    fig, ax = plt.subplots(figsize=(6.4, 0.35 + 0.3 * len(swings)))
-    base = robust.base["total_usd"]
-    for y, w in enumerate(reversed(swings)):
-        for end, color in (("low", "#9fc5e8"), ("high", "#2f6db5")):
-            value = getattr(w, end)["total_usd"]
-            ax.barh(y, value - base, left=base, color=color, height=0.6, label=f"at its {end}" if y == 0 else None)
-            shown = w.param.end_text(end)
-            ax.annotate(shown + (" *" if getattr(w, end)["option"] != robust.base["option"] else ""),
-                        (value, y), xytext=(3 if value >= base else -3, 0), textcoords="offset points",
-                        ha="left" if value >= base else "right", va="center", fontsize=6, parse_math=False)
-    ax.axvline(base, color="#333", linewidth=0.8)
-    ax.set_yticks(range(len(swings)), [short(w.param.label, 40) for w in reversed(swings)],
-                  parse_math=False)  # names from the inputs are text: '$x$' is not typeset
-    ax.xaxis.set_major_formatter(lambda v, _: f"${v / 1e6:,.1f}M" if abs(v) >= 1e6 else f"${v / 1e3:,.0f}k")
-    ax.set_xlabel("cost over the run of the option recommended (storage + GPU time lost)")
-    lo = min(min(w.low["total_usd"], w.high["total_usd"]) for w in swings)
-    hi = max(max(w.low["total_usd"], w.high["total_usd"]) for w in swings)
-    pad = (hi - lo) * 0.18 or base * 0.05
-    ax.set_xlim(lo - pad, hi + pad)
-    ax.legend(frameon=False, fontsize=6, loc="lower right")
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
-    return _svg(fig, "tornado")

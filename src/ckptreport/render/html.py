@@ -28,15 +28,17 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
-from .. import display, rule, units
-from ..inputs import ENTITY_COLUMN, INPUTS, PLAN, STRATEGY_ENTITY, of
-from ..paths import templates_dir
-from ..provenance import provenance
-from . import svg, terminal
-from .brief import chain_svg, environment
+from ..model import display
+from ..read import units
+from ..read.inputs import ENTITY_COLUMN, INPUTS, PLAN, STRATEGY_ENTITY, of
+from .env import environment, templates_dir
+from ..read.provenance import provenance
+from . import charts, svg, terminal
+from .brief import chain_svg
+from ..answer.types import option_label
 
 if TYPE_CHECKING:
-    from ..report import Report
+    from ..answer.types import Report
 
 
 def _sha(text: str) -> str:
@@ -88,7 +90,7 @@ def table_data(table: pd.DataFrame) -> dict:
 # ---- the summary and the sections ----------------------------------------------------------------
 
 def _option(r: pd.Series) -> str:
-    return rule.label(r["strategy"], r["tier"], r["engine"])
+    return option_label(r["strategy"], r["tier"], r["engine"])
 
 
 def _summary(report: Report) -> tuple[list[str], list[dict]]:
@@ -175,7 +177,7 @@ def _section(report: Report, section, by_line: dict, env: jinja2.Environment, ce
     strategies = list(report.inputs.plan.strategies)
     runner = None
     if isinstance(line["runner_up_tier"], str):
-        runner = {"option": rule.label(line["runner_up_strategy"], line["runner_up_tier"], line["runner_up_engine"]),
+        runner = {"option": option_label(line["runner_up_strategy"], line["runner_up_tier"], line["runner_up_engine"]),
                   "extra": display.value(line["runner_up_extra_usd"], "usd")}
     p = section.purchase
     return {
@@ -189,8 +191,8 @@ def _section(report: Report, section, by_line: dict, env: jinja2.Environment, ce
         "bottleneck": str(row["bottleneck"]), "gpus": f"{int(row['gpus']):,}", "recipe": str(row["recipe"]),
         "idle": int(row["idle_gpus"]), "extrapolated": bool(row["extrapolated"]),
         "chain": chain_svg(env, row), "tiers": _tiers(cells, section, strategies), "strategies": strategies,
-        "purchase": svg.purchase(p.points, p.optimum, str(row["strategy"]), p.what), "purchase_what": p.what,
-        "tornado": svg.tornado(section.base, section.swings),
+        "purchase": svg.draw(charts.purchase(p.points, p.optimum, str(row["strategy"]), p.what)),
+        "purchase_what": p.what, "tornado": svg.draw(charts.tornado(section.base, section.swings)),
         "sure": _sure(section, by_line.get((section.model, section.sku)), sampled),
         "brief": None if section.brief is None else f"briefs/{section.brief.spec.name}.pdf",
         "sources": _row_sources(report, row),

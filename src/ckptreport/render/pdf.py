@@ -44,7 +44,7 @@ def write_pdf(html: str, path: Path, fetcher=None):
     fetcher = fetcher or RefusingFetcher()
     log = logging.getLogger("weasyprint")
     level = log.level
-    log.setLevel(logging.ERROR)  # matplotlib's SVG carries CSS WeasyPrint ignores; refusals are recorded
+    log.setLevel(logging.ERROR)  # warnings of CSS WeasyPrint ignores are noise; refusals are recorded
     try:
         weasyprint.HTML(string=html, base_url=None, url_fetcher=fetcher).write_pdf(
             str(path), uncompressed_pdf=False, pdf_identifier=b"ckptreport", attachments=[])

@@ -95,7 +95,7 @@ def _s(style: int) -> str:
 class Column:
     """One column of streamed rows: text per row, a formula per row, or a formula template whose
     row number is filled in (``parts`` joined by the row number), written as one shared formula.
-    ``values``, when given, are the formula's results (the engine's), stored as each cell's cached
+    ``values``, when given, are the formula's results (the evaluator's), stored as each cell's cached
     value so that a reader that does not calculate (pandas, a preview, Power Query) sees them:
     numbers, booleans, text, or NaN for ``#N/A``; infinity must already be the sheet's stand-in."""
 

@@ -1,9 +1,9 @@
-"""The review page's charts as SVG written here: the purchase curve and the tornado of every summary
-line. The briefs draw theirs with matplotlib (``charts``), at about 60 ms a chart; the page has two
-per line, 120 for the shipped defaults, which would add seconds to a build the page may lengthen by
-a tenth. These charts are a few lines, bars and labels: written directly they take well under a
-millisecond each, their text stays text (selectable, searchable, sharp in print) and every string
-is escaped (a name from the inputs is data, never markup).
+"""The one chart drawer: any chart ``charts`` describes, written as SVG directly. The briefs
+(WeasyPrint lays SVG out) and the review page use it alike. A chart is a few lines, bars and labels:
+written here they take well under a millisecond each, their text stays text (selectable, searchable,
+sharp in print and in a PNG of the page), and every string is escaped (a name from the inputs is
+data, never markup). The SVG scales to its figure's width (its ``viewBox``); text is 9 to 11 units,
+about 8 pt across a page of A4.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import math
 
 from markupsafe import Markup, escape
 
-from .. import display
-from ..strategies import BASELINE
+from .charts import Axis, BarChart, Chart, LineChart
 
-BLUE, RED, GREEN, GREY, LIGHT = "#2f6db5", "#c0504d", "#6f8f2f", "#777777", "#9fc5e8"
+TEXT, MUTED, FAINT = "#222222", "#555555", "#e4e4e4"
+LEGEND_X = 8  # a legend starts at the chart's left edge, under the axis' title
 
 
 def _n(v: float) -> str:
@@ -23,159 +23,164 @@ def _n(v: float) -> str:
 
 
 class _Plot:
-    """A plot area in a fixed viewBox, the page scales it to its width."""
+    """A plot area inside a fixed viewBox."""
 
-    def __init__(self, width: int, height: int, left: int, right: int, top: int, bottom: int, title: str):
+    def __init__(self, width: float, height: float, left: float, right: float, top: float, bottom: float,
+                 title: str):
         self.w, self.h, self.x0, self.x1, self.y0, self.y1 = width, height, left, width - right, top, height - bottom
-        self.parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" role="img" '
+        self.parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_n(width)} {_n(height)}" role="img" '
                       f'class="chart" font-family="DejaVu Sans, sans-serif" font-size="11">',
                       f"<title>{escape(title)}</title>"]
 
-    def text(self, x: float, y: float, s: str, anchor: str = "start", size: int = 11, fill: str = "#222",
-             weight: str = "normal") -> None:
+    def text(self, x: float, y: float, s: str, anchor: str = "start", size: int = 11, fill: str = TEXT,
+             rotate: bool = False) -> None:
+        turn = f' transform="rotate(-90 {_n(x)} {_n(y)})"' if rotate else ""
         self.parts.append(f'<text x="{_n(x)}" y="{_n(y)}" text-anchor="{anchor}" font-size="{size}" fill="{fill}"'
-                          + (f' font-weight="{weight}"' if weight != "normal" else "") + f">{escape(s)}</text>")
+                          f"{turn}>{escape(s)}</text>")
 
-    def line(self, x1, y1, x2, y2, stroke="#333", width=1.0, dash: str | None = None) -> None:
+    def line(self, x1, y1, x2, y2, stroke: str = "#333333", width: float = 1.0, dash: str | None = None) -> None:
         self.parts.append(f'<line x1="{_n(x1)}" y1="{_n(y1)}" x2="{_n(x2)}" y2="{_n(y2)}" stroke="{stroke}" '
                           f'stroke-width="{width}"' + (f' stroke-dasharray="{dash}"' if dash else "") + "/>")
 
-    def polyline(self, points, stroke: str, dash: str | None = None) -> None:
+    def polyline(self, points, stroke: str, dash: str | None = None, dots: list | None = None) -> None:
         pts = " ".join(f"{_n(x)},{_n(y)}" for x, y in points)
         self.parts.append(f'<polyline points="{pts}" fill="none" stroke="{stroke}" stroke-width="1.8"'
                           + (f' stroke-dasharray="{dash}"' if dash else "") + "/>")
-        self.parts += [f'<circle cx="{_n(x)}" cy="{_n(y)}" r="2.5" fill="{stroke}"/>' for x, y in points]
+        self.parts += [f'<circle cx="{_n(x)}" cy="{_n(y)}" r="2.5" fill="{stroke}"/>' for x, y in dots or []]
 
-    def rect(self, x, y, w, h, fill: str, title: str | None = None) -> None:
+    def diamond(self, x: float, y: float, color: str, r: float = 7) -> None:
+        self.parts.append(f'<path d="M{_n(x)},{_n(y - r)} L{_n(x + r)},{_n(y)} L{_n(x)},{_n(y + r)} '
+                          f'L{_n(x - r)},{_n(y)} Z" fill="none" stroke="{color}" stroke-width="2"/>')
+
+    def rect(self, x, y, w, h, fill: str, title: str = "") -> None:
         inner = f"<title>{escape(title)}</title>" if title else ""
         self.parts.append(f'<rect x="{_n(x)}" y="{_n(y)}" width="{_n(max(w, 0.5))}" height="{_n(h)}" '
                           f'fill="{fill}">{inner}</rect>')
 
+    def legend(self, entries: list[tuple[str, str, str | None]], y: float) -> None:
+        """Entries (color, name, style: a dash, 'diamond', 'box' or None for a line), wrapped to rows."""
+        lx, ly = LEGEND_X, y
+        for color, name, style in entries:
+            width = 28 + 6.2 * len(name)
+            if lx + width > self.w and lx > LEGEND_X:
+                lx, ly = LEGEND_X, ly + 16
+            if style == "diamond":
+                self.parts.append(f'<path d="M{_n(lx + 8)},{_n(ly - 5)} l5,5 l-5,5 l-5,-5 Z" fill="none" '
+                                  f'stroke="{color}" stroke-width="2"/>')
+            elif style == "box":
+                self.rect(lx + 2, ly - 5, 12, 10, color)
+            else:
+                self.line(lx, ly, lx + 16, ly, color, 2, style)
+            self.text(lx + 20, ly + 4, name, size=10)
+            lx += width
+
     def done(self) -> Markup:
-        return Markup("".join(self.parts) + "</svg>")
+        return Markup("".join(self.parts) + "</svg>\n")  # a figure's caption on a line of its own
 
 
-def _ticks(lo: float, hi: float, n: int = 4) -> list[float]:
-    """About ``n`` round values from ``lo`` to ``hi``."""
-    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
-        return [lo] if math.isfinite(lo) else []
-    raw = (hi - lo) / n
-    step = 10 ** math.floor(math.log10(raw))
-    step *= next(m for m in (1, 2, 2.5, 5, 10) if m * step >= raw)
-    first = math.ceil(lo / step) * step
-    return [first + k * step for k in range(int((hi - first) / step + 1e-9) + 1)]
+def _legend_rows(names: list[str], width: float) -> int:
+    rows, lx = 1, LEGEND_X
+    for name in names:
+        w = 28 + 6.2 * len(name)
+        if lx + w > width and lx > LEGEND_X:
+            rows, lx = rows + 1, LEGEND_X
+        lx += w
+    return rows
 
 
-def _usd(v: float) -> str:
-    a = abs(v)
-    if a >= 1e6:
-        return f"${v / 1e6:,.1f}M"
-    if a >= 1e3:
-        return f"${v / 1e3:,.0f}k"
-    return f"${v:,.0f}"
+def _scale(axis: Axis, a: float, b: float):
+    """The map from the axis' values to ``a`` .. ``b`` (log or linear)."""
+    if axis.log:
+        lo, hi = math.log10(axis.lo), math.log10(axis.hi)
+        return lambda v: a + (math.log10(v) - lo) / (hi - lo) * (b - a)
+    return lambda v: a + (v - axis.lo) / ((axis.hi - axis.lo) or 1.0) * (b - a)
 
 
-def purchase(points, optimum: int | None, strategy: str, what: str) -> Markup | None:
-    """Monthly cost against the write bandwidth bought (log axis): storage rising, GPU time lost
-    falling and their total for the recommended strategy; sync's total dashed; the optimum marked.
-    ``points``: report.Purchase.points (one row per tier and strategy)."""
-    rows = [dict(r, label=i) for i, r in zip(points.index, points.to_dict("records"))
-            if r["total_usd_month"] == r["total_usd_month"] and 0 < r["tier_bought_GBps"] < math.inf]
-    if not rows:
+def _clipped(points: list[tuple[float, float]], top: float) -> list[list[tuple[float, float]]]:
+    """A line's points in runs that stay at or under ``top``, each cut where it crosses it."""
+    runs, run = [], []
+    for k, (x, y) in enumerate(points):
+        if y <= top:
+            if not run and k and points[k - 1][1] > top:
+                px, py = points[k - 1]
+                run.append((px + (x - px) * (py - top) / (py - y), top))
+            run.append((x, y))
+        elif run:
+            px, py = run[-1]
+            run.append((px + (x - px) * (top - py) / (y - py), top))
+            runs.append(run)
+            run = []
+    if run:
+        runs.append(run)
+    return runs
+
+
+def draw(chart: Chart | None) -> Markup | None:
+    """The chart as SVG (None draws nothing)."""
+    if chart is None:
         return None
-    p = _Plot(640, 262, 64, 16, 14, 78, f"Monthly cost against the bandwidth bought, over {what}")
-    xs = [float(r["tier_bought_GBps"]) for r in rows]
-    lx0, lx1 = math.log10(min(xs)), math.log10(max(xs))
-    if lx1 - lx0 < 1e-9:
-        lx0, lx1 = lx0 - 0.5, lx1 + 0.5
-    ys = [float(r[c]) for r in rows for c in ("storage_usd_month", "lost_gpu_usd_month", "total_usd_month")]
-    ymax = max([y for y in ys if y == y] + [1.0]) * 1.08
-    X = lambda v: p.x0 + (math.log10(v) - lx0) / (lx1 - lx0) * (p.x1 - p.x0)  # noqa: E731
-    Y = lambda v: p.y1 - v / ymax * (p.y1 - p.y0)  # noqa: E731
-    for t in _ticks(0, ymax):
-        p.line(p.x0, Y(t), p.x1, Y(t), "#e4e4e4")
-        p.text(p.x0 - 6, Y(t) + 4, _usd(t), "end", 10, "#555")
-    shown = sorted(set(round(v, 6) for v in xs))
-    step = max(1, math.ceil(len(shown) / 6))
-    for v in shown[::step]:
-        p.line(X(v), p.y1, X(v), p.y1 + 4, "#555")
-        p.text(X(v), p.y1 + 16, f"{v:,.3g}", "middle", 10, "#555")
-    p.line(p.x0, p.y1, p.x1, p.y1, "#555")
-    p.text((p.x0 + p.x1) / 2, p.y1 + 30, "write bandwidth bought (GB/s, log scale)", "middle", 10, "#333")
-    legend = []
+    return _lines(chart) if isinstance(chart, LineChart) else _bars(chart)
 
-    def of(s: str) -> list[dict]:
-        return sorted((r for r in rows if r["strategy"] == s), key=lambda r: r["tier_bought_GBps"])
 
-    mine = of(strategy)
-    for column, color, name in (("storage_usd_month", GREEN, "storage"),
-                                ("lost_gpu_usd_month", RED, f"GPU time lost ({strategy})"),
-                                ("total_usd_month", BLUE, f"total ({strategy})")):
-        pts = [(X(r["tier_bought_GBps"]), Y(r[column])) for r in mine if r[column] == r[column]]
-        if pts:
-            p.polyline(pts, color)
-            legend.append((color, name, None))
-    if strategy != BASELINE:
-        pts = [(X(r["tier_bought_GBps"]), Y(r["total_usd_month"])) for r in of(BASELINE)]
-        if pts:
-            p.polyline(pts, GREY, "5 3")
-            legend.append((GREY, f"total ({BASELINE})", "5 3"))
-    best = next((r for r in rows if r["label"] == optimum), None)
-    if best is not None:
-        x, y = X(float(best["tier_bought_GBps"])), Y(float(best["total_usd_month"]))
-        p.parts.append(f'<path d="M{_n(x)},{_n(y - 7)} L{_n(x + 7)},{_n(y)} L{_n(x)},{_n(y + 7)} '
-                       f'L{_n(x - 7)},{_n(y)} Z" fill="none" stroke="{BLUE}" stroke-width="2"/>')
-        legend.append((BLUE, f"optimum: {best['tier']}", "diamond"))
-    lx, ly = p.x0, p.h - 22
-    for color, name, style in legend:
-        width = 28 + 6.2 * len(name)
-        if lx + width > p.w and lx > p.x0:
-            lx, ly = p.x0, ly + 16
-        if style == "diamond":
-            p.parts.append(f'<path d="M{_n(lx + 7)},{_n(ly - 5)} l5,5 l-5,5 l-5,-5 Z" fill="none" stroke="{color}" '
-                           'stroke-width="2"/>')
-        else:
-            p.line(lx, ly, lx + 16, ly, color, 2, style)
-        p.text(lx + 20, ly + 4, name, size=10)
-        lx += width
+def _lines(c: LineChart) -> Markup:
+    entries = [(line.color, line.name, line.dash) for line in c.lines if line.name]
+    entries += [(m.color, m.name, "diamond") for m in c.markers if m.name]
+    entries += [(g.color, g.name, g.dash or None) for g in c.guides if g.name]
+    rows = _legend_rows([e[1] for e in entries], c.width) if entries else 0
+    p = _Plot(c.width, c.height + 16 * max(rows - 1, 0), c.left, 16, 14, 62 + 16 * max(rows - 1, 0), c.title)
+    X, Y = _scale(c.x, p.x0, p.x1), _scale(c.y, p.y1, p.y0)
+    for v, text in c.y.ticks:
+        p.line(p.x0, Y(v), p.x1, Y(v), FAINT)
+        p.text(p.x0 - 6, Y(v) + 4, text, "end", 10, MUTED)
+    for v, text in c.x.ticks:
+        p.line(X(v), p.y1, X(v), p.y1 + 4, MUTED)
+        p.text(X(v), p.y1 + 16, text, "middle", 10, MUTED)
+    p.line(p.x0, p.y1, p.x1, p.y1, MUTED)
+    p.line(p.x0, p.y0, p.x0, p.y1, MUTED)
+    p.text((p.x0 + p.x1) / 2, p.y1 + 30, c.x.title, "middle", 10, "#333333")
+    p.text(12, (p.y0 + p.y1) / 2, c.y.title, "middle", 10, "#333333", rotate=True)
+    for g in c.guides:
+        if c.x.lo <= g.x <= c.x.hi:
+            p.line(X(g.x), p.y0, X(g.x), p.y1, g.color, 1, g.dash)
+    for line in c.lines:
+        inside = [(x, y) for x, y in line.points if c.x.lo <= x <= c.x.hi]
+        for run in _clipped(inside, c.y.hi):
+            at = [(X(x), Y(y)) for x, y in run]
+            dots = [(X(x), Y(y)) for x, y in run if (x, y) in line.points and len(line.points) <= 12]
+            p.polyline(at, line.color, line.dash, dots)
+    for m in c.markers:
+        if c.x.lo <= m.x <= c.x.hi and m.y <= c.y.hi:
+            p.diamond(X(m.x), Y(m.y), m.color)
+    if entries:
+        p.legend(entries, p.h - 10 - 16 * (rows - 1))
     return p.done()
 
 
-TORNADO_BARS = 8  # the inputs a tornado shows, largest swing first (as the briefs)
-
-
-def tornado(base: dict, swings: list, labels: int = 42) -> Markup | None:
-    """The cost over the run of the option recommended at each input's low (light) and high (dark)
-    end, the others held, around the base (the vertical line); a * marks an end where the
-    recommendation changes."""
-    shown = [w for w in swings if math.isfinite(w.swing("total_usd"))][:TORNADO_BARS]
-    at = base.get("total_usd")
-    if not shown or at is None or not math.isfinite(at):
-        return None
-    height = 30 + 24 * len(shown) + 34
-    p = _Plot(680, height, 290, 10, 10, 44, "Cost over the run at each input's low and high end")
-    ends = [v for w in shown for v in (w.low["total_usd"], w.high["total_usd"])] + [at]
-    lo, hi = min(ends), max(ends)
-    pad = (hi - lo) * 0.22 or abs(at) * 0.05 or 1.0  # room for each end's label beside its bar
-    lo, hi = lo - pad, hi + pad
-    X = lambda v: p.x0 + (v - lo) / (hi - lo) * (p.x1 - p.x0)  # noqa: E731
-    for k, w in enumerate(shown):
-        y = p.y0 + 24 * k
-        name = w.param.label if len(w.param.label) <= labels else w.param.label[: labels - 1] + "…"
-        p.text(p.x0 - 8, y + 15, name, "end", 10)
-        for end, color in (("low", LIGHT), ("high", BLUE)):
-            v = getattr(w, end)["total_usd"]
-            flips = getattr(w, end)["option"] != base["option"]
-            x0, x1 = sorted((X(at), X(v)))
-            p.rect(x0, y + 4, x1 - x0, 15, color, f"at its {end} ({w.param.end_text(end)}): {display.value(v, 'usd')}"
-                   + (f", recommends {getattr(w, end)['option']}" if flips else ""))
-            right = v >= at
-            p.text(X(v) + (4 if right else -4), y + 15, w.param.end_text(end) + (" *" if flips else ""),
-                   "start" if right else "end", 9, "#333")
-    p.line(X(at), p.y0 - 4, X(at), p.y0 + 24 * len(shown), "#222", 1.2)
-    axis = p.y0 + 24 * len(shown) + 6
-    for t in _ticks(lo, hi, 3):
-        p.text(X(t), axis + 10, _usd(t), "middle", 10, "#555")
-    p.text((p.x0 + p.x1) / 2, axis + 26, f"cost over the run, base {display.value(at, 'usd')} (light: low end, dark: "
-           "high end)", "middle", 10, "#333")
+def _bars(c: BarChart) -> Markup:
+    rows = _legend_rows([name for _, name in c.legend], c.width) if c.legend else 0
+    row_h = 24
+    body = row_h * len(c.rows)
+    height = 10 + body + 40 + (16 * rows + 6 if rows else 0)
+    p = _Plot(c.width, height, c.left, 14, 10, height - 10 - body, c.title)
+    X = _scale(c.x, p.x0, p.x1)
+    for k, row in enumerate(c.rows):
+        y = p.y0 + row_h * k
+        if row.label:
+            p.text(p.x0 - 8, y + 15, row.label, "end", 10)
+        for s in row.segments:
+            a, b = sorted((X(s.start), X(s.end)))
+            p.rect(a, y + 4, b - a, 15, s.color, s.tip)
+            if s.label:
+                right = s.end >= s.start
+                p.text(X(s.end) + (4 if right else -4), y + 15, s.label, "start" if right else "end", 9, "#333333")
+    for g in c.guides:
+        p.line(X(g.x), p.y0 - 4, X(g.x), p.y0 + body, g.color, 1.2, g.dash)
+    axis = p.y0 + body + 6
+    p.line(p.x0, axis - 4, p.x1, axis - 4, MUTED)
+    for v, text in c.x.ticks:
+        p.line(X(v), axis - 6, X(v), axis - 2, MUTED)
+        p.text(X(v), axis + 10, text, "middle", 10, MUTED)
+    p.text((p.x0 + p.x1) / 2, axis + 26, c.x.title, "middle", 10, "#333333")
+    if c.legend:
+        p.legend([(color, name, "box") for color, name in c.legend], axis + 44)
     return p.done()

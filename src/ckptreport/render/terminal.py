@@ -9,9 +9,11 @@ from __future__ import annotations
 import math
 import textwrap
 
-from .. import display, rule
-from ..errors import printable
-from ..headline import FIELDS, TABLE, Field
+from ..model import display
+from ..base.errors import printable
+from ..answer.headline import FIELDS, TABLE, Field
+from ..answer.types import NEEDS_PRICE, RECOMMENDED
+from ..answer.types import option_label
 
 
 def table(header: list[str] | None, rows: list[list[str]], align: str = "", indent: str = "",
@@ -62,7 +64,7 @@ def summary(report) -> str:
             cells.append(cell)
             warned = warned or warn
         cells += option_cells(r)
-        if r["option_status"] == rule.RECOMMENDED:
+        if r["option_status"] == RECOMMENDED:
             for name in r["assumed_prices"]:
                 assumed.setdefault(name, []).append(r["option_tier"])
         for tier in r["needs_price"]:
@@ -91,9 +93,9 @@ def strategy_cell(r: dict, s: str) -> tuple[str, bool]:
 
 def option_cells(r: dict) -> list[str]:
     """The recommended option, bought, storage and GPU time a month, and the runner-up."""
-    option = rule.label(r["option_strategy"], r["option_tier"], r["option_engine"])
-    if r["option_status"] != rule.RECOMMENDED:
-        return [f"{r['option_status']}: {r['option_tier']}" if r["option_status"] == rule.NEEDS_PRICE
+    option = option_label(r["option_strategy"], r["option_tier"], r["option_engine"])
+    if r["option_status"] != RECOMMENDED:
+        return [f"{r['option_status']}: {r['option_tier']}" if r["option_status"] == NEEDS_PRICE
                 else f"- ({option})", "", "", "", ""]
     runner = r["runner_up_tier"]
     return [option + (" *" if r["assumed_prices"] else ""), display.of("tier_bought_GBps", r["option_bought_GBps"]),
@@ -289,7 +291,7 @@ def sensitivity(s) -> str:
 
 
 def sampled(s) -> str:
-    """The Monte Carlo summary (``uncertainty.Sampled``): per summary line, how often its
+    """The Monte Carlo summary (``answer.types.Sampled``): per summary line, how often its
     recommendation wins and the P10-P50-P90 of its cost and overhead."""
     if not s.params:
         return ("Monte Carlo: no input carries a range, so every draw is the same; give inputs a range "

@@ -15,7 +15,7 @@
 
 Each writer takes the anchors it refers to and returns its own (``Assumed``, ``Table``, ``Choices``,
 ``Checked``): ``write`` calls them in the one order their data allows. What the sheets show was
-computed in the compute stage (``report.Report``); strings from inputs are always text cells, never
+computed in the compute stage (``answer.types.Report``); strings from inputs are always text cells, never
 formulas; infinity is ``units.INF_CELL`` and reads 'unbounded' / 'unreachable'. Only openpyxl's
 public API is used; the long sheets' rows are streamed into the saved package (``render.sheetxml``).
 """
@@ -33,7 +33,7 @@ from . import assumptions, cadence, choice, cover, scenarios, sensitivity
 from .book import Context, Sheet
 
 if TYPE_CHECKING:
-    from ...report import Report
+    from ...answer.types import Report
 
 SHEETS = ("Cover", "Summary", "Assumptions", "Scenarios", "Choice", "Purchase", "Cadence", "Sensitivity", "Sources",
           "Checks")  # in the order they are shown
@@ -43,7 +43,7 @@ def write(path, report: Report, meta: dict[str, str], when: dt.datetime | None =
           progress=lambda _: None) -> list[str]:
     """Write the workbook to ``path``; returns notes (e.g. rows left out of Scenarios). ``progress``
     counts the Scenarios rows as they are written (the long part)."""
-    from ...progress import task
+    from ...base.progress import task
 
     ctx = Context(report, meta)
     notes = [report.workbook_note] if report.workbook_note else []

@@ -12,14 +12,13 @@ from dataclasses import dataclass, field
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
 
-from ... import display
-from ...columns import MONTHS_PER_YEAR, SECONDS_PER_MONTH, WITHIN_TARGET
-from ...expr import INFINITY, SCALES, Named
-from ...inputs import PLAN, of
-from ...provenance import provenance
-from ...units import INF_CELL
-from .book import (BLUE, BOLD, ENTITY_KINDS, INFINITE_FROM, OVER_FILL, SECONDS_PER_MINUTE, TITLE, UNLOCKED, Context,
-                   Sheet, result)
+from ...model import display
+from ...model.columns import MONTHS_PER_YEAR, SECONDS_PER_MONTH, WITHIN_TARGET
+from ...model.expr import INFINITY, SCALES, Named
+from ...read.inputs import PLAN, of
+from ...read.provenance import provenance
+from ...read.units import INF_CELL
+from .book import BLUE, BOLD, ENTITY_KINDS, INFINITE_FROM, OVER_FILL, SECONDS_PER_MINUTE, TITLE, UNLOCKED, Context, Sheet, result
 
 CONSTANTS = (*SCALES, SECONDS_PER_MINUTE, SECONDS_PER_MONTH, MONTHS_PER_YEAR, WITHIN_TARGET, Named(INF_CELL, INFINITY),
              INFINITE_FROM)

@@ -13,19 +13,19 @@ from openpyxl.cell import WriteOnlyCell
 from openpyxl.styles import Font, PatternFill, Protection
 from openpyxl.utils import get_column_letter
 
-from ... import display
-from ...columns import COLUMNS
-from ...expr import Named
-from ...inputs import ENTITY_COLUMN, INPUTS, PLAN, SCENARIO, SOURCES, of
-from ...strategies import COMPARED
-from ...units import COLUMN_UNITS, INF_AT, INF_CELL
+from ...model import display
+from ...model.columns import COLUMNS
+from ...model.expr import Named
+from ...read.inputs import ENTITY_COLUMN, INPUTS, PLAN, SCENARIO, SOURCES, of
+from ...read.strategies import COMPARED
+from ...read.units import COLUMN_UNITS, INF_AT, INF_CELL
 
 if TYPE_CHECKING:
     import pandas as pd
     from openpyxl import Workbook
 
-    from ...load import Inputs
-    from ...report import Report
+    from ...read.validated import Inputs
+    from ...answer.types import Report
 
 # Scenarios columns written as text, not looked up: the plan's axes by name, and the basis of each hop
 LITERAL = {i.name for i in INPUTS.values() if i.entity == SCENARIO and i.unit == "label"} | set(SOURCES)
@@ -46,7 +46,7 @@ SECONDS_PER_MINUTE = Named(60.0, "SECONDS_PER_MINUTE")
 
 
 def fraction(name: str, v):
-    """The value a cell holds for ``name``: a percentage as a fraction (the engine's 3.6 is 0.036,
+    """The value a cell holds for ``name``: a percentage as a fraction (the evaluator's 3.6 is 0.036,
     shown as 3.60%, as typing ``3.6%`` stores it), anything else as it is."""
     return v / 100 if display.unit_of(name) == "pct" and isinstance(v, (int, float)) else v
 
@@ -59,7 +59,7 @@ def cell_value(v):
 
 
 def result(name: str, v):
-    """What a cell showing ``name`` holds for the engine's value ``v``: a percentage as a fraction,
+    """What a cell showing ``name`` holds for the evaluator's value ``v``: a percentage as a fraction,
     infinity as INF_CELL, numpy scalars as Python's (NaN: #N/A)."""
     if isinstance(v, (bool, np.bool_)):
         return bool(v)
@@ -108,7 +108,7 @@ class Sheet:
 
     def cell(self, value, *, fmt: str | None = None, font=None, fill=None, align=None, text: bool = False,
              result=MISSING):
-        """A cell; a formula's ``result`` (what the engine computed: NaN is #N/A) is stored as its
+        """A cell; a formula's ``result`` (what the evaluator computed: NaN is #N/A) is stored as its
         cached value, so a reader that does not calculate sees it."""
         c = WriteOnlyCell(self.ws, value=value)
         if result is not MISSING:
@@ -164,7 +164,7 @@ class Context:
         return self.report.summary
 
     def value(self, idx: int | None, column: str):
-        """The engine's value of ``column`` in scenario ``idx``, as its cell holds it."""
+        """The evaluator's value of ``column`` in scenario ``idx``, as its cell holds it."""
         if column in GLOBALS:
             return result(column, self.frame.at[self.frame.index[0], column])
         return result(column, self.frame.at[idx, column])

@@ -8,13 +8,12 @@ from __future__ import annotations
 from openpyxl.chart import Reference, ScatterChart, Series
 from openpyxl.utils import get_column_letter
 
-from ... import display
-from ...columns import COLUMNS
-from ...expr import Var, render
-from ...strategies import COMPARED
+from ...model import display
+from ...model.columns import COLUMNS
+from ...model.expr import Var, render
+from ...read.strategies import COMPARED
 from .. import sheetxml
-from .book import (BLUE, BOLD, HEADER_FILL, PCT, SECONDS_PER_MINUTE, TITLE, Context, Sheet, dependents_of, result,
-                   show_axes)
+from .book import BLUE, BOLD, HEADER_FILL, PCT, SECONDS_PER_MINUTE, TITLE, Context, Sheet, dependents_of, result, show_axes
 from .scenarios import KEY, Table
 
 MIN_FMT = '0.0" min"'
@@ -76,7 +75,7 @@ def _spec_cell(sh: Sheet, value, style: dict):
 def _block(ctx: Context, table: Table, idx: int, strategy: str, start: int, cols: list[str],
            letter: dict[str, str], trees: dict) -> list[list[tuple[str, object]]]:
     """One block's rows from ``start``, each cell as (style key, content): text, a number, a Formula
-    (with its result: the engine's columns evaluated at each grid interval)."""
+    (with its result: the model's columns evaluated at each grid interval)."""
     F = sheetxml.Formula
     row = ctx.frame.loc[idx, ["model", "sku", "tier", "engine"]]
     opt_row, first = start + 2, start + 4
@@ -93,7 +92,7 @@ def _block(ctx: Context, table: Table, idx: int, strategy: str, start: int, cols
                                         ctx.value(idx, "optimal_waste_pct"))), *key],
         [("header", c) for c in cols],
     ]
-    grid = ctx.report.cadence[idx]  # the engine's columns at each interval of the grid
+    grid = ctx.report.cadence[idx]  # the model's columns at each interval of the grid
     results = {n: [result(n, v) for v in grid[n]] for n in trees}
     least = min(results["waste_pct"])
 

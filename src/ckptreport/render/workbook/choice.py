@@ -11,13 +11,15 @@ from dataclasses import dataclass
 from openpyxl.chart import BarChart, Reference
 from openpyxl.formatting.rule import FormulaRule
 
-from ... import display, rule
-from ...strategies import BACKGROUND, BASELINE, COMPARED
-from ...expr import TERA
-from ...units import BOOL_EXCEL, BYTES_EXCEL, INF_AT, INF_CELL
+from ...model import display
+from ...read.strategies import BACKGROUND, BASELINE, COMPARED
+from ...model.expr import TERA
+from ...read.units import BOOL_EXCEL, BYTES_EXCEL, INF_AT, INF_CELL
 from .assumptions import Assumed
 from .book import BOLD, INFINITE_FROM, OVER_FILL, PCT, SECONDS_PER_MINUTE, TITLE, USD, Context, Sheet, show_axes
 from .scenarios import Table
+from ...answer.types import JOIN, NONE, WITH
+from ...answer.types import option_label
 
 CHOICE_COLUMNS = ("tier", "strategy", "engine", "choice_usd", "tier_bought_GBps", "storage_usd_month", "lost_gpu_usd_month",
                   "total_usd", "overhead_pct")
@@ -168,14 +170,14 @@ def _summary_line(sh: Sheet, ctx: Context, table: Table, line: dict, pick: dict,
     cells.append(table.live(sh, any_idx, "ckpt_bytes", BYTES_EXCEL))
     for strategy in COMPARED:
         tier = line.get(f"{strategy}_tier")
-        option = f"{tier}{rule.WITH}{line.get(f'{strategy}_engine')}"
+        option = f"{tier}{WITH}{line.get(f'{strategy}_engine')}"
         label = "n/a" if not isinstance(tier, str) else option if line.get(f"{strategy}_meets") else \
             f"none (closest: {option})"
         cells += [sh.text(label), table.live(sh, pick[strategy], "overhead_pct", PCT),
                   table.live(sh, pick[strategy], "meets_target", BOOL_EXCEL)]
-    words = rule.NONE if chosen is None else rule.label(*(ctx.frame.at[chosen, c] for c in ("strategy", "tier", "engine")))
-    cells.append(sh.cell(f'=IF({block.none},"{rule.NONE}",{block.chosen("strategy")}&"{rule.JOIN}"&'
-                         f'{block.chosen("tier")}&"{rule.WITH}"&{block.chosen("engine")})', result=words))
+    words = NONE if chosen is None else option_label(*(ctx.frame.at[chosen, c] for c in ("strategy", "tier", "engine")))
+    cells.append(sh.cell(f'=IF({block.none},"{NONE}",{block.chosen("strategy")}&"{JOIN}"&'
+                         f'{block.chosen("tier")}&"{WITH}"&{block.chosen("engine")})', result=words))
     cells.append(sh.cell(f"=IF({block.none},NA(),{block.chosen('tier_bought_GBps')})",
                          fmt=display.excel_format("tier_bought_GBps"),
                          result=math.nan if chosen is None else ctx.value(chosen, "tier_bought_GBps")))
@@ -195,7 +197,7 @@ def _summary_widths(ctx: Context, lines: list[list]) -> dict[int, float]:
     built and the assumed prices it may list (at most 60)."""
     texts = {k: [c.value for cells in lines for c in cells[k - 1:k] if isinstance(c.value, str)
                  and not c.value.startswith("=")] + [SUMMARY_HEAD[k - 1] + " "] for k in SUMMARY_WIDTHS}
-    texts[11] += [rule.label(r["option_strategy"], r["option_tier"], r["option_engine"])
+    texts[11] += [option_label(r["option_strategy"], r["option_tier"], r["option_engine"])
                   for r in ctx.summary.to_dict("records")
                   if isinstance(r.get("option_tier"), str)]
     texts[16] += [", ".join(v) for v in ctx.report.assumed.values()]

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ... import display
-from ...inputs import RECIPES
-from ...units import BOOL_EXCEL
+from ...model import display
+from ...read.inputs import RECIPES
+from ...read.units import BOOL_EXCEL
 from .assumptions import Assumed
 from .book import BOLD, TITLE, Context, Sheet
 from .scenarios import KEY, Table
@@ -63,7 +63,7 @@ def write_checks(sh: Sheet, ctx: Context, assumed: Assumed, table: Table) -> Che
         diff = "-".join([table.column(total), *(table.column(p) for p in parts)])
         return f"=SUMPRODUCT(ABS({diff}))<=1E-9*SUMPRODUCT(ABS({table.column(total)}))"
 
-    def reconciles(total: str, parts: list[str]) -> bool:  # the same sums, on the engine's values
+    def reconciles(total: str, parts: list[str]) -> bool:  # the same sums, on the evaluator's values
         diff = rows[total].to_numpy(float) - sum(rows[p].to_numpy(float) for p in parts)
         return bool(np.abs(diff).sum() <= 1e-9 * np.abs(rows[total].to_numpy(float)).sum())
 

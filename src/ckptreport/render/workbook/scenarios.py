@@ -1,6 +1,6 @@
 """The Scenarios sheet: the cross product as an Excel table, keyed by ``scenario_id``. Input columns
 refer to their cells on Assumptions, derived columns are formulas printed from the same column
-definitions the engine evaluates. Openpyxl writes the header, the first row (which fixes each
+definitions the evaluator computes. Openpyxl writes the header, the first row (which fixes each
 column's style) and the table; the rows themselves are streamed into the saved package
 (``sheetxml``). ``Table`` is the anchor every other sheet finds a scenario by."""
 
@@ -18,11 +18,11 @@ from openpyxl.worksheet.filters import AutoFilter
 from openpyxl.worksheet.table import Table as ExcelTable
 from openpyxl.worksheet.table import TableColumn, TableStyleInfo
 
-from ... import display
-from ...columns import COLUMNS
-from ...expr import Var, render
-from ...inputs import of
-from ...units import INF_AT, INF_CELL
+from ...model import display
+from ...model.columns import COLUMNS
+from ...model.expr import Var, render
+from ...read.inputs import of
+from ...read.units import INF_AT, INF_CELL
 from .. import sheetxml
 from .assumptions import Assumed
 from .book import BOLD, ENTITY_KINDS, GLOBALS, LITERAL, OVER_FILL, Context, Sheet
@@ -103,7 +103,7 @@ def write(sh: Sheet, ctx: Context, assumed: Assumed) -> Table:
 def _streamed(frame: pd.DataFrame, assumed: Assumed, formulas: dict[str, str]) -> list[tuple[str, dict]]:
     """What each column's rows hold: the key as numbers, names as text, inputs as references to
     their Assumptions cells, derived columns as the parts of their formula around the row number;
-    each with the engine's values as the cells' cached results."""
+    each with the evaluator's values as the cells' cached results."""
     kind_of = {inp.name: (kind, column) for kind, column in ENTITY_KINDS for inp in of(kind)}
     refs = {"gpus": assumed.gpus_cell, "interval_s": assumed.interval_cell}
     columns = [(KEY, {"numbers": frame.index.to_numpy(np.int64)})]
@@ -193,7 +193,7 @@ def _shown_width(name: str, column: pd.Series) -> int:
     section = fmt.split(";")[-1] if ",," not in fmt else "#,##0.00"  # scaled to TB, GB, MB: at most 999.99
     decimals = len(re.search(r"\.(0*)", section).group(1)) if "." in section else 0
     unit = max((len(u) for u in re.findall(r'"([^"]*)"', section)), default=0)
-    unit += section.endswith("%")  # a percentage: the engine's whole percents, shown with a % sign
+    unit += section.endswith("%")  # a percentage: the evaluator's whole percents, shown with a % sign
     digits = len(f"{min(top, 999.99) if ',,' in fmt else top:,.{decimals}f}")
     if section.endswith("%") and "[<" in fmt:  # small percentages show more decimals: 0.000020%, 0.0069%
         least = float(finite.min())

@@ -12,11 +12,12 @@ from dataclasses import dataclass
 
 from openpyxl.utils import get_column_letter
 
-from ... import display, rule
-from ...columns import COLUMNS
-from ...expr import Var, render
+from ...model import display
+from ...model.columns import COLUMNS
+from ...model.expr import Var, render
 from .book import BLUE, BOLD, PCT, TITLE, USD, Context, Sheet, dependents_of, result
 from .scenarios import KEY, Table
+from ...answer.types import option_label
 
 OUTPUTS = ("total_usd", "total_usd_month", "overhead_pct")  # what the table shows at each end
 HEAD = ["input", "where", "low", "today", "high", "over the run at low", "at high", "swing", "a month at low",
@@ -46,7 +47,7 @@ def write(sh: Sheet, ctx: Context, table: Table) -> None:
     if idx is None or idx not in table:
         sh.append([sh.text("The headline option is not on the Scenarios sheet: no sensitivity table.")])
         return
-    option = rule.label(*(ctx.frame.at[idx, c] for c in ("strategy", "tier", "engine")))
+    option = option_label(*(ctx.frame.at[idx, c] for c in ("strategy", "tier", "engine")))
     sh.append([sh.text(f"{point.model} on {point.sku}: {option}, the option the summary recommends. Each input that "
                        "carries a range is moved alone from its low to its high (blue: edit them), the others held; "
                        "the computation blocks below recompute every column that depends on it.")])

@@ -1,0 +1,165 @@
+"""The compute stage: everything an output shows, computed once, as plain data.
+
+``compute(inputs)`` evaluates the model over the plan and derives from its frame what the renderers
+format: the recommendation per model and SKU (one rule, ``recommend``), the summary a planner reads
+first, each brief's rows, recommendation, tier comparison and waste curves, and the calibration
+table. The terminal summary, the workbook, the PDF briefs and ``manifest.json`` all read this; none
+of them evaluates the model or chooses an option of its own."""
+
+from __future__ import annotations
+
+import functools
+import numpy as np
+import pandas as pd
+from . import calibration, page
+from ..model.evaluate import chunks, scenarios
+from ..base.errors import InputError, Problem
+from ..read.inputs import ENTITY_COLUMN, INPUTS
+from ..read.validated import Inputs
+from ..read.load import plan_file
+from ..model.axes import Point
+from ..model.plan import plan_rows, summary_point
+from ..read.strategies import COMPARED
+from .types import BRIEFS, NEEDS, PAGE, WORKBOOK, Report
+from .uncertainty.ranges import parameters
+from .uncertainty import tornado
+from .briefs import PURCHASE_COLUMNS, brief, purchase, specs
+from .recommend import RANK_BY, assumed_prices, headline_rows, recommend
+from .sheets import Selection, cadence_grid, concat, tier_overview, workbook_rows
+
+
+ROWS_IN_MEMORY = 1_000_000  # a plan up to this many rows is one frame; a larger one streams in chunks
+
+
+CHUNK_ROWS = 250_000  # rows per chunk of a streamed plan: about 300 MB of columns at a time
+
+
+def summary(frame: pd.DataFrame, inputs: Inputs, point: Point) -> tuple[pd.DataFrame, list[list[int]], list]:
+    """One line per model x SKU: the checkpoint size; per strategy the option the rule picks with its
+    frame index; and the option chosen overall, with its status, runner-up, the assumed prices it
+    rests on and the tiers that meet the target but need a price. Also, per line, its candidate rows
+    in the order the rule breaks ties (smaller system, then lower overhead), and its purchase curve."""
+    shown = ["model", "sku", "recipe", "gpus", "interval_s", "ckpt_bytes", "strategy", "tier_family", "storage_usd_month",
+             "lost_gpu_usd_month", "total_usd_month", "stall_s"]
+    rows = headline_rows(frame[shown + [c for c in RANK_BY if c not in shown]], inputs, point)
+    out, candidates, curves = [], [], []
+    for (model, sku), group in rows.groupby(["model", "sku"], observed=True, sort=False):
+        first = group.iloc[0]
+        line = {"model": str(model), "sku": str(sku), "recipe": str(first["recipe"]), "gpus": int(first["gpus"]),
+                "interval_s": float(first["interval_s"]), "ckpt_bytes": float(first["ckpt_bytes"])}
+        for strategy in inputs.plan.strategies:
+            pick = recommend(group[group["strategy"] == strategy])
+            line[f"{strategy}_tier"] = str(pick.row["tier"]) if pick else None
+            line[f"{strategy}_engine"] = str(pick.row["engine"]) if pick else None
+            line[f"{strategy}_meets"] = bool(pick.meets) if pick else False
+            line[f"{strategy}_overhead_pct"] = float(pick.row["overhead_pct"]) if pick else np.nan
+            line[f"{strategy}_index"] = pick.index if pick else None
+        best = recommend(group)
+        full = frame.loc[best.index]
+        line.update({"option_tier": str(best.row["tier"]), "option_strategy": str(best.row["strategy"]),
+                     "option_engine": str(best.row["engine"]),
+                     "option_status": best.status, "option_meets": best.meets, "option_index": best.index,
+                     "option_total_usd": float(best.row["total_usd"]),
+                     "option_total_usd_month": float(best.row["total_usd_month"]),
+                     "option_storage_usd_month": float(best.row["storage_usd_month"]),
+                     "option_lost_gpu_usd_month": float(best.row["lost_gpu_usd_month"]),
+                     "option_bought_GBps": float(best.row["tier_bought_GBps"]),
+                     "option_overhead_pct": float(best.row["overhead_pct"]),
+                     "option_stall_s": float(full["stall_s"]),
+                     "option_required_GBps": float(full["required_write_GBps"]),
+                     "runner_up_tier": None if best.runner_up is None else str(best.runner_up["tier"]),
+                     "runner_up_strategy": None if best.runner_up is None else str(best.runner_up["strategy"]),
+                     "runner_up_engine": None if best.runner_up is None else str(best.runner_up["engine"]),
+                     "runner_up_extra_usd": best.runner_up_extra_usd,
+                     "assumed_prices": [name for name, _ in assumed_prices(inputs, full)],
+                     "needs_price": list(best.unpriced)})
+        out.append(line)
+        candidates.append([int(i) for i in group.sort_values(["tier_bought_GBps", "overhead_pct"],
+                                                              kind="stable").index])
+        curves.append(purchase(frame.loc[group.index, PURCHASE_COLUMNS + ["tier_family", "sku", "tier_durable",
+                                                                          "meets_target", "overhead_pct"]], best))
+    return pd.DataFrame(out), candidates, curves
+
+
+def compute(inputs: Inputs, sink=None, progress=lambda _: None,
+            needs: frozenset[str] = frozenset({WORKBOOK, BRIEFS})) -> Report:
+    """Everything the outputs show. ``sink(frame)``, when given, receives every row of the plan
+    (one frame, or chunk after chunk for a plan above ROWS_IN_MEMORY rows, whose report then keeps
+    only the rows the outputs show: the summary point's, and the workbook's when it ``needs`` them).
+    ``needs``: what the chosen outputs read beyond the summary (``NEEDS``); what none of them reads is
+    not computed (no brief's data without BRIEFS; without WORKBOOK the workbook's rows are the
+    summary's; the review page's sections and table only with PAGE)."""
+    unknown = set(needs) - NEEDS
+    if unknown:
+        raise ValueError(f"compute cannot provide {sorted(unknown)}; it provides {sorted(NEEDS)}")
+    workbook, briefs, html = WORKBOOK in needs, BRIEFS in needs, PAGE in needs
+    rows, dropped = plan_rows(inputs)
+    if rows == 0:
+        why = "; ".join(f"{d.rows:,} because {d.reason}" for d in dropped)
+        raise InputError(Problem(plan_file(inputs), 0, 0, "",
+                                 f"every combination of the plan was left out ({why}); widen the plan"))
+    point = summary_point(inputs)
+    limit = int(inputs.plan.workbook_rows.value)
+    selected = None
+    if rows <= ROWS_IN_MEMORY:
+        frame, _ = scenarios(inputs)
+        if sink is not None:
+            sink(frame)
+    else:
+        frame, selected = _stream(inputs, sink, point, Selection(limit, rows, len(inputs.plan.intervals))
+                                  if workbook else None, rows, progress)
+    table, candidates, purchases = summary(frame, inputs, point)
+    params = parameters(inputs, point.gpus)  # the summary lines' (all at the point's GPUs)
+    by_gpus = functools.cache(lambda gpus: parameters(inputs, gpus))
+    data = [brief(inputs, frame, spec, by_gpus(spec.gpus)) for spec in specs(inputs, frame, point)] if briefs else []
+    named = {i for rows_ in candidates for i in rows_} | {int(i) for p in purchases for i in p.points.index}
+    keep, note = (workbook_rows(frame, named, limit, len(inputs.plan.intervals), rows, selected) if workbook
+                  else (pd.Index(sorted(named), dtype=np.int64), ""))
+    labels = sorted({i for rows_ in candidates for i in rows_})
+    priced = frame.loc[labels, [*ENTITY_COLUMN.values(), *(n for n, i in INPUTS.items() if i.price)]]
+    assumed = {int(i): [name for name, _ in assumed_prices(inputs, row)]  # rows as dicts: 50x faster than .loc
+               for i, row in zip(priced.index, priced.to_dict("records"))}
+    overview = tier_overview(inputs, frame, point, keep) if workbook else []
+    picks = {int(v) for s in COMPARED if f"{s}_index" in table for v in table[f"{s}_index"] if pd.notna(v)}
+    cadence = {idx: cadence_grid(frame, idx) for idx in sorted(picks)} if workbook else {}
+    headline = headline_option(table, point)
+    sweeps = tornado.sweeps(frame.loc[[headline]], params) if workbook and headline is not None else []
+    review = page.page(frame, table, candidates, purchases, params, data, rows, keep) if html else None
+    return Report(inputs, frame, dropped, point, table, data, calibration.table(), workbook_index=keep,
+                  workbook_note=note, tier_overview=overview, candidates=candidates,
+                  purchases=purchases, assumed=assumed, rows=rows, cadence=cadence, params=params,
+                  headline=headline, sweeps=sweeps, page=review)
+
+
+def headline_option(table: pd.DataFrame, point: Point) -> int | None:
+    """The frame row of the option the summary recommends for the plan's summary model and SKU."""
+    if table.empty:
+        return None
+    lines = table.index[(table["model"] == point.model) & (table["sku"] == point.sku)]
+    v = table.at[lines[0], "option_index"] if len(lines) else None
+    return None if v is None or (isinstance(v, float) and np.isnan(v)) else int(v)
+
+
+def _stream(inputs: Inputs, sink, point: Point, selection: Selection | None, rows: int, progress):
+    """A plan too large for one frame, chunk by chunk: each goes to the sink; what the outputs show
+    (the summary point's rows, the workbook's selection) is kept."""
+    import time
+
+    from ..base.progress import task
+
+    at_point, done, t = [], 0, time.perf_counter()
+    with task(progress, "scenarios", rows) as advance:
+        for chunk in chunks(inputs, CHUNK_ROWS):
+            if sink is not None:
+                sink(chunk)
+            at_point.append(chunk[(chunk["gpus"] == point.gpus).to_numpy()
+                                  & (chunk["interval_s"] == point.interval_s).to_numpy()])
+            if selection is not None:
+                selection.add(chunk)
+            done += len(chunk)
+            advance(len(chunk))
+    rate = done / max(time.perf_counter() - t, 1e-9)
+    progress(f"computed {done:,} of {rows:,} scenarios ({rate / 1e6:.2f} M rows/s)")
+    kept = concat(at_point + ([selection.kept] if selection is not None else []))
+    kept = kept[~kept.index.duplicated()].sort_index()
+    return kept, (selection.kept.index if selection is not None else pd.Index([], dtype=np.int64))

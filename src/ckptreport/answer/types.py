@@ -1,0 +1,354 @@
+"""The answer's types: everything the compute stage hands the renderers, as data. How an option and a
+status read (``option_label``, ``STATUSES``), the recommendation (``Pick``), each brief's data, how sure
+an answer is (``Param``, ``Swing``, ``Robustness``, ``Sampled``), the calibration table, the review
+page's sections and the ``Report`` that holds them all. Types only: a renderer that reads them reaches
+no module that computes."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..model.axes import Dropped, Point
+from ..read.inputs import PLAN
+from ..read.validated import Inputs, Prov
+
+if TYPE_CHECKING:  # annotations only: the quick commands (explain, validate) never import pandas
+    import pandas as pd
+
+# What an output may need computed beyond the summary (``outputs.Output.needs``, ``answer.report.compute``): the
+# workbook's rows, tier overview, cadence grids and sweeps; the briefs' data; the review page's sections
+WORKBOOK, BRIEFS, PAGE = "workbook", "briefs", "page"
+NEEDS = frozenset({WORKBOOK, BRIEFS, PAGE})
+
+
+# ---- how an option and a status read ----------------------------------------------------------
+
+RECOMMENDED, NEEDS_PRICE, CLOSEST = "recommended", "needs a price", "closest"
+STATUSES = (RECOMMENDED, NEEDS_PRICE, CLOSEST)  # ``rank``'s status codes, in order
+NONE = "none recommendable"  # what a line recommends when no option is recommendable
+JOIN = " to "  # an option reads 'async to superpod-good with dcp-async': the strategy, JOIN, the tier,
+WITH = " with "  # WITH, the engine
+
+
+def option_label(strategy: object, tier: object, engine: object = None) -> str:
+    """How an option reads everywhere: 'async to superpod-good with dcp-async-cached'."""
+    return f"{strategy}{JOIN}{tier}" + ("" if engine is None else f"{WITH}{engine}")
+
+
+# ---- the recommendation and a brief ----------------------------------------------------------
+
+@dataclass(frozen=True)
+class Pick:
+    """The option chosen among candidate rows and why: ``status`` is ``recommended`` (it meets the
+    target, is feasible, durable and priced, at the least cost), ``needs a price`` (options meet the
+    target but none has a price: never ranked, named in ``unpriced``) or ``closest`` (nothing meets
+    the target: the lowest overhead). The runner-up is the best recommendable option on another tier
+    (the other storage a buyer would weigh)."""
+
+    index: int  # the row's label in the frame it was chosen from
+    row: pd.Series
+    status: str
+    runner_up: pd.Series | None
+    unpriced: tuple[str, ...] = ()  # tiers that meet the target but have no price
+    other_engine: pd.Series | None = None  # the best recommendable option of another engine
+
+    @property
+    def meets(self) -> bool:
+        return self.status == RECOMMENDED
+
+    @property
+    def label(self) -> str:
+        """How the option reads: 'async to superpod-good'."""
+        return option_label(self.row["strategy"], self.row["tier"], self.row["engine"])
+
+    @property
+    def option(self) -> dict[str, str]:
+        return {"sku": str(self.row["sku"]), "tier": str(self.row["tier"]), "strategy": str(self.row["strategy"]),
+                "engine": str(self.row["engine"])}
+
+    @property
+    def other_engine_extra_usd(self) -> float | None:
+        """What the best option of another engine costs over the run beyond the recommended one."""
+        if self.other_engine is None or not self.meets:
+            return None
+        return float(self.other_engine["total_usd"] - self.row["total_usd"])
+
+    @property
+    def runner_up_extra_usd(self) -> float | None:
+        """What the runner-up costs over the run beyond the recommended option."""
+        if self.runner_up is None or not self.meets:
+            return None
+        return float(self.runner_up["total_usd"] - self.row["total_usd"])
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What one brief compares: a model on candidate SKUs and tiers, at one cluster size and cadence."""
+
+    name: str
+    model: str
+    skus: tuple[str, ...]
+    tiers: tuple[str, ...]
+    gpus: int
+    interval_s: float
+    recipe: str
+    title: str | None = None
+    in_plan: bool = False  # a model's brief: its rows are in the build's frame
+
+
+@dataclass(frozen=True)
+class TierLine:
+    """One candidate tier on the recommended SKU: its rows of the compared strategies (``strategies.COMPARED``:
+    sync, async), None where left out."""
+
+    tier: str
+    sync: pd.Series | None
+    asyn: pd.Series | None
+    recommended: bool
+
+
+@dataclass(frozen=True)
+class Purchase:
+    """The purchase curve: monthly cost against the bandwidth bought, over the steps a buyer chooses
+    between (the recommended tier's family, or every priced durable tier of its SKU), for the
+    recommended strategy and for sync; the optimum and what the next step up costs and saves."""
+
+    what: str  # 'the superpod family' or 'the priced tiers of aws-p5'
+    points: pd.DataFrame  # PURCHASE_COLUMNS, by strategy then bandwidth; index: frame labels
+    optimum: int | None  # the frame label of the recommendable point the rule ranks first (the pick's strategy)
+    next_step: pd.Series | None  # the point after the optimum, one step more bandwidth
+
+
+@dataclass(frozen=True)
+class BriefData:
+    spec: Spec
+    rows: pd.DataFrame  # the brief's scenarios, every strategy of the plan
+    pick: Pick  # the recommendation
+    tiers: list[TierLine]
+    skus: list[tuple[str, Pick]]  # the best option on each candidate SKU
+    curves: dict[str, tuple[np.ndarray, np.ndarray]]  # strategy -> (interval_s, waste_pct) on the pick's SKU/tier
+    explanation: dict  # every input of the pick with its provenance (explain.explain_row)
+    purchase: Purchase
+    assumed: list[tuple[str, str]]  # the assumed prices the recommendation rests on: (input, value)
+    robust: Robustness | None = None  # tornado, break-even values, Monte Carlo band
+    curve_rows: dict[str, pd.Series] = field(default_factory=dict)  # strategy -> the row its waste curve is of
+    strategies: list[tuple[str, Pick]] = field(default_factory=list)  # on the pick's SKU, when a layered one is planned
+
+
+# ---- how sure an answer is -------------------------------------------------------------------
+
+Z90 = 1.2815515655446004  # the standard normal's 90th percentile: a lognormal's low and high are its P10 and P90
+
+
+@dataclass(frozen=True)
+class Member:
+    """One figure a Param sets: ``section.name.key``, the input column it sets, its value and range
+    there, and the columns derived from it when they were omitted (each with its value: they move in
+    proportion to the figure)."""
+
+    section: str
+    name: str
+    key: str
+    input: str
+    value: float
+    prov: Prov
+    dependents: tuple[tuple[str, float], ...] = ()
+    low: float = math.nan
+    high: float = math.nan
+    low_text: str = ""  # the bounds as written in the models file (none once widened)
+    high_text: str = ""
+    widened: float = 1.0  # the factor its range was widened by (SCALING terms used beyond their data)
+
+    @property
+    def label(self) -> str:
+        return f"plan.{self.key}" if self.section == PLAN else f"{self.section}.{self.name}.{self.key}"
+
+
+@dataclass(frozen=True)
+class Param:
+    """One uncertain figure (or, with a ``driver``, every figure naming it, moved together): its
+    value and range are the first member's, in its column's unit. The others follow it to the same
+    place in their own ranges (``follow``): all at their lows, all at their values, all at their
+    highs, and in between in proportion (lognormal: in proportion of the logarithms)."""
+
+    members: tuple[Member, ...]
+    value: float
+    low: float
+    high: float
+    distribution: str
+    driver: str | None = None
+
+    @property
+    def first(self) -> Member:
+        return self.members[0]
+
+    @property
+    def input(self) -> str:
+        return self.first.input
+
+    @property
+    def prov(self) -> Prov:
+        return self.first.prov
+
+    @property
+    def name(self) -> str:
+        """The driver, or the one figure's section.name.key: a column name in samples.parquet."""
+        return self.driver or self.first.label
+
+    @property
+    def label(self) -> str:
+        if self.driver is None:
+            return self.first.label
+        return f"{self.driver} ({len(self.members)} figures)" if len(self.members) > 1 else self.driver
+
+    def end_text(self, end: str) -> str:
+        """The first figure's low or high as the models file writes it (else in the column's unit)."""
+        from ..model import display
+
+        return getattr(self.first, f"{end}_text") or display.of(self.input, getattr(self, end))
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` draws in the column's unit."""
+        if self.distribution == "uniform":
+            return rng.uniform(self.low, self.high, n)
+        if self.distribution == "lognormal":
+            sigma = math.log(self.high / self.low) / (2 * Z90)
+            return self.value * np.exp(sigma * rng.standard_normal(n))
+        return rng.triangular(self.low, self.value, self.high, n)
+
+
+@dataclass(frozen=True)
+class Swing:
+    """What one input, swept from low to high with the others held, does to a summary line."""
+
+    param: Param
+    low: dict  # at the input's low: the pick (option label) and its metrics
+    high: dict
+    flips: bool  # the recommendation differs at low or high from the base's
+
+    def swing(self, metric: str) -> float:
+        a, b = self.low.get(metric), self.high.get(metric)
+        return abs(b - a) if a is not None and b is not None and math.isfinite(a) and math.isfinite(b) else math.inf
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """One uncertain input moved alone to its low and to its high, the others held, for one option
+    (a frame row): every column at each end, and the swing of its cost over the run."""
+
+    param: Param
+    member: Member  # the figure of the param that the option reads
+    columns: dict[str, np.ndarray]  # every column, shape (2,): at the low, at the high
+    swing: float  # |total_usd at the high - at the low|
+
+
+@dataclass(frozen=True)
+class BreakEven:
+    """The value of one input at which the line's recommendation changes, nearest the base on one
+    side (``direction``: 'above' or 'below'), and the option it changes to."""
+
+    param: Param
+    direction: str
+    value: float
+    to: str
+
+
+@dataclass(frozen=True)
+class Sensitivity:
+    """One summary line's sensitivity: its options, the base pick, the tornado and the break-evens."""
+
+    line: dict  # model, sku, recipe, gpus, interval_s
+    base: dict
+    swings: list[Swing]
+    breaks: list[BreakEven]
+
+
+@dataclass
+class Sampled:
+    """What ``monte_carlo`` found: per summary line, the base recommendation's P10/P50/P90 of each
+    metric over the draws, and the share of draws in which each option is the recommendation."""
+
+    samples: int
+    seed: int
+    params: list[Param]
+    lines: list[dict]
+
+
+@dataclass(frozen=True)
+class Robustness:
+    """What a brief says about how sure its recommendation is."""
+
+    params: list[Param]
+    base: dict
+    swings: list[Swing]
+    breaks: list[BreakEven]
+    samples: int
+    seed: int
+    wins: dict[str, float]  # option -> share of the draws it is recommended in
+    quantiles: dict[str, dict[str, float | None]]  # metric -> p10/p50/p90 of the recommendation's
+
+
+# ---- calibration and the review page ---------------------------------------------------------
+
+@dataclass(frozen=True)
+class Table:
+    """What the outputs show of the calibration: a row per case and the summary."""
+
+    rows: list[dict]
+    summary: dict
+
+
+@dataclass(frozen=True)
+class Section:
+    """One summary line's part of the page."""
+
+    line: int  # its position in the summary
+    model: str
+    sku: str
+    option: int  # the frame row of the option recommended (the summary's option_index)
+    tiers: list[tuple[str, dict[str, int]]]  # per tier (frame order): strategy -> the frame row of its best engine
+    purchase: Purchase
+    base: dict  # the tornado's base pick (tornado.tornado)
+    swings: list[Swing]  # largest first
+    brief: BriefData | None = None  # the model's brief when it is this line (its band, break-evens)
+
+
+@dataclass(frozen=True)
+class Page:
+    sections: list[Section]
+    table: pd.DataFrame  # TABLE_COLUMNS of the frame's rows (index: the scenario's row in scenarios.parquet)
+    rows: int  # the plan's rows (the table holds them all unless the plan streamed)
+
+
+# ---- the report ------------------------------------------------------------------------------
+
+@dataclass
+class Report:
+    """Everything the outputs show. Renderers format it; they compute nothing of their own."""
+
+    inputs: Inputs
+    frame: pd.DataFrame
+    dropped: list[Dropped]
+    point: Point
+    summary: pd.DataFrame
+    briefs: list[BriefData]
+    calibration: Table  # a row per published case, and the summary
+    workbook_index: pd.Index | None = None  # the rows the workbook's Scenarios sheet holds
+    workbook_note: str = ""  # why some were left out, when they were
+    tier_overview: list[tuple[str, dict[str, int]]] = field(default_factory=list)  # tier -> strategy -> row
+    candidates: list[list[int]] = field(default_factory=list)  # per summary line: its options' rows, tie order
+    params: list[Param] = field(default_factory=list)  # the figures that carry a range (ranges.parameters)
+    assumed: dict[int, list[str]] = field(default_factory=dict)  # frame row -> the assumed prices it rests on
+    purchases: list[Purchase] = field(default_factory=list)  # per summary line: its purchase curve
+    rows: int = 0  # the plan's rows; ``frame`` holds them all up to ROWS_IN_MEMORY, else the ones shown
+    cadence: dict[int, dict[str, np.ndarray]] = field(default_factory=dict)  # summary pick -> cadence_grid
+    headline: int | None = None  # the option recommended for the summary's model and SKU (its frame row)
+    sweeps: list[Sweep] = field(default_factory=list)  # each input the headline option reads, swept
+    page: Page | None = None  # what out/report.html shows beyond the summary (when it is written)
+
+    def __post_init__(self):
+        self.rows = self.rows or len(self.frame)

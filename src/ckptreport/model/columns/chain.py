@@ -1,0 +1,73 @@
+"""The write chain, per node: NIC, writers, tier share; the persist's time and its bottleneck."""
+
+from __future__ import annotations
+
+from ..expr import GB, PERCENT, largest, maximum, minimum, where
+from ...read.units import INF_FMT
+from .define import column, section
+
+
+section("The write chain, per node")
+
+@column("GBps")
+def tier_node_GBps(tier_kind, tier_node_write_GBps, nvme_write_GBps):
+    """Most one node can write to the tier (a local_nvme tier: the node's own drives)."""
+    return where(tier_kind == "local_nvme", minimum(nvme_write_GBps, tier_node_write_GBps), tier_node_write_GBps)
+
+
+@column("GBps", excel=INF_FMT + '#,##0.000" GB/s"')
+def tier_share_GBps(tier_node_GBps, tier_bought_GBps, nodes_writing):
+    """What one node gets from the tier while every writing node writes: its cap, or an even share."""
+    return minimum(tier_node_GBps, tier_bought_GBps / nodes_writing)
+
+
+@column("s")
+def nic_s(tier_kind, durable_node_bytes, storage_nic_GBps):
+    """Time for the heaviest node's durable save to cross its storage NIC (none for node-local NVMe)."""
+    return where(tier_kind == "local_nvme", 0, durable_node_bytes / (storage_nic_GBps * GB))
+
+
+@column("GBps")
+def writers_GBps(writers_on_node, writer_GBps, writer_scaling_pct):
+    """What the node's writer processes (one per writing GPU) sustain together: one writer's bandwidth,
+    and each further writer adds writer_scaling of it (they share the node sub-linearly)."""
+    return writer_GBps * (1 + (writers_on_node - 1) * writer_scaling_pct / PERCENT)
+
+
+@column("s")
+def writer_s(durable_node_bytes, writers_GBps, bytes_per_gpu_max, durable_share_pct, writer_GBps):
+    """Time for the node's writer processes to write its durable save; never less than the heaviest
+    rank's part at one writer's bandwidth."""
+    return maximum(durable_node_bytes / (writers_GBps * GB),
+                   bytes_per_gpu_max * durable_share_pct / PERCENT / (writer_GBps * GB))
+
+
+@column("s")
+def tier_s(durable_bytes, tier_bought_GBps, durable_node_bytes, tier_node_GBps):
+    """Time the tier needs: all a durable save writes at its aggregate bandwidth, or the heaviest node's
+    part at the most one node gets, whichever is longer (nodes that finish early free bandwidth)."""
+    return maximum(durable_bytes / (tier_bought_GBps * GB), durable_node_bytes / (tier_node_GBps * GB))
+
+
+@column("s")
+def write_s(coordination_s, blocking_coordination_s, blocks_for_persist, metadata_s, nic_s, writer_s, tier_s):
+    """Time to persist from host memory: the coordination (a background save's only where it is not done
+    before training resumes), the files' metadata, then the writers stream through the NIC into the
+    tier; the slowest sets the pace."""
+    persist = where(blocks_for_persist, coordination_s, coordination_s - blocking_coordination_s)
+    return persist + metadata_s + maximum(maximum(nic_s, writer_s), tier_s)
+
+
+@column("label")
+def bottleneck(snapshot_s, nvme_s, nic_s, writer_s, tier_s, coordination_s, metadata_s):
+    """The slowest part of the chain: the d2h copy, nvme, nic, writer, tier, the coordination, or the
+    files' metadata."""
+    return largest(d2h=snapshot_s, nvme=nvme_s, nic=nic_s, writer=writer_s, tier=tier_s,
+                   coordination=coordination_s, metadata=metadata_s)
+
+
+@column("bool")
+def extrapolated(training_gpus, largest_case_ranks):
+    """Whether the job is more than 10x the largest published case the engine's terms rest on: its
+    coordination is then an extrapolation."""
+    return training_gpus > 10 * largest_case_ranks

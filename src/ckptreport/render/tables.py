@@ -1,0 +1,83 @@
+"""The scenario frame as tables: scenarios.parquet (zstd, dictionaries for text, statistics for the
+plan's axes) and scenarios.csv (a cell a spreadsheet would read as a formula neutralised), written a
+chunk at a time as the compute stage hands the rows over: memory stays flat however large the plan."""
+
+from __future__ import annotations
+
+from pathlib import Path
+import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+
+AXES = ["gpus", "interval_s"]  # with the text columns: what an analyst filters on (min/max per row group)
+
+
+class Tables:
+    """scenarios.parquet (zstd, a row group per chunk) and scenarios.csv (formula starts neutralised),
+    written as the compute stage hands over the plan's rows, chunk by chunk: memory stays flat."""
+
+    def __init__(self, staging: Path, meta: dict[str, str], csv: bool):
+        self.staging, self.meta, self.csv = staging, meta, csv
+        self.parquet_writer = self.csv_writer = None
+
+    def __call__(self, frame: pd.DataFrame) -> None:
+        table = arrow_table(frame, self.meta)
+        if self.parquet_writer is None:  # dictionaries for text only, statistics for the plan's axes:
+            text = [f.name for f in table.schema if pa.types.is_dictionary(f.type)]  # 1.5x faster, 4% larger at 1M rows
+            self.parquet_writer = pq.ParquetWriter(self.staging / "scenarios.parquet", table.schema,
+                                                   compression="zstd", use_dictionary=text,
+                                                   write_statistics=[*text, *AXES])
+        self.parquet_writer.write_table(table)
+        if self.csv:
+            text = _plain(arrow_table(csv_safe(frame), self.meta))
+            if self.csv_writer is None:
+                self.csv_writer = pacsv.CSVWriter(self.staging / "scenarios.csv", text.schema)
+            self.csv_writer.write_table(text)
+
+    def close(self) -> None:
+        for writer in (self.parquet_writer, self.csv_writer):
+            if writer is not None:
+                writer.close()
+
+
+def arrow_table(frame: pd.DataFrame, meta: dict[str, str]) -> pa.Table:
+    """The frame as Arrow: text columns as dictionaries with 32-bit indices, so that every chunk of
+    a streamed plan has the same schema whatever its categories."""
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    for i, f in enumerate(table.schema):
+        if pa.types.is_dictionary(f.type) and f.type.index_type != pa.int32():
+            table = table.set_column(i, f.name, table.column(i).cast(pa.dictionary(pa.int32(), f.type.value_type)))
+    return table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                         **{k.encode(): v.encode() for k, v in meta.items()}})
+
+
+def _plain(table: pa.Table) -> pa.Table:
+    """Dictionary columns as plain text (what a CSV holds anyway): one schema for every chunk."""
+    for i, f in enumerate(table.schema):
+        if pa.types.is_dictionary(f.type):
+            table = table.set_column(i, f.name, table.column(i).cast(f.type.value_type))
+    return table
+
+
+def csv_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame for the CSV: text that a spreadsheet would read as a formula (starting with = + - @,
+    a tab or a carriage return) gets a leading apostrophe, as OWASP advises; numbers are untouched.
+    The Parquet keeps the names as they are."""
+    out = frame.copy(deep=False)
+    for name in frame.columns:
+        column = frame[name]
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            texts = column.cat.categories
+        elif column.dtype == object:
+            texts = column.unique()
+        else:
+            continue
+        if any(isinstance(v, str) and v[:1] in FORMULA_STARTS for v in texts):
+            out[name] = column.astype(object).map(lambda v: "'" + v if isinstance(v, str) and v[:1] in FORMULA_STARTS
+                                                  else v)
+    return out
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")

@@ -1,0 +1,433 @@
+"""out/report.html, the review page: one self-contained file that says what the other outputs say.
+
+The browser tests drive Debian's headless Chromium through Selenium (chromium-driver): the page
+loads with no console error from disk and from a static file server, its table sorts and filters to
+the engine's rows, its figures are the manifest's, nothing overflows a laptop's or a phone's width,
+and names that look like markup run nothing."""
+
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+import http.server
+import json
+import math
+import os
+import re
+import shutil
+import threading
+from pathlib import Path
+
+import lxml.html
+import numpy as np
+import pandas as pd
+import pytest
+
+from ckptreport.answer import page as page_module
+from ckptreport.model import rule
+from ckptreport.build import build
+
+from conftest import EPOCH
+from ckptreport.answer.types import RECOMMENDED
+from ckptreport.answer.types import option_label
+from ckptreport.answer.uncertainty.robustness import line_rows
+from ckptreport.answer.uncertainty.tornado import tornado, tornadoes
+from ckptreport.answer.recommend import recommend
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+DRIVER = shutil.which("chromedriver")
+try:
+    import selenium  # noqa: F401
+    HAVE_SELENIUM = True
+except ImportError:
+    HAVE_SELENIUM = False
+needs_browser = pytest.mark.skipif(not (CHROMIUM and DRIVER and HAVE_SELENIUM) and not os.environ.get("CI"),
+                                   reason="needs chromium, chromium-driver and selenium (make system-deps; CI has them)")
+
+
+def _doc(out: Path):
+    return lxml.html.fromstring((out / "report.html").read_text(encoding="utf-8"))
+
+
+# ---- the page as a file ----------------------------------------------------------------------------
+
+def test_the_page_is_one_file_that_fetches_nothing(small_build):
+    """No script, stylesheet, font or image from anywhere: the CSP forbids fetching, and allows only
+    the page's own script and style, by their hashes; every link is to an output of the build."""
+    out = small_build.out
+    text = (out / "report.html").read_text(encoding="utf-8")
+    doc = _doc(out)
+    csp = doc.xpath("//meta[@http-equiv='Content-Security-Policy']/@content")[0]
+    assert "default-src 'none'" in csp and "connect-src 'none'" in csp
+    for tag, attr in (("script", "src"), ("img", "src"), ("link", "href"), ("iframe", "src"), ("object", "data")):
+        assert not doc.xpath(f"//{tag}[@{attr}]"), tag
+    assert "@import" not in text and "url(" not in text.split("<body")[0]
+    scripts = [s for s in doc.xpath("//script") if s.get("type") != "application/json"]
+    styles = doc.xpath("//style")
+    assert len(scripts) == 1 and len(styles) == 1
+    for element in (scripts[0], styles[0]):
+        digest = base64.b64encode(hashlib.sha256(element.text.encode()).digest()).decode()
+        assert f"'sha256-{digest}'" in csp
+    for href in doc.xpath("//a/@href"):
+        if href.startswith("#"):
+            assert doc.get_element_by_id(href[1:]) is not None, href
+        else:
+            assert "://" not in href and not href.startswith("/"), href
+            assert (out / href).is_file() or href == "manifest.json", href
+    assert "report.html" in json.loads((out / "manifest.json").read_text())["files"]
+
+
+def test_no_html_writes_no_page(small_models, tmp_path):
+    result = build(small_models, tmp_path / "out", skip=['workbook', 'briefs', 'page'])
+    assert not (tmp_path / "out" / "report.html").exists()
+    assert result.report.page is None
+
+
+def test_the_embedded_rows_are_the_engines(small_build):
+    """The table's data block decodes to the engine's rows, column by column (numbers to 8 digits)."""
+    doc = _doc(small_build.out)
+    data = json.loads(doc.get_element_by_id("scenario-data").text)
+    frame = small_build.result.frame
+    assert data["rows"] == len(frame) and data["index"] == frame.index.tolist()
+    assert [c["name"] for c in data["columns"]] == list(page_module.TABLE_COLUMNS)
+    for c in data["columns"]:
+        got = [c["dict"][k] for k in c["codes"]] if "codes" in c else c["values"]
+        want = frame[c["name"]]
+        if c["unit"] == "label":
+            assert got == want.astype(str).tolist(), c["name"]
+        elif c["unit"] == "bool":
+            assert got == want.astype(int).tolist(), c["name"]
+        else:
+            w = want.to_numpy(float)
+            g = np.array([np.nan if v is None else v for v in got], dtype=float)
+            assert np.array_equal(np.isnan(g), np.isnan(w)), c["name"]
+            ok = ~np.isnan(w)
+            np.testing.assert_allclose(g[ok], w[ok], rtol=1e-7, err_msg=c["name"])
+
+
+def test_the_summary_and_headline_are_the_manifests(small_build):
+    """Each summary line's recommended option, and the headline's figures, as the manifest records them."""
+    doc = _doc(small_build.out)
+    manifest = json.loads((small_build.out / "manifest.json").read_text())
+    recs = manifest["recommendations"]
+    rows = doc.xpath("//table[@class='summary']/tbody/tr")
+    assert len(rows) == len(recs)
+    head = [th.text_content() for th in doc.xpath("//table[@class='summary']/thead/tr/th")]
+    at = head.index("recommended")
+    for tr, rec in zip(rows, recs):
+        cells = [c.text_content() for c in tr.xpath("./th|./td")]
+        assert cells[:2] == [rec["model"], rec["sku"]]
+        if rec["status"] == RECOMMENDED:
+            assert cells[at].rstrip(" *") == option_label(rec["strategy"], rec["tier"], rec["engine"])
+    point = next(r for r in recs if r["model"] == "llama3-405b" and r["sku"] == "dgx-h100")
+    figures = {e.get("data-figure"): e.text_content() for e in doc.xpath("//*[@id='headline']//*[@data-figure]")}
+    usd = lambda v: f"${v:,.0f}"  # noqa: E731
+    assert figures["storage_usd_month"] == usd(point["storage_usd_month"])
+    assert figures["lost_gpu_usd_month"] == usd(point["lost_gpu_usd_month"])
+    assert figures["total_usd_month"] == usd(point["total_usd_month"])
+    assert figures["total_usd"] == usd(point["total_usd"])
+    assert figures["runner_up_extra_usd"] == usd(point["runner_up"]["extra_usd"])
+    for prose in doc.xpath("//*[@id='headline']//p") + doc.xpath("//section[contains(@class, 'line')]//p"):
+        assert not re.search(r"[a-z)]\.[A-Z]", prose.text_content()), prose.text_content()  # sentences apart
+    title = doc.xpath("//*[@id='headline']/h2")[0].text_content()
+    assert title.endswith(option_label(point["strategy"], point["tier"], point["engine"]))
+
+
+def test_every_input_is_shown_with_its_source(small_build):
+    """The inputs panel: every entity of the build, each input's basis and file:line as provenance says."""
+    doc = _doc(small_build.out)
+    inputs = small_build.result.inputs
+    blocks = {b.xpath("./summary")[0].text_content(): b for b in doc.xpath("//section[@id='inputs']/details")}
+    assert "skus: dgx-h100" in blocks and "tiers: pfs-100" in blocks and "plan: plan" in blocks
+    rows = {r.xpath("./td")[0].text_content(): [c.text_content() for c in r.xpath("./td")]
+            for r in blocks["tiers: pfs-100"].xpath(".//tbody/tr")}
+    prov = inputs.prov[("tiers", "pfs-100", "write")]
+    assert rows["tier_write_GBps"][2] == prov.basis
+    assert rows["tier_write_GBps"][3] == f"{prov.file}:{prov.line}"
+    assert rows["tier_write_GBps"][4].startswith(prov.source)
+
+
+def test_the_page_is_under_five_megabytes(default_build):
+    """The shipped defaults' page (every one of their rows) within the 5 MB the review asks."""
+    size = (default_build.out / "report.html").stat().st_size
+    assert size <= 5_000_000, size
+
+
+def test_the_page_does_not_depend_on_the_directory(small_models, tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    pages = []
+    for where in ("a", "b"):
+        (tmp_path / where).mkdir()
+        monkeypatch.chdir(tmp_path / where)
+        build(small_models, tmp_path / where / "out", skip=['workbook', 'briefs'])
+        pages.append((tmp_path / where / "out" / "report.html").read_bytes())
+    assert pages[0] == pages[1]
+
+
+# ---- what the compute stage gives the page -------------------------------------------------------
+
+def test_the_batched_tornadoes_are_each_lines_tornado(report):
+    """uncertainty.tornadoes (every line in one evaluation) gives each line what tornado gives it alone."""
+    batched = tornadoes(report.frame, report.candidates, report.params)
+    assert len(batched) == len(report.summary) > 1
+    for line, (base, swings) in enumerate(batched):
+        alone_base, alone = tornado(line_rows(report, line), report.params)
+        assert base == alone_base
+        assert [(s.param.label, s.low, s.high, s.flips) for s in swings] == \
+               [(s.param.label, s.low, s.high, s.flips) for s in alone]
+
+
+def test_the_tier_table_is_the_rule_on_each_tier_and_strategy(report):
+    tiers = page_module.tier_table(report.frame, report.candidates)
+    checked = 0
+    for line, by_tier in enumerate(tiers):
+        rows = report.frame.loc[sorted(report.candidates[line])]
+        for tier, by in by_tier:
+            for strategy, label in by.items():
+                pick = recommend(rows[(rows["tier"] == tier) & (rows["strategy"] == strategy)])
+                assert pick.index == label
+                checked += 1
+    assert checked > 100
+
+
+def test_best_per_group_agrees_with_the_rule_on_awkward_groups():
+    """Padding never wins: groups with no durable option, unknown costs, infinite overheads, one row."""
+    rng = np.random.default_rng(3)
+    n = 400
+    cols = {"recommendable": rng.random(n) < 0.2, "tier_durable": rng.random(n) < 0.5,
+            "meets_target": rng.random(n) < 0.5,
+            "total_usd": np.where(rng.random(n) < 0.2, np.nan, rng.random(n) * 100),
+            "tier_bought_GBps": np.where(rng.random(n) < 0.1, np.inf, rng.integers(1, 5, n).astype(float)),
+            "overhead_pct": np.where(rng.random(n) < 0.1, np.inf, rng.random(n))}
+    cols["recommendable"] &= cols["tier_durable"]
+    cut = np.sort(rng.choice(np.arange(1, n), 60, replace=False))
+    groups = [g for g in np.split(np.arange(n), cut) if len(g)]
+    groups.append(np.array([5]))
+    first, status = page_module.best_per_group(cols, groups)
+    for g, got, s in zip(groups, first, status):
+        order, _, want_status = rule.rank(*rule.of({k: v[g] for k, v in cols.items()}))
+        assert got == g[order[0]] and s == want_status
+
+
+# ---- in a real browser ---------------------------------------------------------------------------
+
+@functools.cache
+def _options():
+    from selenium.webdriver.chrome.options import Options
+
+    o = Options()
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--disable-background-networking", "--no-first-run"):
+        o.add_argument(arg)
+    if CHROMIUM:
+        o.binary_location = CHROMIUM
+    o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return o
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    driver = webdriver.Chrome(service=Service(DRIVER), options=_options())
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+def _open(driver, url: str, size=(1280, 800)):
+    driver.set_window_size(*size)
+    driver.get(url)
+    driver.get_log("browser")  # what an earlier page logged
+    driver.refresh()
+    assert driver.execute_script("return document.body.dataset.ready") == "1"
+    return [e for e in driver.get_log("browser")]
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def served(default_build):
+    handler = functools.partial(_Quiet, directory=str(default_build.out))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/report.html"
+    server.shutdown()
+    server.server_close()
+
+
+@needs_browser
+def test_the_page_loads_without_a_console_message_from_disk_and_from_a_server(browser, default_build, served):
+    for url in ((default_build.out / "report.html").as_uri(), served):
+        logs = _open(browser, url)
+        assert logs == [], logs
+        assert browser.execute_script("return document.querySelectorAll('#scenario-body tr').length") == 50
+
+
+def _rows_shown(driver) -> list[dict]:
+    return driver.execute_script("""
+        const names = [...document.querySelectorAll('#scenario-head button')].map(b => b.dataset.col);
+        return [...document.querySelectorAll('#scenario-body tr')].map(tr => {
+            const out = {row: Number(tr.dataset.row)};
+            [...tr.querySelectorAll('td')].slice(1).forEach((td, k) => { out[names[k]] = td.dataset.v; });
+            return out;
+        });""")
+
+
+@needs_browser
+def test_sorting_by_overhead_and_filtering_by_tier_shows_the_engines_rows(browser, default_build):
+    """Filter the table to one tier, sort it by overhead (then reverse it), and read back the rows:
+    the engine's rows of that tier, in pandas' stable order, each figure the Parquet's."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    _open(browser, (default_build.out / "report.html").as_uri())
+    frame = pd.read_parquet(default_build.out / "scenarios.parquet")
+    Select(browser.find_element(By.CSS_SELECTOR, "#scenario-filters select[data-col='tier']")).select_by_value("pfs-100")
+    browser.find_element(By.CSS_SELECTOR, "#scenario-head button[data-col='overhead_pct']").click()
+    want = frame[frame["tier"] == "pfs-100"].sort_values("overhead_pct", kind="stable")
+    shown = browser.find_element(By.ID, "shown").text
+    assert f"of {len(want):,} (filtered from {len(frame):,})" in shown
+    for direction in ("ascending", "descending"):
+        rows = _rows_shown(browser)
+        expect = want if direction == "ascending" else \
+            frame[frame["tier"] == "pfs-100"].sort_values("overhead_pct", ascending=False, kind="stable")
+        assert [r["row"] for r in rows] == expect.index[:50].tolist(), direction
+        for r in rows:
+            engine = frame.loc[r["row"]]
+            assert r["tier"] == "pfs-100" and r["model"] == engine["model"] and r["engine"] == engine["engine"]
+            for col in ("overhead_pct", "stall_s", "total_usd_month", "ckpt_bytes"):
+                v = engine[col]
+                if pd.isna(v):
+                    assert r[col] == "null"
+                elif math.isinf(v):
+                    assert r[col] == "Infinity"
+                else:
+                    assert float(r[col]) == pytest.approx(float(v), rel=1e-7), col
+        browser.find_element(By.CSS_SELECTOR, "#scenario-head button[data-col='overhead_pct']").click()
+    box = browser.find_element(By.CSS_SELECTOR, "#scenario-filters input[data-col='overhead_pct']")
+    box.send_keys("<= 0.5")
+    low = want[want["overhead_pct"] <= 0.5]
+    assert f"of {len(low):,} (filtered" in browser.find_element(By.ID, "shown").text
+
+
+@needs_browser
+def test_the_figures_the_browser_shows_are_the_manifests(browser, default_build):
+    """As rendered: the summary's recommended option per line and the headline's dollars."""
+    _open(browser, (default_build.out / "report.html").as_uri())
+    manifest = json.loads((default_build.out / "manifest.json").read_text())
+    shown = browser.execute_script("""
+        const head = [...document.querySelectorAll('table.summary thead th')].map(t => t.textContent);
+        const at = head.indexOf('recommended');
+        return [...document.querySelectorAll('table.summary tbody tr')].map(tr =>
+            [...tr.children].map(c => c.innerText)).map(c => [c[0], c[1], c[at]]);""")
+    assert len(shown) == len(manifest["recommendations"])
+    for (model, sku, option), rec in zip(shown, manifest["recommendations"]):
+        assert (model, sku) == (rec["model"], rec["sku"])
+        if rec["status"] == RECOMMENDED:
+            assert option.rstrip(" *") == option_label(rec["strategy"], rec["tier"], rec["engine"])
+    figures = browser.execute_script("""return Object.fromEntries([...document.querySelectorAll(
+        '#headline [data-figure]')].map(e => [e.dataset.figure, e.innerText]));""")
+    point = next(r for r in manifest["recommendations"] if r["model"] == "llama3-405b" and r["sku"] == "dgx-h100")
+    assert figures["total_usd_month"] == f"${point['total_usd_month']:,.0f}"
+
+
+@needs_browser
+def test_nothing_overflows_a_laptop_or_a_phone(browser, default_build, tmp_path):
+    """At 1280x800 and 390x844 the page is no wider than the window: wide tables and charts scroll
+    inside their own box. The screenshots are kept (CKPTREPORT_SCREENSHOTS=DIR) for a person to read."""
+    keep = Path(os.environ.get("CKPTREPORT_SCREENSHOTS", tmp_path))
+    keep.mkdir(parents=True, exist_ok=True)
+    for width, height in ((1280, 800), (390, 844)):
+        _open(browser, (default_build.out / "report.html").as_uri(), (width, height))
+        inner = browser.execute_script("return document.documentElement.clientWidth")
+        assert browser.execute_script("return document.documentElement.scrollWidth") <= inner
+        outside = browser.execute_script("""
+            const w = document.documentElement.clientWidth, bad = [];
+            for (const e of document.querySelectorAll('body *')) {
+                if (e.closest('.scroll, figure, [hidden], select, option')) continue;
+                const r = e.getBoundingClientRect();
+                if (r.width && r.right > w + 1) bad.push(e.tagName + '#' + e.id + '.' + e.className);
+            }
+            return bad;""")
+        assert outside == [], (width, outside[:10])
+        assert browser.get_screenshot_as_file(str(keep / f"report-{width}x{height}.png"))
+
+
+@needs_browser
+def test_a_hostile_named_build_runs_no_script(browser, models_copy, tmp_path):
+    """Names that are markup and formulas are shown as text in every part of the page, and run
+    nothing: no handler fires, no element is made from them, the console stays empty."""
+    hostile = {"model": "<img src=x onerror=\"window.__pwned='model'\">",
+               "tier": "<script>window.__pwned='tier'</script>", "sku": "=HYPERLINK(\"http://x\",\"y\") & <b>"}
+
+    def rename(file: str, old: str, new: str) -> None:
+        path = models_copy / file
+        text = path.read_text()
+        assert f"  {old}:\n" in text
+        path.write_text(text.replace(f"  {old}:\n", "  '" + new.replace("'", "''") + "':\n", 1))
+
+    rename("models.yaml", "llama3-8b", hostile["model"])
+    rename("storage.yaml", "pfs-100", hostile["tier"])
+    rename("hardware.yaml", "dgx-h100", hostile["sku"])
+    plan = models_copy / "plan.yaml"
+    q = lambda s: "'" + s.replace("'", "''") + "'"  # noqa: E731
+    text = plan.read_text().replace("sku: dgx-h100", f"sku: {q(hostile['sku'])}").replace(
+        "model: llama3-405b", f"model: {q(hostile['model'])}")
+    text = re.sub(r"(?m)^gpus: .*$", "gpus: [1024]", re.sub(r"(?m)^intervals: .*$", "intervals: [30 min]", text))
+    plan.write_text(text + f"models: [llama3-405b, {q(hostile['model'])}]\ntiers: [{q(hostile['tier'])}, "
+                    f"s3-standard, superpod-best]\nskus: [{q(hostile['sku'])}, gh200]\n")
+    build(models_copy, tmp_path / "out", skip=['workbook', 'briefs'])
+    logs = _open(browser, (tmp_path / "out" / "report.html").as_uri())
+    assert logs == [], logs
+    assert browser.execute_script("return window.__pwned === undefined")
+    assert browser.execute_script("return document.querySelectorAll('img').length") == 0
+    assert browser.execute_script("return document.querySelectorAll('script').length") == 2  # data and the page's
+    text = browser.execute_script("return document.body.innerText")
+    for name in hostile.values():
+        assert name in text, name
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    Select(browser.find_element(By.CSS_SELECTOR, "#scenario-filters select[data-col='tier']")).select_by_value(
+        hostile["tier"])
+    rows = _rows_shown(browser)
+    assert rows and all(r["tier"] == hostile["tier"] for r in rows)
+    assert browser.execute_script("return window.__pwned === undefined")
+
+
+def test_a_plan_too_large_for_the_page_embeds_the_workbooks_rows_and_says_so(small_models, tmp_path, monkeypatch):
+    """Above PAGE_ROWS the table holds the rows the workbook holds, and the page says how many of the
+    plan's rows that is (every row stays in scenarios.parquet); a streamed plan's page too."""
+    from ckptreport.answer import report as report_mod
+
+    monkeypatch.setattr(page_module, "PAGE_ROWS", 200)
+    monkeypatch.setattr(report_mod, "ROWS_IN_MEMORY", 500)
+    monkeypatch.setattr(report_mod, "CHUNK_ROWS", 300)
+    result = build(small_models, tmp_path / "out", skip=['briefs'])
+    doc = _doc(tmp_path / "out")
+    data = json.loads(doc.get_element_by_id("scenario-data").text)
+    assert data["rows"] == 200 < result.report.rows
+    assert set(data["index"]) <= set(result.report.workbook_index.tolist())
+    words = doc.get_element_by_id("scenarios").text_content()
+    assert f"200 of the plan's {result.report.rows:,} rows" in re.sub(r"\s+", " ", words)
+
+
+def test_a_sampled_build_says_how_sure_from_its_own_draws(small_models, tmp_path):
+    """With --samples each section quotes the build's own Monte Carlo band and win shares (the
+    manifest's figures), not only the brief's."""
+    build(small_models, tmp_path / "out", samples=64, skip=['workbook', 'briefs'])
+    doc = _doc(tmp_path / "out")
+    lines = json.loads((tmp_path / "out" / "manifest.json").read_text())["samples"]["lines"]
+    for k, line in enumerate(lines[:3]):
+        words = re.sub(r"\s+", " ", doc.get_element_by_id(f"line-{k}").text_content())
+        q = line["quantiles"]["total_usd_month"]
+        assert f"this build's 64 draws (--samples, seed 1)" in words
+        assert f"costs ${q['p10']:,.0f} to ${q['p90']:,.0f} a month (P10 to P90, median ${q['p50']:,.0f})" in words
+        best, share = next(iter(line["wins"].items()))
+        assert f"{best} {share:.0%}" in words

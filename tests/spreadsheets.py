@@ -1,0 +1,88 @@
+"""Reading a workbook back as a spreadsheet application left it: the Scenarios table's cached values,
+compared with the engine's frame, and every formula cell's cached result against what LibreOffice or
+Gnumeric computed (shared by the workbook's tests and the test that adds a strategy)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import openpyxl
+import pandas as pd
+
+from ckptreport.model import display
+from ckptreport.read.units import BOOL_EXCEL, INF_AT
+from ckptreport.render.workbook.scenarios import scenario_columns
+
+
+def scenario_cells(xlsx: Path) -> pd.DataFrame:
+    """The Scenarios table as LibreOffice computed it (cached values)."""
+    wb = openpyxl.load_workbook(xlsx, data_only=True, read_only=True)
+    rows = list(wb["Scenarios"].iter_rows(min_row=2, values_only=True))
+    wb.close()
+    return pd.DataFrame(rows[1:], columns=rows[0])
+
+
+def assert_cells_equal_engine(cells: pd.DataFrame, frame: pd.DataFrame) -> int:
+    """Every column of the frame equals the recalculated cells, row by row (a percentage as a
+    fraction: the engine's 3.6 is the cell's 0.036); returns cells compared. The plan's globals are
+    named cells on Assumptions, not Scenarios columns."""
+    assert len(cells) == len(frame)
+    assert [c for c in cells.columns if c != "scenario_id"] == scenario_columns(frame)
+    compared = 0
+    for name in scenario_columns(frame):
+        got, want = cells[name].tolist(), frame[name].tolist()
+        if display.unit_of(name) == "pct":
+            want = [w / 100 for w in want]
+        for i, (g, w) in enumerate(zip(got, want)):
+            where = f"{name} row {i}: workbook {g!r}, engine {w!r}"
+            if isinstance(w, (bool, np.bool_)):
+                # TRUE/FALSE; LibreOffice re-saves a TRUE/FALSE-formatted result as 1/0, the same in a spreadsheet
+                assert g in (True, False) and bool(g) is bool(w), where
+            elif isinstance(w, str):
+                assert g == w, where
+            elif math.isnan(w):
+                assert g is None or str(g).startswith("#N/A"), where  # an unknown price stays unknown
+            elif math.isinf(w):
+                assert isinstance(g, (int, float)) and g >= 1e280, where
+            else:
+                assert isinstance(g, (int, float)) and math.isclose(g, w, rel_tol=1e-9, abs_tol=1e-12), where
+            compared += 1
+    return compared
+
+
+def formulas_carry_what_it_computes(xlsx: Path, recalc: Path, app: str) -> dict[str, int]:
+    """Every formula cell of every sheet of ``xlsx`` stores a cached result, and it is what ``app``
+    computed in ``recalc`` (numbers to 1e-9; at or beyond the infinity cell, both infinite); returns the
+    formula cells compared per sheet."""
+    formulas = openpyxl.load_workbook(xlsx, read_only=True)
+    ours = openpyxl.load_workbook(xlsx, read_only=True, data_only=True)
+    with warnings.catch_warnings():  # Gnumeric's file has no default style: openpyxl says so, and reads it
+        warnings.filterwarnings("ignore", "Workbook contains no default style", UserWarning)
+        theirs = openpyxl.load_workbook(recalc, read_only=True, data_only=True)
+    compared = {}
+    for name in formulas.sheetnames:
+        for f_row, o_row, t_row in zip(formulas[name].iter_rows(), ours[name].iter_rows(), theirs[name].iter_rows()):
+            for f, o, t in zip(f_row, o_row, t_row):
+                if not (isinstance(f.value, str) and f.value.startswith("=") and f.data_type == "f"):
+                    continue
+                where = f"{name}!{f.coordinate} {f.value[:80]}: cached {o.value!r}, {app} {t.value!r}"
+                assert o.value is not None or t.value in (None, ""), where  # a result is stored
+                if isinstance(o.value, bool):  # reads TRUE before any recalculation, not a bare 1
+                    assert f.number_format == BOOL_EXCEL, where
+                if isinstance(t.value, (int, float)) and not isinstance(t.value, bool) and abs(t.value) >= INF_AT:
+                    assert isinstance(o.value, (int, float)) and abs(o.value) >= INF_AT, where
+                elif isinstance(t.value, (int, float)) and not isinstance(t.value, bool) \
+                        and not isinstance(o.value, bool):  # a spreadsheet stores 12500.0 as the integer 12500
+                    assert isinstance(o.value, (int, float)) and math.isclose(o.value, t.value, rel_tol=1e-9,
+                                                                               abs_tol=1e-12), where
+                elif isinstance(o.value, bool) and isinstance(t.value, (int, float)):
+                    assert bool(t.value) is o.value, where  # a TRUE re-saved as 1
+                else:
+                    assert (o.value or "") == (t.value or ""), where
+                compared[name] = compared.get(name, 0) + 1
+    for wb in (formulas, ours, theirs):
+        wb.close()
+    return compared
