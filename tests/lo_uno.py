@@ -79,7 +79,7 @@ def start(profile: Path):
             break
         except NoConnectException:
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"LibreOffice did not start (exit {proc.poll()})")
+                raise SystemExit(f"LibreOffice did not start (exit {proc.poll()})") from None
             time.sleep(0.2)
     desktop = ctx.ServiceManager.createInstanceWithContext("com.sun.star.frame.Desktop", ctx)
     return proc, desktop

@@ -143,7 +143,7 @@ def regenerate(text: str) -> str:
         pattern = re.compile(rf"(<!-- {name}:start -->\n).*?(<!-- {name}:end -->)", re.S)
         if not pattern.search(text):
             raise SystemExit(f"README has no <!-- {name}:start --> ... <!-- {name}:end --> block")
-        text = pattern.sub(lambda m: m.group(1) + fn() + m.group(2), text)
+        text = pattern.sub(lambda m, fn=fn: m.group(1) + fn() + m.group(2), text)
     return text
 
 

@@ -99,13 +99,13 @@ def test_every_page_renders_and_the_body_before_the_appendix_is_at_most_3_pages(
     """A director reads the body (recommendation, costs, what is trained, the write chain) in a few
     pages; the appendix of sources and calibration follows, and the whole stays within 6 pages."""
     _, briefs = built
-    for pdf in briefs.glob("*.pdf"):
-        n = pages(pdf)
-        text = subprocess.run(["pdftotext", str(pdf), "-"], check=True, capture_output=True, text=True).stdout
+    for path in briefs.glob("*.pdf"):
+        n = pages(path)
+        text = subprocess.run(["pdftotext", str(path), "-"], check=True, capture_output=True, text=True).stdout
         appendix = next(i for i, page in enumerate(text.split("\f"), 1) if "Appendix: assumptions and sources" in page)
-        assert appendix <= 4 and 3 <= n <= 6, (pdf.name, appendix, n)
-        subprocess.run(["pdftoppm", "-r", "30", "-png", str(pdf), str(tmp_path / pdf.stem)], check=True)
-        assert len(list(tmp_path.glob(f"{pdf.stem}*.png"))) == n
+        assert appendix <= 4 and 3 <= n <= 6, (path.name, appendix, n)
+        subprocess.run(["pdftoppm", "-r", "30", "-png", str(path), str(tmp_path / path.stem)], check=True)
+        assert len(list(tmp_path.glob(f"{path.stem}*.png"))) == n
 
 
 def _rightmost(box) -> float:

@@ -427,7 +427,7 @@ def test_a_sampled_build_says_how_sure_from_its_own_draws(small_models, tmp_path
     for k, line in enumerate(lines[:3]):
         words = re.sub(r"\s+", " ", doc.get_element_by_id(f"line-{k}").text_content())
         q = line["quantiles"]["total_usd_month"]
-        assert f"this build's 64 draws (--samples, seed 1)" in words
+        assert "this build's 64 draws (--samples, seed 1)" in words
         assert f"costs ${q['p10']:,.0f} to ${q['p90']:,.0f} a month (P10 to P90, median ${q['p50']:,.0f})" in words
         best, share = next(iter(line["wins"].items()))
         assert f"{best} {share:.0%}" in words

@@ -296,7 +296,7 @@ def rewrite(path: Path, when: dt.datetime, streams: dict[str, Stream],
             start = found.start() if found else end
             with out.open(member, "w", force_zip64=True) as dst:
                 dst.write(text[:start].encode())
-                for chunk in ahead(stream.body(lambda row: row_styles(text, row))):
+                for chunk in ahead(stream.body(lambda row, text=text: row_styles(text, row))):
                     dst.write(chunk)  # deflate releases the GIL: it runs while the next chunk is printed
                 dst.write(text[end:].encode())
     tmp.replace(path)

@@ -303,7 +303,7 @@ def sampled(s) -> str:
     rows = []
     for line in s.lines:
         q = line["quantiles"]
-        trio = lambda m: " / ".join(_show(m, q[m][f"p{p}"]) for p in (10, 50, 90))  # noqa: E731
+        trio = lambda m, q=q: " / ".join(_show(m, q[m][f"p{p}"]) for p in (10, 50, 90))  # noqa: E731
         others = [f"{name} {share:.0%}" for name, share in line["wins"].items() if name != line["option"]]
         rows.append([printable(line["model"]), printable(line["sku"]), line["option"],
                      f"{line['wins'].get(line['option'], 0.0):.0%}", trio("total_usd_month"), trio("overhead_pct"),
