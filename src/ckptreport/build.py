@@ -12,18 +12,19 @@ import os
 import time
 from collections.abc import Collection
 from pathlib import Path
+
 import pandas as pd
+
 from . import __version__
-from .read import schema
+from .answer.report import compute as compute_report
 from .base.errors import InputError, Problem
-from .read.validated import Inputs
-from .read.load import load
 from .base.paths import resolve_models, shipped_models
 from .model.plan import checked, plan_rows
+from .outputs import CSV_MAX_ROWS, Output, Progress, Result, Run, choose
+from .read import schema
+from .read.load import load
 from .read.quantity import Q
-from .answer.report import compute as compute_report
-from .outputs import CSV_MAX_ROWS, Output, Progress, Run, choose
-from .outputs import Result
+from .read.validated import Inputs
 
 
 def build_time() -> dt.datetime:
@@ -33,12 +34,18 @@ def build_time() -> dt.datetime:
         try:
             return dt.datetime.fromtimestamp(int(epoch), dt.UTC)
         except ValueError:
-            raise InputError(f"SOURCE_DATE_EPOCH must be whole seconds since 1970, got {epoch!r}") from None
+            raise InputError(
+                f"SOURCE_DATE_EPOCH must be whole seconds since 1970, got {epoch!r}"
+            ) from None
     return dt.datetime.now(dt.UTC).replace(microsecond=0)
 
 
-def load_inputs(models_dir: Path, progress: Progress = lambda _: None, measured_paths: list | None = None,
-                workbook_rows: int | None = None) -> Inputs:
+def load_inputs(
+    models_dir: Path,
+    progress: Progress = lambda _: None,
+    measured_paths: list | None = None,
+    workbook_rows: int | None = None,
+) -> Inputs:
     """Load and validate the inputs (and the measured files that replace spec figures)."""
     progress(f"loading {models_dir}")
     inputs = checked(load(models_dir))
@@ -47,13 +54,23 @@ def load_inputs(models_dir: Path, progress: Progress = lambda _: None, measured_
 
         inputs = measured.apply(inputs, measured_paths)
     if workbook_rows is not None:
-        plan = inputs.plan.model_copy(update={"workbook_rows": Q(float(workbook_rows), str(workbook_rows), "count")})
+        plan = inputs.plan.model_copy(
+            update={"workbook_rows": Q(float(workbook_rows), str(workbook_rows), "count")}
+        )
         inputs = dataclasses.replace(inputs, plan=plan)
     return inputs
 
 
-def write(result: Result, inputs: Inputs, progress: Progress = lambda _: None, outputs: list[Output] | None = None,
-          paper: str | None = None, csv: bool | None = None, samples: int = 0, seed: int = 1) -> None:
+def write(
+    result: Result,
+    inputs: Inputs,
+    progress: Progress = lambda _: None,
+    outputs: list[Output] | None = None,
+    paper: str | None = None,
+    csv: bool | None = None,
+    samples: int = 0,
+    seed: int = 1,
+) -> None:
     """Compute and write ``outputs`` (``outputs.choose``; default: every one the options ask for) into a
     staging directory beside ``out``, then switch it in at once (``publish``): a failed or killed build
     leaves the previous outputs as they were. The compute stage computes what the outputs need; the rows
@@ -64,28 +81,16 @@ def write(result: Result, inputs: Inputs, progress: Progress = lambda _: None, o
 
     chosen = choose(samples=samples) if outputs is None else list(outputs)
     when = build_time()
-    rows, _ = plan_rows(inputs)
-    if csv is None:
-        csv = rows <= CSV_MAX_ROWS
-        if not csv:
-            result.notes.append(f"scenarios.csv left out: {rows:,} rows is more than {CSV_MAX_ROWS:,} (a CSV of "
-                                "gigabytes); every row is in scenarios.parquet (pandas.read_parquet, DuckDB, "
-                                "Spark), or pass --csv to write it anyway")
+    csv = _csv_wanted(result, plan_rows(inputs)[0], csv)
     publisher = Publisher(result.out_dir, progress)
     with publisher as staging:
-        meta = {"ckptreport_version": __version__, "input_hash": inputs.input_hash,
-                "build_time": when.isoformat().replace("+00:00", "Z")}
-        run = Run(staging, meta, when, progress, result, chosen, csv=csv, paper=paper, samples=samples, seed=seed)
-        t = time.perf_counter()
-        sinks = [s for s in (o.sink(run) for o in chosen) if s is not None]
-        try:
-            needs = frozenset().union(*(o.needs for o in chosen))
-            report = run.report = result.report = compute_report(inputs, _fan_out(sinks), progress, needs)
-        finally:
-            for s in sinks:
-                s.close()
-        result.seconds["engine"] = time.perf_counter() - t
-        progress(f"computed {report.rows:,} scenarios in {result.seconds['engine']:.2f} s")
+        meta = {
+            "ckptreport_version": __version__,
+            "input_hash": inputs.input_hash,
+            "build_time": when.isoformat().replace("+00:00", "Z"),
+        }
+        run = Run(staging, meta, when, progress, result, chosen, csv, paper, samples, seed)
+        _compute(run, inputs)
         t = time.perf_counter()
         try:
             for o in chosen:
@@ -99,10 +104,43 @@ def write(result: Result, inputs: Inputs, progress: Progress = lambda _: None, o
         files = run.state.get("files", {})
         kept = publisher.commit()
     out = publisher.out
-    result.written = [out / name for name in sorted({f.split("/")[0] for f in files} | {"manifest.json"})]
+    written = sorted({f.split("/")[0] for f in files} | {"manifest.json"})
+    result.written = [out / name for name in written]
     result.seconds["write"] = time.perf_counter() - t
-    progress(f"wrote {', '.join(str(p) for p in result.written)}"
-             + (f"; kept {len(kept)} file(s) of yours in {out}" if kept else ""))
+    progress(
+        f"wrote {', '.join(str(p) for p in result.written)}"
+        + (f"; kept {len(kept)} file(s) of yours in {out}" if kept else "")
+    )
+
+
+def _csv_wanted(result: Result, rows: int, csv: bool | None) -> bool:
+    """Whether to write scenarios.csv: as asked, else up to CSV_MAX_ROWS rows (saying so above it)."""
+    if csv is not None:
+        return csv
+    if rows > CSV_MAX_ROWS:
+        result.notes.append(
+            f"scenarios.csv left out: {rows:,} rows is more than {CSV_MAX_ROWS:,} (a CSV of "
+            "gigabytes); every row is in scenarios.parquet (pandas.read_parquet, DuckDB, "
+            "Spark), or pass --csv to write it anyway"
+        )
+        return False
+    return True
+
+
+def _compute(run: Run, inputs: Inputs) -> None:
+    """The compute stage, computing what the chosen outputs need; the rows handed to the outputs
+    that take them as they are computed."""
+    t = time.perf_counter()
+    sinks = [s for s in (o.sink(run) for o in run.chosen) if s is not None]
+    try:
+        needs = frozenset().union(*(o.needs for o in run.chosen))
+        report = compute_report(inputs, _fan_out(sinks), run.progress, needs)
+        run.report = run.result.report = report
+    finally:
+        for s in sinks:
+            s.close()
+    run.result.seconds["engine"] = time.perf_counter() - t
+    run.progress(f"computed {report.rows:,} scenarios in {run.result.seconds['engine']:.2f} s")
 
 
 def _fan_out(sinks: list):
@@ -117,18 +155,31 @@ def _fan_out(sinks: list):
     return sink
 
 
-def build(models: str | Path | None, out: str | Path, progress: Progress = lambda _: None,
-          skip: Collection[str] = (), workbook_rows: int | None = None, paper: str | None = None,
-          measured: list | None = None, csv: bool | None = None, samples: int = 0, seed: int = 1) -> Result:
+def build(
+    models: str | Path | None,
+    out: str | Path,
+    progress: Progress = lambda _: None,
+    skip: Collection[str] = (),
+    workbook_rows: int | None = None,
+    paper: str | None = None,
+    measured: list | None = None,
+    csv: bool | None = None,
+    samples: int = 0,
+    seed: int = 1,
+) -> Result:
     """Load, compute, write. ``skip`` names the outputs left out (``outputs.SKIPPABLE``: workbook,
     briefs, page); ``workbook_rows`` overrides the plan's limit on workbook rows; ``measured`` names
     measured files or directories whose figures replace the spec; ``csv`` forces scenarios.csv on or
     off (default: written up to CSV_MAX_ROWS rows); ``samples`` draws the uncertain inputs that many
     times (seeded by ``seed``) into samples.parquet and the manifest."""
-    chosen = choose(skip, samples=samples)  # an unknown output is the caller's error, before any work
+    chosen = choose(
+        skip, samples=samples
+    )  # an unknown output is the caller's error, before any work
     models_dir = resolve_models(models)
     t = time.perf_counter()
-    inputs = load_inputs(models_dir, progress, measured, workbook_rows)  # every input error before any output
+    inputs = load_inputs(
+        models_dir, progress, measured, workbook_rows
+    )  # every input error before any output
     result = Result(None, models_dir, Path(out), seconds={"load": time.perf_counter() - t})
     write(result, inputs, progress, chosen, paper, csv, samples, seed)
     return result
@@ -141,8 +192,17 @@ def init(target: str | Path, force: bool = False) -> list[Path]:
     files = sorted(source.glob("*.yaml"))
     clashes = [target / f.name for f in files if (target / f.name).exists()]
     if clashes and not force:
-        raise InputError(Problem(str(target), 0, 0, "", "already holds "
-                                 + ", ".join(c.name for c in clashes) + "; pass --force to overwrite"))
+        raise InputError(
+            Problem(
+                str(target),
+                0,
+                0,
+                "",
+                "already holds "
+                + ", ".join(c.name for c in clashes)
+                + "; pass --force to overwrite",
+            )
+        )
     target.mkdir(parents=True, exist_ok=True)
     written = schema.write_schemas(target / schema.SCHEMA_DIR)
     for f in files:

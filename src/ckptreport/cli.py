@@ -17,10 +17,15 @@ from .read import units
 from .read.strategies import BASELINE, STRATEGIES
 from .read.vocab import PAPERS
 
-MODELS_HELP = "Directory of models.yaml, hardware.yaml, storage.yaml, plan.yaml [default: ./models if present, else the shipped set]."
+MODELS_HELP = (
+    "Directory of models.yaml, hardware.yaml, storage.yaml, plan.yaml "
+    "[default: ./models if present, else the shipped set]."
+)
 
 # Options several commands share, declared once
-models_option = click.option("--models", "models", type=click.Path(file_okay=False), help=MODELS_HELP)
+models_option = click.option(
+    "--models", "models", type=click.Path(file_okay=False), help=MODELS_HELP
+)
 
 
 def json_option(what: str, for_whom: str = ""):
@@ -56,28 +61,42 @@ def _run(fn, *args, **kwargs):
         click.echo("ckptreport: interrupted; nothing was written.", err=True)
         sys.exit(130)
     except MemoryError:
-        click.echo("ckptreport: out of memory: the plan is too large for this machine; narrow it (fewer models, "
-                   "SKUs, tiers, GPU counts or intervals) or lower max_rows.", err=True)
+        click.echo(
+            "ckptreport: out of memory: the plan is too large for this machine; narrow it (fewer models, "
+            "SKUs, tiers, GPU counts or intervals) or lower max_rows.",
+            err=True,
+        )
         sys.exit(2)
     except RecursionError:
         click.echo("ckptreport: an input is nested too deeply to read.", err=True)
         sys.exit(2)
-    except UnicodeError:  # a name on the command line the file system cannot spell (a lone surrogate)
-        click.echo("ckptreport: a path on the command line is not valid text; nothing was written.", err=True)
+    except (
+        UnicodeError
+    ):  # a name on the command line the file system cannot spell (a lone surrogate)
+        click.echo(
+            "ckptreport: a path on the command line is not valid text; nothing was written.",
+            err=True,
+        )
         sys.exit(2)
     except OSError as e:  # the machine's, not a bug: a full disk, a permission, a file in the way
         from .base.errors import printable
 
         where = f"{e.filename}: " if e.filename else ""
-        click.echo(f"ckptreport: {printable(where + (e.strerror or str(e)).lower())}; nothing was written.", err=True)
+        click.echo(
+            f"ckptreport: {printable(where + (e.strerror or str(e)).lower())}; nothing was written.",
+            err=True,
+        )
         sys.exit(2)
     except Exception:  # a bug, not the user's input
         if os.environ.get("CKPTREPORT_DEBUG"):
             traceback.print_exc()
         from .base.errors import printable
 
-        click.echo(f"ckptreport {__version__}: internal error: {printable(repr(sys.exc_info()[1]))}\n"
-                   "This is a bug. Set CKPTREPORT_DEBUG=1 to see the traceback, and report it.", err=True)
+        click.echo(
+            f"ckptreport {__version__}: internal error: {printable(repr(sys.exc_info()[1]))}\n"
+            "This is a bug. Set CKPTREPORT_DEBUG=1 to see the traceback, and report it.",
+            err=True,
+        )
         sys.exit(3)
 
 
@@ -96,7 +115,9 @@ def _progress(quiet: bool):
     return for_terminal(sys.stderr, quiet)
 
 
-@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    cls=Commands, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}
+)
 @click.version_option(__version__, prog_name="ckptreport")
 def main():
     """Plan training checkpoints: size, write time, stall, best cadence, cost, storage to buy.
@@ -113,26 +134,68 @@ def main():
 
 @main.command()
 @models_option
-@click.option("--out", "out", type=click.Path(file_okay=False), default="out", show_default=True,
-              help="Directory for scenarios.parquet, scenarios.csv and manifest.json.")
-@click.option("--workbook-rows", type=click.IntRange(1, 1_000_000),
-              help="Most scenario rows in ckptreport.xlsx (overrides the plan's workbook_rows).")
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(file_okay=False),
+    default="out",
+    show_default=True,
+    help="Directory for scenarios.parquet, scenarios.csv and manifest.json.",
+)
+@click.option(
+    "--workbook-rows",
+    type=click.IntRange(1, 1_000_000),
+    help="Most scenario rows in ckptreport.xlsx (overrides the plan's workbook_rows).",
+)
 @click.option("--no-workbook", is_flag=True, help="Skip ckptreport.xlsx (faster).")
 @click.option("--no-briefs", is_flag=True, help="Skip the PDF briefs in out/briefs/ (faster).")
 @click.option("--no-html", is_flag=True, help="Skip the review page, out/report.html.")
-@click.option("--paper", type=click.Choice(PAPERS), help="Paper size of the briefs [default: the plan's, A4].")
-@click.option("--measured", "measured_paths", multiple=True, type=click.Path(),
-              help="Measured files or directories (ckptreport probe / import): they replace spec figures.")
-@click.option("--csv/--no-csv", "csv", default=None,
-              help="Write scenarios.csv [default: when the plan has at most 1,000,000 rows; Parquet always].")
-@click.option("--samples", type=click.IntRange(0, 10_000_000), default=0, show_default=True,
-              help="Monte Carlo: draw every input that carries a range this many times, together; writes "
-              "samples.parquet and P10/P50/P90 per summary line.")
-@click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=1, show_default=True,
-              help="Seed of the draws: the same seed gives the same bytes.")
+@click.option(
+    "--paper", type=click.Choice(PAPERS), help="Paper size of the briefs [default: the plan's, A4]."
+)
+@click.option(
+    "--measured",
+    "measured_paths",
+    multiple=True,
+    type=click.Path(),
+    help="Measured files or directories (ckptreport probe / import): they replace spec figures.",
+)
+@click.option(
+    "--csv/--no-csv",
+    "csv",
+    default=None,
+    help="Write scenarios.csv [default: when the plan has at most 1,000,000 rows; Parquet always].",
+)
+@click.option(
+    "--samples",
+    type=click.IntRange(0, 10_000_000),
+    default=0,
+    show_default=True,
+    help="Monte Carlo: draw every input that carries a range this many times, together; writes "
+    "samples.parquet and P10/P50/P90 per summary line.",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(0, 2**63 - 1),
+    default=1,
+    show_default=True,
+    help="Seed of the draws: the same seed gives the same bytes.",
+)
 @quiet_option("Print only the summary.")
-def build(models, out, workbook_rows, no_workbook, no_briefs, no_html, paper, measured_paths, csv, samples, seed,
-          quiet):
+def build(
+    models,
+    out,
+    workbook_rows,
+    no_workbook,
+    no_briefs,
+    no_html,
+    paper,
+    measured_paths,
+    csv,
+    samples,
+    seed,
+    quiet,
+):
     """Compute every scenario of the plan and write out/.
 
     \b
@@ -156,16 +219,34 @@ def build(models, out, workbook_rows, no_workbook, no_briefs, no_html, paper, me
     """
     from .build import build as run_build
     from .outputs import OUTPUTS
-    from .render import terminal
+    from .render import comparisons, terminal
 
     progress = _progress(quiet)
-    left_out = {"workbook": no_workbook, "briefs": no_briefs, "html": no_html}  # --no-FLAG, by each output's flag
+    left_out = {
+        "workbook": no_workbook,
+        "briefs": no_briefs,
+        "html": no_html,
+    }  # --no-FLAG, by each output's flag
     skip = [o.name for o in OUTPUTS if o.flag and left_out[o.flag]]
-    result = _run(run_build, models, out, progress, skip=skip, workbook_rows=workbook_rows, paper=paper,
-                  measured=list(measured_paths), csv=csv, samples=samples, seed=seed)
+    result = _run(
+        run_build,
+        models,
+        out,
+        progress,
+        skip=skip,
+        workbook_rows=workbook_rows,
+        paper=paper,
+        measured=list(measured_paths),
+        csv=csv,
+        samples=samples,
+        seed=seed,
+    )
     for m in result.inputs.measured.values():
-        progress(f"{m.section}.{m.name}.{m.field}: {m.basis}, {units.fmt(m.median, 'bandwidth')} "
-                 f"(spec {units.fmt(m.spec, 'bandwidth') if m.spec else 'none'})" + (f" — {m.flag}" if m.flag else ""))
+        progress(
+            f"{m.section}.{m.name}.{m.field}: {m.basis}, {units.fmt(m.median, 'bandwidth')} "
+            f"(spec {units.fmt(m.spec, 'bandwidth') if m.spec else 'none'})"
+            + (f" — {m.flag}" if m.flag else "")
+        )
     for d in result.dropped:
         progress(f"left out {d.rows:,} combinations: {d.reason}")
     for note in result.notes:
@@ -173,7 +254,7 @@ def build(models, out, workbook_rows, no_workbook, no_briefs, no_html, paper, me
     click.echo(terminal.summary(result.report))
     if result.sampled is not None:
         click.echo("")
-        click.echo(terminal.sampled(result.sampled))
+        click.echo(comparisons.sampled(result.sampled))
 
 
 @main.command()
@@ -188,16 +269,18 @@ def validate(models):
       ckptreport validate
       ckptreport validate --models my-models
     """
-    from .read.load import load
     from .base.paths import resolve_models
     from .model.plan import plan_rows
+    from .read.load import load
 
     models_dir = resolve_models(models)
     inputs = _run(load, models_dir)
     rows, _ = _run(plan_rows, inputs)
-    click.echo(f"{models_dir}: valid — {len(inputs.models)} models, {len(inputs.recipes)} recipes, "
-               f"{len(inputs.skus)} SKUs, {len(inputs.tiers)} tiers, {len(inputs.engines)} engines; the plan has "
-               f"{rows:,} scenarios.")
+    click.echo(
+        f"{models_dir}: valid — {len(inputs.models)} models, {len(inputs.recipes)} recipes, "
+        f"{len(inputs.skus)} SKUs, {len(inputs.tiers)} tiers, {len(inputs.engines)} engines; the plan has "
+        f"{rows:,} scenarios."
+    )
 
 
 def _interval(ctx, param, value):
@@ -207,8 +290,10 @@ def _interval(ctx, param, value):
         raise click.BadParameter(str(e)) from None
     low, high = units.PLAUSIBLE["duration"]
     if not low <= seconds <= high:
-        raise click.BadParameter(f"expected an interval from {units.fmt(low, 'duration')} to "
-                                 f"{units.fmt(high, 'duration')}, got {value!r}")
+        raise click.BadParameter(
+            f"expected an interval from {units.fmt(low, 'duration')} to "
+            f"{units.fmt(high, 'duration')}, got {value!r}"
+        )
     return seconds
 
 
@@ -217,11 +302,18 @@ def _interval(ctx, param, value):
 @click.argument("sku")
 @click.argument("tier")
 @click.option("--gpus", type=click.IntRange(1, 100_000_000), required=True, help="GPUs in the job.")
-@click.option("--interval", callback=_interval, required=True, help="Checkpoint cadence, e.g. 30min, '1 h'.")
-@click.option("--strategy", type=click.Choice(STRATEGIES.keys()), default=BASELINE, show_default=True)
+@click.option(
+    "--interval", callback=_interval, required=True, help="Checkpoint cadence, e.g. 30min, '1 h'."
+)
+@click.option(
+    "--strategy", type=click.Choice(STRATEGIES.keys()), default=BASELINE, show_default=True
+)
 @click.option("--recipe", help="Recipe to use [default: the model's own].")
-@click.option("--engine", help="Checkpointing engine (engines.yaml) [default: the plan's first that implements the "
-              "strategy].")
+@click.option(
+    "--engine",
+    help="Checkpointing engine (engines.yaml) [default: the plan's first that implements the "
+    "strategy].",
+)
 @models_option
 @json_option("the steps")
 def explain(model, sku, tier, gpus, interval, strategy, recipe, engine, models, as_json):
@@ -232,16 +324,18 @@ def explain(model, sku, tier, gpus, interval, strategy, recipe, engine, models, 
     \b
     Examples:
       ckptreport explain llama3-405b dgx-h100 pfs-100 --gpus 1024 --interval 30min --recipe adamw-bf16-grads
-      ckptreport explain llama3-405b dgx-h100 pfs-100 --gpus 1024 --interval 30min --strategy async --engine dlrover-flash
+      ckptreport explain llama3-405b dgx-h100 pfs-100 --gpus 1024 --interval 1h --strategy async --engine dlrover-flash
       ckptreport explain bloom-176b dgx-a100 superpod-best --gpus 384 --interval 3h --json
     """
     from .answer.explain import Scenario, explanation
-    from .render import terminal
-    from .read.load import load
     from .base.paths import resolve_models
+    from .read.load import load
+    from .render import terminal
 
     inputs = _run(load, resolve_models(models))
-    e = _run(explanation, inputs, Scenario(model, sku, tier, gpus, interval, strategy, recipe, engine))
+    e = _run(
+        explanation, inputs, Scenario(model, sku, tier, gpus, interval, strategy, recipe, engine)
+    )
     click.echo(json.dumps(e, indent=2, allow_nan=False) if as_json else terminal.explanation(e))
 
 
@@ -265,15 +359,40 @@ def _tier_dir(ctx, param, value):
 
 @main.command()
 @click.option("--sku", required=True, help="The SKU (skus.NAME in hardware.yaml) this host is.")
-@click.option("--path", "paths", multiple=True, type=click.Path(file_okay=False, exists=True),
-              help="A local NVMe directory to write into (repeat for several mounts: written at once).")
-@click.option("--tier", "tier", callback=_tier_dir, metavar="TIER=DIR",
-              help="Also measure one node's write into a mounted tier, e.g. pfs-100=/lustre/scratch.")
-@click.option("--size", callback=_size, default="8GiB", show_default=True, help="Bytes per write test.")
-@click.option("--writers", type=click.IntRange(1, 256), default=8, show_default=True, help="Parallel writers.")
+@click.option(
+    "--path",
+    "paths",
+    multiple=True,
+    type=click.Path(file_okay=False, exists=True),
+    help="A local NVMe directory to write into (repeat for several mounts: written at once).",
+)
+@click.option(
+    "--tier",
+    "tier",
+    callback=_tier_dir,
+    metavar="TIER=DIR",
+    help="Also measure one node's write into a mounted tier, e.g. pfs-100=/lustre/scratch.",
+)
+@click.option(
+    "--size", callback=_size, default="8GiB", show_default=True, help="Bytes per write test."
+)
+@click.option(
+    "--writers", type=click.IntRange(1, 256), default=8, show_default=True, help="Parallel writers."
+)
 @click.option("--direct", is_flag=True, help="Open files with O_DIRECT (bypass the page cache).")
-@click.option("--repeat", type=click.IntRange(1, 20), default=3, show_default=True, help="Repetitions per test.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Measured file [default: measured/HOST.yaml].")
+@click.option(
+    "--repeat",
+    type=click.IntRange(1, 20),
+    default=3,
+    show_default=True,
+    help="Repetitions per test.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Measured file [default: measured/HOST.yaml].",
+)
 def probe(sku, paths, tier, size, writers, direct, repeat, output):
     """Measure this host: GPU -> pinned host copies (PyTorch, per GPU and all at once), host memory
     copy, sequential writes with fsync into local NVMe and a tier, and torch.save throughput.
@@ -289,8 +408,8 @@ def probe(sku, paths, tier, size, writers, direct, repeat, output):
     """
     import socket
 
-    from .read import measured
     from . import probe as run_probe
+    from .read import measured
 
     target = output or f"measured/{socket.gethostname()}.yaml"
 
@@ -307,8 +426,18 @@ def probe(sku, paths, tier, size, writers, direct, repeat, output):
                     break
                 time.sleep(0.1)
 
-    doc = _run(run_probe.run, sku, [Path(p) for p in paths], {k: Path(v) for k, v in (tier or {}).items()}, size,
-               writers, direct, repeat, bar, lambda m: click.echo(f"ckptreport: measuring {m}", err=True))
+    doc = _run(
+        run_probe.run,
+        sku,
+        [Path(p) for p in paths],
+        {k: Path(v) for k, v in (tier or {}).items()},
+        size,
+        writers,
+        direct,
+        repeat,
+        bar,
+        lambda m: click.echo(f"ckptreport: measuring {m}", err=True),
+    )
     for reason in doc.get("skipped", []):
         click.echo(f"ckptreport: skipped {reason}", err=True)
     path = _run(measured.write, doc, Path(target))
@@ -334,10 +463,20 @@ def import_():
 def _import_command(tool: str, needs_tier: bool):
     @click.argument("file", type=click.Path(dir_okay=False))
     @click.option("--sku", required=True, help="The SKU (skus.NAME) of the measured host.")
-    @click.option("--tier", required=needs_tier, help="The tier (tiers.NAME) written to" +
-                  ("." if needs_tier else "; without it, fio measured local NVMe."))
+    @click.option(
+        "--tier",
+        required=needs_tier,
+        help="The tier (tiers.NAME) written to"
+        + ("." if needs_tier else "; without it, fio measured local NVMe."),
+    )
     @click.option("--host", help="Host name to record [default: from the file, else its name].")
-    @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Measured file to write.")
+    @click.option(
+        "-o",
+        "--output",
+        required=True,
+        type=click.Path(dir_okay=False),
+        help="Measured file to write.",
+    )
     def command(file, sku, tier, host, output):
         from .read import importers, measured
 
@@ -351,10 +490,14 @@ def _import_command(tool: str, needs_tier: bool):
             click.echo(f"{name:<20} {m['value']:>14}  {m['method']}")
         click.echo(f"wrote {path}")
 
-    example = {"fio": "ckptreport import fio fio.json --sku dgx-h100 -o measured/node17-nvme.yaml",
-               "ior": "ckptreport import ior ior.json --sku dgx-h100 --tier pfs-100 -o measured/ior.yaml",
-               "nvbandwidth": "ckptreport import nvbandwidth nvb.json --sku dgx-h100 -o measured/nvb.yaml"}[tool]
-    command.__doc__ = f"Convert {tool} output (FILE) into a measured file.\n\n\b\nExample:\n  {example}\n"
+    example = {
+        "fio": "ckptreport import fio fio.json --sku dgx-h100 -o measured/node17-nvme.yaml",
+        "ior": "ckptreport import ior ior.json --sku dgx-h100 --tier pfs-100 -o measured/ior.yaml",
+        "nvbandwidth": "ckptreport import nvbandwidth nvb.json --sku dgx-h100 -o measured/nvb.yaml",
+    }[tool]
+    command.__doc__ = (
+        f"Convert {tool} output (FILE) into a measured file.\n\n\b\nExample:\n  {example}\n"
+    )
     return import_.command(tool)(command)
 
 
@@ -365,8 +508,13 @@ for _tool, _tier in (("fio", False), ("ior", True), ("nvbandwidth", False)):
 @main.command()
 @json_option("the cases")
 @verbose_option("print each case's source, assumptions and notes")
-@click.option("--fit", "refit", is_flag=True, help="Fit each engine's free terms anew and print each value, its "
-              "residuals, leave-one-out errors and range, and the cases behind it.")
+@click.option(
+    "--fit",
+    "refit",
+    is_flag=True,
+    help="Fit each engine's free terms anew and print each value, its "
+    "residuals, leave-one-out errors and range, and the cases behind it.",
+)
 def calibrate(as_json, verbose, refit):
     """Compare the model with published checkpoint measurements.
 
@@ -391,17 +539,21 @@ def calibrate(as_json, verbose, refit):
       ckptreport calibrate --json
     """
     from .answer import calibration
-    from .render import terminal
+    from .render import comparisons
 
     computed = calibration.table()
     rows, summary = computed.rows, computed.summary
     fitted = [calibration.fit_report(engine) for engine in calibration.fits()] if refit else None
     if as_json:
-        click.echo(json.dumps({"cases": rows, "summary": summary, **({"fit": fitted} if fitted else {})}, indent=2))
+        click.echo(
+            json.dumps(
+                {"cases": rows, "summary": summary, **({"fit": fitted} if fitted else {})}, indent=2
+            )
+        )
     else:
-        lines = terminal.calibration(rows, summary, verbose)
+        lines = comparisons.calibration(rows, summary, verbose)
         for report in fitted or []:
-            lines += ["", *terminal.fit(report)]
+            lines += ["", *comparisons.fit(report)]
         click.echo("\n".join(lines))
     if summary["failed"]:
         sys.exit(1)
@@ -432,14 +584,18 @@ def diff(old, new, as_json, verbose, quiet):
       ckptreport diff out/q3 models-q4 -q || echo "the recommendation changed"
     """
     from . import diff as diff_
-    from .render import terminal
+    from .render import comparisons
 
-    say = (lambda _: None) if quiet or as_json else (lambda m: click.echo(f"ckptreport: {m}", err=True))
+    say = (
+        (lambda _: None)
+        if quiet or as_json
+        else (lambda m: click.echo(f"ckptreport: {m}", err=True))
+    )
     result = _run(diff_.compare, _run(diff_.snapshot, old, say), _run(diff_.snapshot, new, say))
     if as_json:
         click.echo(json.dumps(result, indent=2, allow_nan=False))
     elif not quiet:
-        click.echo(terminal.diff(result, verbose))
+        click.echo(comparisons.diff(result, verbose))
     sys.exit(1 if result["recommendation_changed"] else 0)
 
 
@@ -447,7 +603,9 @@ def diff(old, new, as_json, verbose, quiet):
 @models_option
 @click.option("--model", help="The summary line's model [default: the plan's summary model].")
 @click.option("--sku", help="The summary line's SKU [default: the plan's summary SKU].")
-@click.option("--all", "every", is_flag=True, help="Every summary line (model x SKU), one after another.")
+@click.option(
+    "--all", "every", is_flag=True, help="Every summary line (model x SKU), one after another."
+)
 @json_option("the swings and break-evens")
 def sensitivity(models, model, sku, every, as_json):
     """Which assumption moves the answer: the tornado and the break-even values of a summary line.
@@ -464,12 +622,12 @@ def sensitivity(models, model, sku, every, as_json):
       ckptreport sensitivity --model llama3-70b --sku aws-p5
       ckptreport sensitivity --all --json > sensitivity.json
     """
+    from .answer.report import compute
     from .answer.uncertainty import robustness
-    from .render import terminal
-    from .read.load import load
     from .base.paths import resolve_models
     from .model.plan import summary_point
-    from .answer.report import compute
+    from .read.load import load
+    from .render import comparisons
 
     inputs = _run(load, resolve_models(models))
     report = _run(compute, inputs, None, lambda _: None, frozenset())
@@ -480,16 +638,22 @@ def sensitivity(models, model, sku, every, as_json):
         lines = list(range(len(table)))
     else:
         want_model, want_sku = model or point.model, sku or point.sku
-        lines = [i for i, r in enumerate(table.to_dict("records")) if r["model"] == want_model and r["sku"] == want_sku]
+        lines = [
+            i
+            for i, r in enumerate(table.to_dict("records"))
+            if r["model"] == want_model and r["sku"] == want_sku
+        ]
         if not lines:
-            raise UserError(f"no summary line for model {want_model!r} on SKU {want_sku!r}; the plan's summary has "
-                            + ", ".join(sorted({f"{r['model']}/{r['sku']}" for r in table.to_dict("records")})))
+            raise UserError(
+                f"no summary line for model {want_model!r} on SKU {want_sku!r}; the plan's summary has "
+                + ", ".join(sorted({f"{r['model']}/{r['sku']}" for r in table.to_dict("records")}))
+            )
     found = [_run(robustness.sensitivity, report, params, i) for i in lines]
     if as_json:
         click.echo(json.dumps([robustness.as_dict(s) for s in found], indent=2, allow_nan=False))
         return
     click.echo(f"{len(params)} input(s) carry a range; every other figure is taken as certain.\n")
-    click.echo("\n\n".join(terminal.sensitivity(s) for s in found))
+    click.echo("\n\n".join(comparisons.sensitivity(s) for s in found))
 
 
 @main.command("schema")

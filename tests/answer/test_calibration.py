@@ -16,14 +16,19 @@ import yaml
 from click.testing import CliRunner
 
 from ckptreport.answer import calibration
-from ckptreport.read.inputs import INPUTS
 from ckptreport.cli import main
-from ckptreport.render import terminal
+from ckptreport.read.inputs import INPUTS
+from ckptreport.render.comparisons import calibration_summary
+
 from conftest import REPO
 
 CASES = {c.id: c for c in calibration.cases()}
-SHARED = REPO.parent / "shared" / "reference" / "calibration.yaml"  # the team's reference, where it is beside the clone
-REFERENCE = REPO / "tests" / "fixtures" / "reference" / "calibration.yaml"  # its copy: the tests run from any clone
+SHARED = (
+    REPO.parent / "shared" / "reference" / "calibration.yaml"
+)  # the team's reference, where it is beside the clone
+REFERENCE = (
+    REPO / "tests" / "fixtures" / "reference" / "calibration.yaml"
+)  # its copy: the tests run from any clone
 
 
 @pytest.mark.parametrize("case_id", [i for i, c in CASES.items() if c.status == "scored"])
@@ -37,15 +42,22 @@ def test_every_high_and_medium_case_of_the_reference_is_reproduced():
     """Each high- or medium-confidence entry of calibration.yaml has at least one case here (and the
     copy under tests/fixtures is the shared reference, where that is beside the checkout)."""
     if SHARED.exists():
-        assert REFERENCE.read_bytes() == SHARED.read_bytes(), "copy ../shared/reference/calibration.yaml anew"
+        assert REFERENCE.read_bytes() == SHARED.read_bytes(), (
+            "copy ../shared/reference/calibration.yaml anew"
+        )
     entries = yaml.safe_load(REFERENCE.read_text())
     wanted = {e["id"] for e in entries if e["confidence"] in ("high", "medium")}
-    prefixes = {"mlperf_storage_v2_llama3_70b_size": "mlperf_storage_v2_llama3_70b_size",
-                "bloom176b_sync_checkpoint_jeanzay": "bloom176b_", "llama3_405b_storage_and_per_gpu_state":
-                "llama3_405b_per_gpu_state", "llama3_405b_interruptions": "llama3_405b_cluster_mtbf",
-                "pytorch_ibm_async_dcp_7b": "pytorch_dcp_7b", "dlrover_megatron_gpt1p5b_nas_no_distopt": "dlrover_",
-                "deepnvme_nd_h200_v5_write_bw": "deepnvme_", "torchsnapshot_ddp_20gb_p4d": "torchsnapshot_",
-                "daly_2006_formula_and_validation": "daly_"}
+    prefixes = {
+        "mlperf_storage_v2_llama3_70b_size": "mlperf_storage_v2_llama3_70b_size",
+        "bloom176b_sync_checkpoint_jeanzay": "bloom176b_",
+        "llama3_405b_storage_and_per_gpu_state": "llama3_405b_per_gpu_state",
+        "llama3_405b_interruptions": "llama3_405b_cluster_mtbf",
+        "pytorch_ibm_async_dcp_7b": "pytorch_dcp_7b",
+        "dlrover_megatron_gpt1p5b_nas_no_distopt": "dlrover_",
+        "deepnvme_nd_h200_v5_write_bw": "deepnvme_",
+        "torchsnapshot_ddp_20gb_p4d": "torchsnapshot_",
+        "daly_2006_formula_and_validation": "daly_",
+    }
     assert wanted <= set(prefixes), wanted - set(prefixes)
     for entry, prefix in prefixes.items():
         assert any(i.startswith(prefix) for i in CASES), entry
@@ -55,13 +67,24 @@ def test_published_figures_match_the_reference():
     """The published figures written into the cases are the reference's, not retyped wrongly."""
     ref = {e["id"]: e for e in yaml.safe_load(REFERENCE.read_text())}
     m = lambda i: ref[i]["measured"]  # noqa: E731
-    assert CASES["mlperf_storage_v2_llama3_70b_size"].published == m("mlperf_storage_v2_llama3_70b_size")["ckpt_bytes"]
+    assert (
+        CASES["mlperf_storage_v2_llama3_70b_size"].published
+        == m("mlperf_storage_v2_llama3_70b_size")["ckpt_bytes"]
+    )
     assert CASES["bloom176b_size"].published == m("bloom176b_sync_checkpoint_jeanzay")["ckpt_bytes"]
-    assert CASES["bloom176b_save_time"].published == m("bloom176b_sync_checkpoint_jeanzay")["save_s"]
-    assert CASES["bloom176b_overhead"].published == m("bloom176b_sync_checkpoint_jeanzay")["overhead_pct_stated"]
+    assert (
+        CASES["bloom176b_save_time"].published == m("bloom176b_sync_checkpoint_jeanzay")["save_s"]
+    )
+    assert (
+        CASES["bloom176b_overhead"].published
+        == m("bloom176b_sync_checkpoint_jeanzay")["overhead_pct_stated"]
+    )
     dl = m("dlrover_megatron_gpt1p5b_nas_no_distopt")
-    assert (CASES["dlrover_gpt1p5b_size"].published, CASES["dlrover_gpt1p5b_sync_save"].published,
-            CASES["dlrover_gpt1p5b_flash_stall"].published) == (dl["ckpt_bytes"], dl["save_s"], dl["stall_s_async_flash"])
+    assert (
+        CASES["dlrover_gpt1p5b_size"].published,
+        CASES["dlrover_gpt1p5b_sync_save"].published,
+        CASES["dlrover_gpt1p5b_flash_stall"].published,
+    ) == (dl["ckpt_bytes"], dl["save_s"], dl["stall_s_async_flash"])
     assert CASES["dlrover_gpt1p5b_load"].published == dl["load_s_megatron"]
     ts = m("torchsnapshot_ddp_20gb_p4d")
     for ranks, seconds in ts["torchsnapshot_s_local"].items():
@@ -69,9 +92,17 @@ def test_published_figures_match_the_reference():
     for ranks, seconds in ts["torchsnapshot_s_fsx"].items():
         assert CASES[f"torchsnapshot_fsx_{ranks}"].published == seconds
     for point in m("daly_2006_formula_and_validation")["validation_points"]:
-        assert CASES[f"daly_5min_mtbf_{point['M_h']:g}h"].published == point["tau_opt_min_published"]
-    assert CASES["pytorch_dcp_7b_async_stall"].published == m("pytorch_ibm_async_dcp_7b")["async_stall_s"]
-    assert CASES["llama3_405b_cluster_mtbf"].published == m("llama3_405b_interruptions")["mtbi_unexpected_h_derived"]
+        assert (
+            CASES[f"daly_5min_mtbf_{point['M_h']:g}h"].published == point["tau_opt_min_published"]
+        )
+    assert (
+        CASES["pytorch_dcp_7b_async_stall"].published
+        == m("pytorch_ibm_async_dcp_7b")["async_stall_s"]
+    )
+    assert (
+        CASES["llama3_405b_cluster_mtbf"].published
+        == m("llama3_405b_interruptions")["mtbi_unexpected_h_derived"]
+    )
 
 
 def test_no_case_is_left_unexplained():
@@ -95,8 +126,8 @@ def reports():
 
 def _shipped_quantity(engine: str, term: str):
     """The fitted term as engines.yaml writes it: the raw quantity (value, low, high, basis, source)."""
-    from ckptreport.read.load import load
     from ckptreport.base.paths import shipped_models
+    from ckptreport.read.load import load
 
     entity = load(shipped_models()).engines[engine]
     return INPUTS[term].raw(entity), INPUTS[term].scale
@@ -122,7 +153,12 @@ def test_each_engine_refit_from_a_neutral_start_finds_the_shipped_values(reports
             if shipped == 0:
                 assert abs(value) < 1e-6, (engine, name, value)
             else:
-                assert float(f"{value:.3g}") == pytest.approx(shipped, rel=1e-9), (engine, name, value, shipped)
+                assert float(f"{value:.3g}") == pytest.approx(shipped, rel=1e-9), (
+                    engine,
+                    name,
+                    value,
+                    shipped,
+                )
 
 
 def test_each_fitted_term_carries_its_bootstrap_range_and_names_the_fit(reports):
@@ -132,14 +168,20 @@ def test_each_fitted_term_carries_its_bootstrap_range_and_names_the_fit(reports)
         for name, (p10, p90) in report["ranges"].items():
             raw, scale = _shipped_quantity(engine, name)
             assert raw.basis == "derived" and "calibrate --fit" in raw.source, (engine, name)
-            assert p10 <= report["values"][name] * (1 + 1e-9) and report["values"][name] <= p90 * (1 + 1e-9)
-            if calibration.shipped_engines()[engine][name] == 0:  # fitted at its bound: a ceiling above the refits
+            assert p10 <= report["values"][name] * (1 + 1e-9) and report["values"][name] <= p90 * (
+                1 + 1e-9
+            )
+            if (
+                calibration.shipped_engines()[engine][name] == 0
+            ):  # fitted at its bound: a ceiling above the refits
                 assert raw.uncertain and raw.low == 0 and raw.high / scale >= p90, (engine, name)
             elif p90 - p10 > 1e-3 * max(abs(p90), 1e-9) and raw.uncertain:
                 assert float(f"{raw.low / scale:.3g}") == float(f"{p10:.3g}"), (engine, name)
                 assert float(f"{raw.high / scale:.3g}") == float(f"{p90:.3g}"), (engine, name)
             elif p90 - p10 > 1e-3 * max(abs(p90), 1e-9):
-                pytest.fail(f"{engine}.{name}: the bootstrap spreads {p10:.3g}-{p90:.3g} but engines.yaml gives no range")
+                pytest.fail(
+                    f"{engine}.{name}: the bootstrap spreads {p10:.3g}-{p90:.3g} but engines.yaml gives no range"
+                )
 
 
 def test_leave_one_out_errors_are_computed_printed_and_not_the_residuals(reports):
@@ -149,8 +191,14 @@ def test_leave_one_out_errors_are_computed_printed_and_not_the_residuals(reports
     snap = reports["torchsnapshot"]
     for case, residual in snap["residuals"].items():
         assert abs(snap["leave_one_out"][case]) >= abs(residual) - 1e-9, case
-    assert snap["leave_one_out"]["torchsnapshot_local_8"] > snap["residuals"]["torchsnapshot_local_8"] > 0.1
-    flash = reports["dlrover-flash"]  # two cases, one term: each left out is predicted by the other alone
+    assert (
+        snap["leave_one_out"]["torchsnapshot_local_8"]
+        > snap["residuals"]["torchsnapshot_local_8"]
+        > 0.1
+    )
+    flash = reports[
+        "dlrover-flash"
+    ]  # two cases, one term: each left out is predicted by the other alone
     assert flash["leave_one_out"]["dlrover_gpt1p5b_flash_stall"] == pytest.approx(0.2, abs=0.01)
     out = CliRunner().invoke(main, ["calibrate", "--fit"]).output
     for engine, report in reports.items():
@@ -163,10 +211,16 @@ def test_leave_one_out_errors_are_computed_printed_and_not_the_residuals(reports
 def test_a_changed_case_moves_the_fit(monkeypatch):
     """The fit reads the cases: a GPT-1.5B flash stall twice as long needs a slower staging copy."""
     cases = calibration.fit_cases("dlrover-flash")
-    doubled = [(c[0], c[1], c[2] * (2 if c[0] == "dlrover_gpt1p5b_flash_stall" else 1), *c[3:]) for c in cases]
+    doubled = [
+        (c[0], c[1], c[2] * (2 if c[0] == "dlrover_gpt1p5b_flash_stall" else 1), *c[3:])
+        for c in cases
+    ]
     monkeypatch.setattr(calibration, "fit_cases", lambda engine: doubled)
     slower = calibration.fit("dlrover-flash")["values"]
-    assert slower["engine_staging_gpu_GBps"] < calibration.shipped_engines()["dlrover-flash"]["engine_staging_gpu_GBps"]
+    assert (
+        slower["engine_staging_gpu_GBps"]
+        < calibration.shipped_engines()["dlrover-flash"]["engine_staging_gpu_GBps"]
+    )
 
 
 def test_held_out_errors_are_reported_apart_from_the_fit():
@@ -174,12 +228,20 @@ def test_held_out_errors_are_reported_apart_from_the_fit():
     held = s["held_out"]
     assert held["times"]["cases"] >= 4 and held["restores"]["cases"] >= 2
     assert held["times"]["worst_abs_error"] <= 0.25
-    assert s["fit_cases"] == sum(len(calibration.fit_cases(e)) for e in calibration.fits()) and s["failed"] == 0
+    assert (
+        s["fit_cases"] == sum(len(calibration.fit_cases(e)) for e in calibration.fits())
+        and s["failed"] == 0
+    )
     by_engine = s["held_out_by_engine"]
     assert set(by_engine) >= set(calibration.fits())
     assert by_engine["torch-save"]["cases"] == sum(
-        1 for c in CASES.values() if c.engine == "torch-save" and c.role == "test" and c.status == "scored"
-        and c.kind in ("time", "async", "restore"))
+        1
+        for c in CASES.values()
+        if c.engine == "torch-save"
+        and c.role == "test"
+        and c.status == "scored"
+        and c.kind in ("time", "async", "restore")
+    )
 
 
 def test_every_case_names_a_shipped_engine():
@@ -200,7 +262,9 @@ def test_calibrate_command_prints_the_table_and_the_time_errors():
     assert result.exit_code == 0, result.output
     assert "torchtitan_llama3_8b_sync" in result.output and "unexplained" not in result.output
     assert "lacks: what the 2024 async_save blocked on besides the copy" in result.output
-    assert "Time predictions: median error" in result.output and "Held out of the fit" in result.output
+    assert (
+        "Time predictions: median error" in result.output and "Held out of the fit" in result.output
+    )
     assert "engine" in result.output.splitlines()[0]
     data = json.loads(CliRunner().invoke(main, ["calibrate", "--json"]).output)
     assert data["summary"]["failed"] == 0 and data["summary"]["time_worst_abs_error"] <= 0.25
@@ -220,6 +284,6 @@ def test_the_readme_quotes_todays_calibration():
     """The README's calibration sentence is the one calibrate prints, not a figure typed in once."""
     s = calibration.summary(calibration.cases())
     readme = " ".join((REPO / "README.md").read_text().split())
-    assert terminal.calibration_summary(s)[0] in readme
-    for line in terminal.calibration_summary(s)[2:-1]:
+    assert calibration_summary(s)[0] in readme
+    for line in calibration_summary(s)[2:-1]:
         assert " ".join(line.split()) in readme

@@ -9,80 +9,131 @@ of them evaluates the model or chooses an option of its own."""
 from __future__ import annotations
 
 import functools
+
 import numpy as np
 import pandas as pd
-from . import calibration, page
-from ..model.evaluate import chunks, scenarios
+
 from ..base.errors import InputError, Problem
-from ..read.inputs import ENTITY_COLUMN, INPUTS
-from ..read.validated import Inputs
-from ..read.load import plan_file
 from ..model.axes import Point
+from ..model.evaluate import chunks, scenarios
 from ..model.plan import plan_rows, summary_point
+from ..read.inputs import ENTITY_COLUMN, INPUTS
+from ..read.load import plan_file
 from ..read.strategies import COMPARED
-from .types import BRIEFS, NEEDS, PAGE, WORKBOOK, Report
-from .uncertainty.ranges import parameters
-from .uncertainty import tornado
+from ..read.validated import Inputs
+from . import calibration, page
 from .briefs import PURCHASE_COLUMNS, brief, purchase, specs
 from .recommend import RANK_BY, assumed_prices, headline_rows, recommend
 from .sheets import Selection, cadence_grid, concat, tier_overview, workbook_rows
+from .types import BRIEFS, NEEDS, PAGE, WORKBOOK, Pick, Report
+from .uncertainty import tornado
+from .uncertainty.ranges import parameters
 
-
-ROWS_IN_MEMORY = 1_000_000  # a plan up to this many rows is one frame; a larger one streams in chunks
+ROWS_IN_MEMORY = (
+    1_000_000  # a plan up to this many rows is one frame; a larger one streams in chunks
+)
 
 
 CHUNK_ROWS = 250_000  # rows per chunk of a streamed plan: about 300 MB of columns at a time
 
 
-def summary(frame: pd.DataFrame, inputs: Inputs, point: Point) -> tuple[pd.DataFrame, list[list[int]], list]:
+SHOWN = [
+    "model",
+    "sku",
+    "recipe",
+    "gpus",
+    "interval_s",
+    "ckpt_bytes",
+    "strategy",
+    "tier_family",
+    "storage_usd_month",
+    "lost_gpu_usd_month",
+    "total_usd_month",
+    "stall_s",
+]  # what a summary line reads
+
+
+def summary(
+    frame: pd.DataFrame, inputs: Inputs, point: Point
+) -> tuple[pd.DataFrame, list[list[int]], list]:
     """One line per model x SKU: the checkpoint size; per strategy the option the rule picks with its
     frame index; and the option chosen overall, with its status, runner-up, the assumed prices it
     rests on and the tiers that meet the target but need a price. Also, per line, its candidate rows
     in the order the rule breaks ties (smaller system, then lower overhead), and its purchase curve."""
-    shown = ["model", "sku", "recipe", "gpus", "interval_s", "ckpt_bytes", "strategy", "tier_family", "storage_usd_month",
-             "lost_gpu_usd_month", "total_usd_month", "stall_s"]
-    rows = headline_rows(frame[shown + [c for c in RANK_BY if c not in shown]], inputs, point)
+    rows = headline_rows(frame[SHOWN + [c for c in RANK_BY if c not in SHOWN]], inputs, point)
     out, candidates, curves = [], [], []
+    priced = PURCHASE_COLUMNS + [
+        "tier_family",
+        "sku",
+        "tier_durable",
+        "meets_target",
+        "overhead_pct",
+    ]
     for (model, sku), group in rows.groupby(["model", "sku"], observed=True, sort=False):
         first = group.iloc[0]
-        line = {"model": str(model), "sku": str(sku), "recipe": str(first["recipe"]), "gpus": int(first["gpus"]),
-                "interval_s": float(first["interval_s"]), "ckpt_bytes": float(first["ckpt_bytes"])}
+        line = {
+            "model": str(model),
+            "sku": str(sku),
+            "recipe": str(first["recipe"]),
+            "gpus": int(first["gpus"]),
+            "interval_s": float(first["interval_s"]),
+            "ckpt_bytes": float(first["ckpt_bytes"]),
+        }
         for strategy in inputs.plan.strategies:
-            pick = recommend(group[group["strategy"] == strategy])
-            line[f"{strategy}_tier"] = str(pick.row["tier"]) if pick else None
-            line[f"{strategy}_engine"] = str(pick.row["engine"]) if pick else None
-            line[f"{strategy}_meets"] = bool(pick.meets) if pick else False
-            line[f"{strategy}_overhead_pct"] = float(pick.row["overhead_pct"]) if pick else np.nan
-            line[f"{strategy}_index"] = pick.index if pick else None
+            line |= _strategy_pick(strategy, recommend(group[group["strategy"] == strategy]))
         best = recommend(group)
-        full = frame.loc[best.index]
-        line.update({"option_tier": str(best.row["tier"]), "option_strategy": str(best.row["strategy"]),
-                     "option_engine": str(best.row["engine"]),
-                     "option_status": best.status, "option_meets": best.meets, "option_index": best.index,
-                     "option_total_usd": float(best.row["total_usd"]),
-                     "option_total_usd_month": float(best.row["total_usd_month"]),
-                     "option_storage_usd_month": float(best.row["storage_usd_month"]),
-                     "option_lost_gpu_usd_month": float(best.row["lost_gpu_usd_month"]),
-                     "option_bought_GBps": float(best.row["tier_bought_GBps"]),
-                     "option_overhead_pct": float(best.row["overhead_pct"]),
-                     "option_stall_s": float(full["stall_s"]),
-                     "option_required_GBps": float(full["required_write_GBps"]),
-                     "runner_up_tier": None if best.runner_up is None else str(best.runner_up["tier"]),
-                     "runner_up_strategy": None if best.runner_up is None else str(best.runner_up["strategy"]),
-                     "runner_up_engine": None if best.runner_up is None else str(best.runner_up["engine"]),
-                     "runner_up_extra_usd": best.runner_up_extra_usd,
-                     "assumed_prices": [name for name, _ in assumed_prices(inputs, full)],
-                     "needs_price": list(best.unpriced)})
+        line |= _option(best, frame.loc[best.index], inputs)
         out.append(line)
-        candidates.append([int(i) for i in group.sort_values(["tier_bought_GBps", "overhead_pct"],
-                                                              kind="stable").index])
-        curves.append(purchase(frame.loc[group.index, PURCHASE_COLUMNS + ["tier_family", "sku", "tier_durable",
-                                                                          "meets_target", "overhead_pct"]], best))
+        order = group.sort_values(["tier_bought_GBps", "overhead_pct"], kind="stable").index
+        candidates.append([int(i) for i in order])
+        curves.append(purchase(frame.loc[group.index, priced], best))
     return pd.DataFrame(out), candidates, curves
 
 
-def compute(inputs: Inputs, sink=None, progress=lambda _: None,
-            needs: frozenset[str] = frozenset({WORKBOOK, BRIEFS})) -> Report:
+def _strategy_pick(strategy: str, pick: Pick | None) -> dict:
+    """A summary line's columns of one strategy: its best tier, engine, overhead and row."""
+    return {
+        f"{strategy}_tier": str(pick.row["tier"]) if pick else None,
+        f"{strategy}_engine": str(pick.row["engine"]) if pick else None,
+        f"{strategy}_meets": bool(pick.meets) if pick else False,
+        f"{strategy}_overhead_pct": float(pick.row["overhead_pct"]) if pick else np.nan,
+        f"{strategy}_index": pick.index if pick else None,
+    }
+
+
+def _option(best: Pick, full: pd.Series, inputs: Inputs) -> dict:
+    """A summary line's columns of the option chosen overall, and of its runner-up."""
+    row, runner = best.row, best.runner_up
+    return {
+        "option_tier": str(row["tier"]),
+        "option_strategy": str(row["strategy"]),
+        "option_engine": str(row["engine"]),
+        "option_status": best.status,
+        "option_meets": best.meets,
+        "option_index": best.index,
+        "option_total_usd": float(row["total_usd"]),
+        "option_total_usd_month": float(row["total_usd_month"]),
+        "option_storage_usd_month": float(row["storage_usd_month"]),
+        "option_lost_gpu_usd_month": float(row["lost_gpu_usd_month"]),
+        "option_bought_GBps": float(row["tier_bought_GBps"]),
+        "option_overhead_pct": float(row["overhead_pct"]),
+        "option_stall_s": float(full["stall_s"]),
+        "option_required_GBps": float(full["required_write_GBps"]),
+        "runner_up_tier": None if runner is None else str(runner["tier"]),
+        "runner_up_strategy": None if runner is None else str(runner["strategy"]),
+        "runner_up_engine": None if runner is None else str(runner["engine"]),
+        "runner_up_extra_usd": best.runner_up_extra_usd,
+        "assumed_prices": [name for name, _ in assumed_prices(inputs, full)],
+        "needs_price": list(best.unpriced),
+    }
+
+
+def compute(
+    inputs: Inputs,
+    sink=None,
+    progress=lambda _: None,
+    needs: frozenset[str] = frozenset({WORKBOOK, BRIEFS}),
+) -> Report:
     """Everything the outputs show. ``sink(frame)``, when given, receives every row of the plan
     (one frame, or chunk after chunk for a plan above ROWS_IN_MEMORY rows, whose report then keeps
     only the rows the outputs show: the summary point's, and the workbook's when it ``needs`` them).
@@ -96,8 +147,15 @@ def compute(inputs: Inputs, sink=None, progress=lambda _: None,
     rows, dropped = plan_rows(inputs)
     if rows == 0:
         why = "; ".join(f"{d.rows:,} because {d.reason}" for d in dropped)
-        raise InputError(Problem(plan_file(inputs), 0, 0, "",
-                                 f"every combination of the plan was left out ({why}); widen the plan"))
+        raise InputError(
+            Problem(
+                plan_file(inputs),
+                0,
+                0,
+                "",
+                f"every combination of the plan was left out ({why}); widen the plan",
+            )
+        )
     point = summary_point(inputs)
     limit = int(inputs.plan.workbook_rows.value)
     selected = None
@@ -106,29 +164,74 @@ def compute(inputs: Inputs, sink=None, progress=lambda _: None,
         if sink is not None:
             sink(frame)
     else:
-        frame, selected = _stream(inputs, sink, point, Selection(limit, rows, len(inputs.plan.intervals))
-                                  if workbook else None, rows, progress)
+        selection = Selection(limit, rows, len(inputs.plan.intervals)) if workbook else None
+        frame, selected = _stream(inputs, sink, point, selection, rows, progress)
     table, candidates, purchases = summary(frame, inputs, point)
     params = parameters(inputs, point.gpus)  # the summary lines' (all at the point's GPUs)
     by_gpus = functools.cache(lambda gpus: parameters(inputs, gpus))
-    data = [brief(inputs, frame, spec, by_gpus(spec.gpus)) for spec in specs(inputs, frame, point)] if briefs else []
-    named = {i for rows_ in candidates for i in rows_} | {int(i) for p in purchases for i in p.points.index}
-    keep, note = (workbook_rows(frame, named, limit, len(inputs.plan.intervals), rows, selected) if workbook
-                  else (pd.Index(sorted(named), dtype=np.int64), ""))
-    labels = sorted({i for rows_ in candidates for i in rows_})
-    priced = frame.loc[labels, [*ENTITY_COLUMN.values(), *(n for n, i in INPUTS.items() if i.price)]]
-    assumed = {int(i): [name for name, _ in assumed_prices(inputs, row)]  # rows as dicts: 50x faster than .loc
-               for i, row in zip(priced.index, priced.to_dict("records"))}
-    overview = tier_overview(inputs, frame, point, keep) if workbook else []
-    picks = {int(v) for s in COMPARED if f"{s}_index" in table for v in table[f"{s}_index"] if pd.notna(v)}
-    cadence = {idx: cadence_grid(frame, idx) for idx in sorted(picks)} if workbook else {}
+    specs_ = specs(inputs, frame, point) if briefs else []
+    data = [brief(inputs, frame, spec, by_gpus(spec.gpus)) for spec in specs_]
+    named = {i for line in candidates for i in line} | {
+        int(i) for p in purchases for i in p.points.index
+    }
+    if workbook:
+        keep, note = workbook_rows(frame, named, limit, len(inputs.plan.intervals), rows, selected)
+    else:
+        keep, note = pd.Index(sorted(named), dtype=np.int64), ""
     headline = headline_option(table, point)
-    sweeps = tornado.sweeps(frame.loc[[headline]], params) if workbook and headline is not None else []
-    review = page.page(frame, table, candidates, purchases, params, data, rows, keep) if html else None
-    return Report(inputs, frame, dropped, point, table, data, calibration.table(), workbook_index=keep,
-                  workbook_note=note, tier_overview=overview, candidates=candidates,
-                  purchases=purchases, assumed=assumed, rows=rows, cadence=cadence, params=params,
-                  headline=headline, sweeps=sweeps, page=review)
+    return Report(
+        inputs,
+        frame,
+        dropped,
+        point,
+        table,
+        data,
+        calibration.table(),
+        workbook_index=keep,
+        workbook_note=note,
+        candidates=candidates,
+        purchases=purchases,
+        assumed=_assumed(inputs, frame, candidates),
+        rows=rows,
+        params=params,
+        headline=headline,
+        tier_overview=tier_overview(inputs, frame, point, keep) if workbook else [],
+        cadence=_cadence(frame, table) if workbook else {},
+        sweeps=tornado.sweeps(frame.loc[[headline]], params)
+        if workbook and headline is not None
+        else [],
+        page=page.page(frame, table, candidates, purchases, params, data, rows, keep)
+        if html
+        else None,
+    )
+
+
+def _assumed(
+    inputs: Inputs, frame: pd.DataFrame, candidates: list[list[int]]
+) -> dict[int, list[str]]:
+    """Per candidate row of the summary, the assumed prices it rests on."""
+    labels = sorted({i for line in candidates for i in line})
+    priced = frame.loc[
+        labels, [*ENTITY_COLUMN.values(), *(n for n, i in INPUTS.items() if i.price)]
+    ]
+    return {
+        int(i): [
+            name for name, _ in assumed_prices(inputs, row)
+        ]  # rows as dicts: 50x faster than .loc
+        for i, row in zip(priced.index, priced.to_dict("records"))
+    }
+
+
+def _cadence(frame: pd.DataFrame, table: pd.DataFrame) -> dict[int, dict[str, np.ndarray]]:
+    """The Cadence sheet's grid of each compared strategy's pick of every summary line."""
+    picks = {
+        int(v)
+        for s in COMPARED
+        if f"{s}_index" in table
+        for v in table[f"{s}_index"]
+        if pd.notna(v)
+    }
+    return {idx: cadence_grid(frame, idx) for idx in sorted(picks)}
 
 
 def headline_option(table: pd.DataFrame, point: Point) -> int | None:
@@ -152,8 +255,12 @@ def _stream(inputs: Inputs, sink, point: Point, selection: Selection | None, row
         for chunk in chunks(inputs, CHUNK_ROWS):
             if sink is not None:
                 sink(chunk)
-            at_point.append(chunk[(chunk["gpus"] == point.gpus).to_numpy()
-                                  & (chunk["interval_s"] == point.interval_s).to_numpy()])
+            at_point.append(
+                chunk[
+                    (chunk["gpus"] == point.gpus).to_numpy()
+                    & (chunk["interval_s"] == point.interval_s).to_numpy()
+                ]
+            )
             if selection is not None:
                 selection.add(chunk)
             done += len(chunk)

@@ -9,23 +9,24 @@ from __future__ import annotations
 import hashlib
 import math
 import typing
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from ..base.errors import InputError, Problem, did_you_mean, printable
+from ..base.safeio import read_regular
 from .inputs import PLAN, of
 from .quantity import Q, name_problem
-from ..base.safeio import read_regular
 from .schema import FILES, MOVED, SECTIONS, Plan
 from .strategies import STRATEGIES
 from .validated import Inputs, Prov
 from .yamlfile import Marks, dotted, leaves
 from .yamlfile import parse as parse_yaml
 
-
 # ---- pydantic errors -> Problems --------------------------------------------------------------
+
 
 def _submodel(annotation: Any) -> type[BaseModel] | None:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
@@ -75,10 +76,14 @@ def _message(err: dict, model: type[BaseModel]) -> str:
     kind, loc = err["type"], err["loc"]
     if kind == "extra_forbidden":
         if model is Plan and len(loc) == 1 and loc[0] in MOVED:
-            return f"'{loc[0]}' is an engine's term now: it moved to engines.yaml, as {MOVED[loc[0]]}"
+            return (
+                f"'{loc[0]}' is an engine's term now: it moved to engines.yaml, as {MOVED[loc[0]]}"
+            )
         allowed = _fields_at(model, loc[:-1])
-        return (f"unknown key '{loc[-1]}'{did_you_mean(str(loc[-1]), allowed)}; "
-                f"allowed keys: {', '.join(allowed)}")
+        return (
+            f"unknown key '{loc[-1]}'{did_you_mean(str(loc[-1]), allowed)}; "
+            f"allowed keys: {', '.join(allowed)}"
+        )
     if kind == "missing":
         return f"missing required key '{loc[-1]}'" + _what(model, loc)
     if kind in ("model_type", "dict_type", "model_attributes_type"):
@@ -112,8 +117,14 @@ def place(marks: Marks, path: tuple) -> tuple[int, int]:
     return (1, 1)
 
 
-def validate_model(model: type[BaseModel], data: Any, prefix: tuple, file: str, marks: Marks,
-                   problems: list[Problem]) -> Any:
+def validate_model(
+    model: type[BaseModel],
+    data: Any,
+    prefix: tuple,
+    file: str,
+    marks: Marks,
+    problems: list[Problem],
+) -> Any:
     """``data`` validated as ``model``, or None with every problem appended to ``problems``, each at
     its file, line and key (``prefix`` is where ``data`` sits in its file)."""
     try:
@@ -128,26 +139,48 @@ def validate_model(model: type[BaseModel], data: Any, prefix: tuple, file: str, 
 
 # ---- loading ------------------------------------------------------------------------------------
 
+
 def _read_files(root: Path, problems: list[Problem]) -> dict[str, tuple[Any, Marks, str, bytes]]:
     try:
         is_dir = root.is_dir()
     except OSError:  # a loop of links, a name too long
         is_dir = False
     if not is_dir:
-        raise InputError(Problem(str(root), 0, 0, "", "is not a directory; a models directory holds "
-                                 + ", ".join(FILES)))
+        raise InputError(
+            Problem(
+                str(root),
+                0,
+                0,
+                "",
+                "is not a directory; a models directory holds " + ", ".join(FILES),
+            )
+        )
     found: dict[str, tuple[Any, Marks, str, bytes]] = {}
     for extra in sorted(p for p in root.iterdir() if p.suffix in (".yaml", ".yml")):
         if extra.name not in FILES:
-            problems.append(Problem(shown_path(root, extra.name), 0, 0, "",
-                                    f"unexpected file{did_you_mean(extra.name, FILES)}; a models "
-                                    f"directory holds {', '.join(FILES)}"))
+            problems.append(
+                Problem(
+                    shown_path(root, extra.name),
+                    0,
+                    0,
+                    "",
+                    f"unexpected file{did_you_mean(extra.name, FILES)}; a models "
+                    f"directory holds {', '.join(FILES)}",
+                )
+            )
     for name in FILES:
         path = root / name
         shown = shown_path(root, name)
         if not path.exists() and not path.is_symlink():
-            problems.append(Problem(shown, 0, 0, "", "file is missing (ckptreport init DIR writes a "
-                                    "complete starting set)"))
+            problems.append(
+                Problem(
+                    shown,
+                    0,
+                    0,
+                    "",
+                    "file is missing (ckptreport init DIR writes a complete starting set)",
+                )
+            )
             continue
         try:
             raw = read_regular(path, shown)
@@ -170,13 +203,25 @@ def shown_path(root: Path, name: str) -> str:
     path = root / name
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except (ValueError, OSError, RuntimeError):  # not below it; a symlink loop (reported on reading)
+    except (
+        ValueError,
+        OSError,
+        RuntimeError,
+    ):  # not below it; a symlink loop (reported on reading)
         return str(path)
 
 
-def _prov_for(entry: BaseModel, section: str, name: str, file: str, marks: Marks,
-              out: dict[tuple[str, str, str], Prov], prefix: tuple = (), entry_source: str | None = None,
-              keys: frozenset[str] = frozenset()):
+def _prov_for(
+    entry: BaseModel,
+    section: str,
+    name: str,
+    file: str,
+    marks: Marks,
+    out: dict[tuple[str, str, str], Prov],
+    prefix: tuple = (),
+    entry_source: str | None = None,
+    keys: frozenset[str] = frozenset(),
+):
     """Record where every quantity of ``entry``, and every other input key it holds, came from."""
     entry_source = getattr(entry, "source", None) or entry_source
     keys = keys or frozenset(i.key for i in of(section))
@@ -189,9 +234,26 @@ def _prov_for(entry: BaseModel, section: str, name: str, file: str, marks: Marks
         elif isinstance(value, Q) or (value is not None and dotted_key in keys):
             line = place(marks, (section, name, *path) if section != PLAN else path)[0]
             source = (value.source if isinstance(value, Q) else None) or entry_source
-            basis = (value.basis if isinstance(value, Q) else None) or ("spec" if source else "input")
+            basis = (value.basis if isinstance(value, Q) else None) or (
+                "spec" if source else "input"
+            )
             date, region = (value.date, value.region) if isinstance(value, Q) else (None, None)
-            out[(section, name, dotted_key)] = Prov(file, line, basis, source, date=date, region=region)
+            out[(section, name, dotted_key)] = Prov(
+                file, line, basis, source, date=date, region=region
+            )
+
+
+@dataclass
+class _Read:
+    """What reading a models directory has found so far: the valid entries by section, every name
+    declared (valid or not), where each figure and entry came from, the plan, and every problem."""
+
+    problems: list[Problem] = field(default_factory=list)
+    sections: dict[str, dict[str, Any]] = field(default_factory=lambda: {s: {} for s in SECTIONS})
+    declared: dict[str, set[str]] = field(default_factory=lambda: {s: set() for s in SECTIONS})
+    prov: dict[tuple[str, str, str], Prov] = field(default_factory=dict)
+    places: dict[tuple[str, str], Prov] = field(default_factory=dict)
+    plan: Plan | None = None
 
 
 def load(root: Path | str) -> Inputs:
@@ -199,73 +261,99 @@ def load(root: Path | str) -> Inputs:
     the model can check (the plan's size: ``model.plan.checked``) is checked by the caller that
     builds the plan."""
     root = Path(root)
-    problems: list[Problem] = []
-    files = _read_files(root, problems)
-    sections: dict[str, dict[str, Any]] = {s: {} for s in SECTIONS}
-    declared: dict[str, set[str]] = {s: set() for s in SECTIONS}  # names, valid or not
-    prov: dict[tuple[str, str, str], Prov] = {}
-    places: dict[tuple[str, str], Prov] = {}
-    plan = None
+    r = _Read()
+    files = _read_files(root, r.problems)
     for fname, (data, marks, shown, _raw) in files.items():
         if fname == "plan.yaml":
-            if not isinstance(data, dict):
-                problems.append(Problem(shown, 1, 1, "", f"expected a mapping of plan keys, got {_describe(data)}"))
-                continue
-            plan = validate_model(Plan, data, (), shown, marks, problems)
-            if plan is not None:
-                _prov_for(plan, PLAN, PLAN, fname, marks, prov)
-                places[(PLAN, PLAN)] = Prov(fname, 1, "input", None)
-                for i, b in enumerate(plan.briefs):  # where each brief is, for errors found later
-                    line, col = place(marks, ("briefs", i, "name"))
-                    places[("briefs", b.name)] = Prov(fname, line, "input", f"briefs[{i}]", col)
-            continue
-        allowed = FILES[fname]
-        if not isinstance(data, dict):
-            problems.append(Problem(shown, 1, 1, "", f"expected top-level keys {', '.join(allowed)}, got {_describe(data)}"))
-            continue
-        for top, body in data.items():
-            line, col = marks[(top,)]
-            if top not in allowed:
-                elsewhere = next((f for f, secs in FILES.items() if top in secs), None)
-                hint = f" ({top} belong in {elsewhere})" if elsewhere else did_you_mean(top, allowed)
-                problems.append(Problem(shown, line, col, top, f"unknown top-level key{hint}; "
-                                        f"{fname} holds {', '.join(allowed)}"))
-                continue
-            if not isinstance(body, dict) or not body:
-                problems.append(Problem(shown, line, col, top, f"expected a mapping of names to "
-                                        f"entries, got {_describe(body)}"))
-                continue
-            declared[top].update(body)
-            for name, entry in body.items():
-                why = name_problem(name)
-                if why:
-                    line, col = marks[(top, name)]
-                    problems.append(Problem(shown, line, col, f"{top}.{printable(name)[:40]}", why))
-                    continue
-                obj = validate_model(SECTIONS[top], entry, (top, name), shown, marks, problems)
-                if obj is not None:
-                    sections[top][name] = obj
-                    _prov_for(obj, top, name, fname, marks, prov)
-                    places[(top, name)] = Prov(fname, marks[(top, name)][0], "input", obj.source)
-        for top in allowed:
-            if top not in data:
-                problems.append(Problem(shown, 1, 1, "", f"missing top-level key '{top}'"))
+            _read_plan(r, fname, data, marks, shown)
+        else:
+            _read_entities(r, fname, data, marks, shown)
     if "models.yaml" in files:
-        _check_model_recipes(sections, declared, files["models.yaml"], problems)
-    if plan is not None:
-        _check_plan(plan, declared, files["plan.yaml"], problems)
-        _check_layouts(plan, sections["models"], files["plan.yaml"], problems)
-        _check_strategies(plan, sections["skus"], files["plan.yaml"], problems)
-    if problems:
-        raise InputError(problems)
+        _check_model_recipes(r.sections, r.declared, files["models.yaml"], r.problems)
+    if r.plan is not None:
+        _check_plan(r.plan, r.declared, files["plan.yaml"], r.problems)
+        _check_layouts(r.plan, r.sections["models"], files["plan.yaml"], r.problems)
+        _check_strategies(r.plan, r.sections["skus"], files["plan.yaml"], r.problems)
+    if r.problems:
+        raise InputError(r.problems)
     digest = hashlib.sha256()
     for fname in sorted(files):
         digest.update(fname.encode() + b"\0" + files[fname][3] + b"\0")
-    return Inputs(sections["recipes"], sections["models"], sections["skus"], sections["tiers"],
-                  sections["engines"], plan, prov, digest.hexdigest(), str(root), places=places,
-                  files={f: hashlib.sha256(files[f][3]).hexdigest() for f in sorted(files)},
-                  values={f: leaves(files[f][0], files[f][1]) for f in sorted(files)},
-                  marks={f: files[f][1] for f in sorted(files)})
+    s = r.sections
+    return Inputs(
+        s["recipes"],
+        s["models"],
+        s["skus"],
+        s["tiers"],
+        s["engines"],
+        r.plan,
+        r.prov,
+        digest.hexdigest(),
+        str(root),
+        places=r.places,
+        files={f: hashlib.sha256(files[f][3]).hexdigest() for f in sorted(files)},
+        values={f: leaves(files[f][0], files[f][1]) for f in sorted(files)},
+        marks={f: files[f][1] for f in sorted(files)},
+    )
+
+
+def _read_plan(r: _Read, fname: str, data: Any, marks: Marks, shown: str) -> None:
+    """plan.yaml: the plan validated, where its figures and each brief are."""
+    if not isinstance(data, dict):
+        r.problems.append(
+            Problem(shown, 1, 1, "", f"expected a mapping of plan keys, got {_describe(data)}")
+        )
+        return
+    r.plan = validate_model(Plan, data, (), shown, marks, r.problems)
+    if r.plan is not None:
+        _prov_for(r.plan, PLAN, PLAN, fname, marks, r.prov)
+        r.places[(PLAN, PLAN)] = Prov(fname, 1, "input", None)
+        for i, b in enumerate(r.plan.briefs):  # where each brief is, for errors found later
+            line, col = place(marks, ("briefs", i, "name"))
+            r.places[("briefs", b.name)] = Prov(fname, line, "input", f"briefs[{i}]", col)
+
+
+def _read_entities(r: _Read, fname: str, data: Any, marks: Marks, shown: str) -> None:
+    """A file of entities (models.yaml, hardware.yaml, ...): its top-level keys, each a mapping of
+    names to entries."""
+    allowed = FILES[fname]
+    if not isinstance(data, dict):
+        got = _describe(data)
+        r.problems.append(
+            Problem(shown, 1, 1, "", f"expected top-level keys {', '.join(allowed)}, got {got}")
+        )
+        return
+    for top, body in data.items():
+        line, col = marks[(top,)]
+        if top not in allowed:
+            elsewhere = next((f for f, secs in FILES.items() if top in secs), None)
+            hint = f" ({top} belong in {elsewhere})" if elsewhere else did_you_mean(top, allowed)
+            message = f"unknown top-level key{hint}; {fname} holds {', '.join(allowed)}"
+            r.problems.append(Problem(shown, line, col, top, message))
+        elif not isinstance(body, dict) or not body:
+            message = f"expected a mapping of names to entries, got {_describe(body)}"
+            r.problems.append(Problem(shown, line, col, top, message))
+        else:
+            _read_entries(r, fname, top, body, marks, shown)
+    for top in allowed:
+        if top not in data:
+            r.problems.append(Problem(shown, 1, 1, "", f"missing top-level key '{top}'"))
+
+
+def _read_entries(r: _Read, fname: str, top: str, body: dict, marks: Marks, shown: str) -> None:
+    """The entries of one section: each name checked, each entry validated, where it came from kept."""
+    r.declared[top].update(body)
+    for name, entry in body.items():
+        why = name_problem(name)
+        if why:
+            line, col = marks[(top, name)]
+            r.problems.append(Problem(shown, line, col, f"{top}.{printable(name)[:40]}", why))
+            continue
+        obj = validate_model(SECTIONS[top], entry, (top, name), shown, marks, r.problems)
+        if obj is not None:
+            r.sections[top][name] = obj
+            _prov_for(obj, top, name, fname, marks, r.prov)
+            r.places[(top, name)] = Prov(fname, marks[(top, name)][0], "input", obj.source)
 
 
 def _check_model_recipes(sections, declared, file, problems: list[Problem]) -> None:
@@ -273,8 +361,15 @@ def _check_model_recipes(sections, declared, file, problems: list[Problem]) -> N
     for name, model in sections["models"].items():
         if model.recipe not in declared["recipes"]:
             line, col = place(marks, ("models", name, "recipe"))
-            problems.append(Problem(shown, line, col, f"models.{name}.recipe",
-                                    _unknown("recipe", model.recipe, declared["recipes"])))
+            problems.append(
+                Problem(
+                    shown,
+                    line,
+                    col,
+                    f"models.{name}.recipe",
+                    _unknown("recipe", model.recipe, declared["recipes"]),
+                )
+            )
 
 
 def _check_layouts(plan: Plan, models: dict, file, problems: list[Problem]) -> None:
@@ -290,9 +385,16 @@ def _check_layouts(plan: Plan, models: dict, file, problems: list[Problem]) -> N
         for i, q in enumerate(plan.gpus):
             if q.value < replica:
                 line, col = place(pmarks, ("gpus", i))
-                problems.append(Problem(pshown, line, col, f"gpus[{i}]",
-                                        f"{_text(q)} GPUs hold less than one replica of {name} (tp {model.tp.value:g} x "
-                                        f"pp {model.pp.value:g} = {replica:,.0f} GPUs)"))
+                problems.append(
+                    Problem(
+                        pshown,
+                        line,
+                        col,
+                        f"gpus[{i}]",
+                        f"{_text(q)} GPUs hold less than one replica of {name} (tp {model.tp.value:g} x "
+                        f"pp {model.pp.value:g} = {replica:,.0f} GPUs)",
+                    )
+                )
 
 
 def _check_strategies(plan: Plan, skus: dict, file, problems: list[Problem]) -> None:
@@ -304,74 +406,110 @@ def _check_strategies(plan: Plan, skus: dict, file, problems: list[Problem]) -> 
     if peered and plan.peer_replicas is not None:
         k = plan.peer_replicas.value
         names = plan.skus or list(skus)
-        jobs = [(math.ceil(q.value / skus[n].gpus_per_node.value), q.value, n) for q in plan.gpus for n in names
-                if n in skus]
+        jobs = [
+            (math.ceil(q.value / skus[n].gpus_per_node.value), q.value, n)
+            for q in plan.gpus
+            for n in names
+            if n in skus
+        ]
         if jobs:
             nodes, gpus, sku = min(jobs)
             if k >= nodes:
                 line, col = place(pmarks, ("peer_replicas",))
-                problems.append(Problem(pshown, line, col, "peer_replicas",
-                                        f"{k:g} peer(s) per node need at least {k + 1:g} nodes, but the plan's "
-                                        f"{gpus:,.0f} GPUs on {sku} are {nodes:,} node(s): lower peer_replicas, or "
-                                        f"leave {' and '.join(peered)} out of strategies"))
+                problems.append(
+                    Problem(
+                        pshown,
+                        line,
+                        col,
+                        "peer_replicas",
+                        f"{k:g} peer(s) per node need at least {k + 1:g} nodes, but the plan's "
+                        f"{gpus:,.0f} GPUs on {sku} are {nodes:,} node(s): lower peer_replicas, or "
+                        f"leave {' and '.join(peered)} out of strategies",
+                    )
+                )
     host, lost = plan.host_recoverable, plan.node_loss
     if host is not None and lost is not None and host.value + lost.value > 1 + 1e-12:
         line, col = place(pmarks, ("node_loss",))
-        problems.append(Problem(pshown, line, col, "node_loss",
-                                f"node_loss {lost.value:.4g} and host_recoverable {host.value:.4g} (as fractions) "
-                                "add up to more than every failure: the two shares and the rest (the durable "
-                                "tier's) must add up to 100%"))
+        problems.append(
+            Problem(
+                pshown,
+                line,
+                col,
+                "node_loss",
+                f"node_loss {lost.value:.4g} and host_recoverable {host.value:.4g} (as fractions) "
+                "add up to more than every failure: the two shares and the rest (the durable "
+                "tier's) must add up to 100%",
+            )
+        )
 
 
 def _check_plan(plan: Plan, declared, file, problems: list[Problem]) -> None:
+    """The plan's names exist and none is listed twice; its briefs name what exists, once each; its
+    summary names a model, SKU, cluster size and cadence of the plan."""
     _, pmarks, pshown, _ = file
+
+    def problem(path: tuple, key: str, message: str) -> None:
+        line, col = place(pmarks, path)
+        problems.append(Problem(pshown, line, col, key, message))
+
     for key in ("models", "recipes", "skus", "tiers", "engines"):
         names = getattr(plan, key)
         for i, name in enumerate(names or []):
-            line, col = place(pmarks, (key, i))
             if name not in declared[key]:
-                problems.append(Problem(pshown, line, col, f"{key}[{i}]",
-                                        _unknown(key[:-1], name, declared[key])))
+                problem((key, i), f"{key}[{i}]", _unknown(key[:-1], name, declared[key]))
             elif name in names[:i]:
-                problems.append(Problem(pshown, line, col, f"{key}[{i}]", f"'{name}' is listed twice"))
+                problem((key, i), f"{key}[{i}]", f"'{name}' is listed twice")
     for key in ("gpus", "intervals", "strategies"):
         seen: list = []
         for i, item in enumerate(getattr(plan, key)):
             value = item.value if isinstance(item, Q) else item
             if value in seen:
-                line, col = place(pmarks, (key, i))
-                problems.append(Problem(pshown, line, col, f"{key}[{i}]", f"{_text(item)!r} is listed twice"))
+                problem((key, i), f"{key}[{i}]", f"{_text(item)!r} is listed twice")
             seen.append(value)
-    seen_briefs: set[str] = set()
+    _check_briefs(plan, declared, problem)
+    if plan.summary is not None:
+        _check_summary(plan, declared, problem)
+
+
+def _check_briefs(plan: Plan, declared, problem) -> None:
+    seen: set[str] = set()
     for i, brief in enumerate(plan.briefs):
-        checks = [("model", "models", brief.model)] + [("skus", "skus", n) for n in brief.skus] + \
-                 [("tiers", "tiers", n) for n in brief.tiers] + ([("recipe", "recipes", brief.recipe)] if brief.recipe else [])
+        checks = (
+            [("model", "models", brief.model)]
+            + [("skus", "skus", n) for n in brief.skus]
+            + [("tiers", "tiers", n) for n in brief.tiers]
+            + ([("recipe", "recipes", brief.recipe)] if brief.recipe else [])
+        )
         for key, section, name in checks:
             if name not in declared[section]:
-                line, col = place(pmarks, ("briefs", i, key))
-                problems.append(Problem(pshown, line, col, f"briefs[{i}].{key}",
-                                        _unknown(section[:-1], name, declared[section])))
-        if brief.name in seen_briefs:
-            line, col = place(pmarks, ("briefs", i, "name"))
-            problems.append(Problem(pshown, line, col, f"briefs[{i}].name", f"'{brief.name}' is used twice"))
-        seen_briefs.add(brief.name)
-    if plan.summary is not None:
-        for key, section in (("model", "models"), ("sku", "skus")):
-            name = getattr(plan.summary, key)
-            listed = getattr(plan, section)
-            line, col = place(pmarks, ("summary", key))
-            if name is not None and name not in declared[section]:
-                problems.append(Problem(pshown, line, col, f"summary.{key}", _unknown(key, name, declared[section])))
-            elif name is not None and listed and name not in listed and set(listed) <= declared[section]:
-                problems.append(Problem(pshown, line, col, f"summary.{key}",
-                                        f"'{name}' is not among the plan's {section} ({', '.join(listed)})"))
-        for key, options in (("gpus", plan.gpus), ("interval", plan.intervals)):
-            q = getattr(plan.summary, key)
-            if all(not math.isclose(q.value, o.value) for o in options):
-                line, col = place(pmarks, ("summary", key))
-                listed = ", ".join(o.text for o in options)
-                problems.append(Problem(pshown, line, col, f"summary.{key}",
-                                        f"{q.text!r} is not in the plan's {key if key == 'gpus' else 'intervals'} ({listed})"))
+                message = _unknown(section[:-1], name, declared[section])
+                problem(("briefs", i, key), f"briefs[{i}].{key}", message)
+        if brief.name in seen:
+            problem(("briefs", i, "name"), f"briefs[{i}].name", f"'{brief.name}' is used twice")
+        seen.add(brief.name)
+
+
+def _check_summary(plan: Plan, declared, problem) -> None:
+    for key, section in (("model", "models"), ("sku", "skus")):
+        name = getattr(plan.summary, key)
+        listed = getattr(plan, section)
+        if name is not None and name not in declared[section]:
+            problem(("summary", key), f"summary.{key}", _unknown(key, name, declared[section]))
+        elif (
+            name is not None and listed and name not in listed and set(listed) <= declared[section]
+        ):
+            message = f"'{name}' is not among the plan's {section} ({', '.join(listed)})"
+            problem(("summary", key), f"summary.{key}", message)
+    for key, options in (("gpus", plan.gpus), ("interval", plan.intervals)):
+        q = getattr(plan.summary, key)
+        if all(not math.isclose(q.value, o.value) for o in options):
+            listed = ", ".join(o.text for o in options)
+            what = key if key == "gpus" else "intervals"
+            problem(
+                ("summary", key),
+                f"summary.{key}",
+                f"{q.text!r} is not in the plan's {what} ({listed})",
+            )
 
 
 def _text(item: Any) -> str:
@@ -379,5 +517,7 @@ def _text(item: Any) -> str:
 
 
 def _unknown(kind: str, name: str, known: dict) -> str:
-    return (f"unknown {kind} '{name}'{did_you_mean(name, known)}; known: "
-            f"{', '.join(sorted(known)) or '(none)'}")
+    return (
+        f"unknown {kind} '{name}'{did_you_mean(name, known)}; known: "
+        f"{', '.join(sorted(known)) or '(none)'}"
+    )

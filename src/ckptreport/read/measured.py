@@ -23,19 +23,22 @@ from typing import Literal
 import yaml
 from pydantic import Field
 
-from . import units
 from ..base.errors import InputError, Problem, did_you_mean
-from .inputs import TIERS, Input, attribute, measured_targets, replaced
-from .validated import Inputs
-from .load import place, validate_model
-from .validated import Prov
-from .quantity import Name, Q, Quantity, Strict, Text
 from ..base.safeio import read_regular
+from . import units
+from .inputs import TIERS, Input, attribute, measured_targets, replaced
+from .load import place, validate_model
+from .quantity import Name, Q, Quantity, Strict, Text
+from .validated import Inputs, Prov
 from .yamlfile import parse as parse_yaml
 
 FORMAT = "1"
 # metric -> the input it replaces (declared in inputs.py); None: recorded, informative only
-TARGETS: dict[str, Input | None] = {**measured_targets(), "host_memcpy": None, "checkpoint_writer": None}
+TARGETS: dict[str, Input | None] = {
+    **measured_targets(),
+    "host_memcpy": None,
+    "checkpoint_writer": None,
+}
 LOW, HIGH = 0.5, 1.1  # a measurement outside [50%, 110%] of spec is flagged
 
 
@@ -48,7 +51,9 @@ class Metric(Strict):
     tier: Name | None = Field(None, description="tier written to (tier_write, tier_write_per_node)")
     path: Text | None = Field(None, description="directory written to")
     writers: Quantity("count", integer=True) | None = Field(None, description="parallel writers")
-    nodes: Quantity("count", integer=True) | None = Field(None, description="nodes writing at once (tier_write)")
+    nodes: Quantity("count", integer=True) | None = Field(
+        None, description="nodes writing at once (tier_write)"
+    )
 
 
 class Gpus(Strict):
@@ -62,11 +67,15 @@ class MeasuredFile(Strict):
     ckptreport_measured: Literal["1"] = Field(description="format version")
     host: Name = Field(description="host the figures were measured on")
     time: Text = Field(description="when (UTC, ISO 8601)")
-    tool: Text = Field(description="what measured: ckptreport probe, fio, IOR, nvbandwidth, with versions")
+    tool: Text = Field(
+        description="what measured: ckptreport probe, fio, IOR, nvbandwidth, with versions"
+    )
     sku: Name = Field(description="the SKU (skus.NAME) this host is")
     gpus: Gpus | None = Field(None, description="GPU model and count seen")
     metrics: dict[Literal[tuple(TARGETS)], Metric] = Field(description="metric name -> figure")  # type: ignore[valid-type]
-    skipped: list[Text] = Field(default_factory=list, description="what could not be measured, and why")
+    skipped: list[Text] = Field(
+        default_factory=list, description="what could not be measured, and why"
+    )
 
 
 @dataclass(frozen=True)
@@ -124,7 +133,9 @@ def read(paths: list[str | Path]) -> list[tuple[Path, MeasuredFile, dict, bytes]
     out = []
     files = _files(paths)
     if not files:
-        raise InputError(f"--measured {' '.join(map(str, paths))}: no measured files (*.yaml) found")
+        raise InputError(
+            f"--measured {' '.join(map(str, paths))}: no measured files (*.yaml) found"
+        )
     for path in files:
         shown = str(path)
         if not path.exists() and not path.is_symlink():
@@ -137,7 +148,15 @@ def read(paths: list[str | Path]) -> list[tuple[Path, MeasuredFile, dict, bytes]
             problems += e.problems
             continue
         if not isinstance(data, dict):
-            problems.append(Problem(shown, 1, 1, "", "expected a measured file (a mapping with ckptreport_measured: 1)"))
+            problems.append(
+                Problem(
+                    shown,
+                    1,
+                    1,
+                    "",
+                    "expected a measured file (a mapping with ckptreport_measured: 1)",
+                )
+            )
             continue
         parsed = validate_model(MeasuredFile, data, (), shown, marks, problems)
         if parsed is not None:
@@ -156,50 +175,75 @@ def apply(inputs: Inputs, paths: list[str | Path]) -> Inputs:
         shown = str(path)
         if mf.sku not in inputs.skus:
             line, col = place(marks, ("sku",))
-            problems.append(Problem(shown, line, col, "sku", f"unknown sku '{mf.sku}'{did_you_mean(mf.sku, inputs.skus)}; "
-                                    f"known: {', '.join(sorted(inputs.skus))}"))
+            message = (
+                f"unknown sku '{mf.sku}'{did_you_mean(mf.sku, inputs.skus)}; "
+                f"known: {', '.join(sorted(inputs.skus))}"
+            )
+            problems.append(Problem(shown, line, col, "sku", message))
             continue
         for metric, m in mf.metrics.items():
-            target = TARGETS[metric]
-            if target is None:
-                continue
-            section, field = target.entity, target.key
-            name = mf.sku
-            if section == TIERS:
-                if m.tier is None or m.tier not in inputs.tiers:
-                    line, col = place(marks, ("metrics", metric, "tier"))
-                    what = "names no tier" if m.tier is None else \
-                        f"unknown tier '{m.tier}'{did_you_mean(m.tier, inputs.tiers)}"
-                    problems.append(Problem(shown, line, col, f"metrics.{metric}.tier",
-                                            f"{what}; known: {', '.join(sorted(inputs.tiers))}"))
-                    continue
-                name = m.tier
-            if section == TIERS and field == "write" and inputs.tiers[name].kind == "local_nvme":
-                line, col = place(marks, ("metrics", metric))
-                problems.append(Problem(shown, line, col, f"metrics.{metric}",
-                                        f"tier '{name}' is node-local NVMe: it has no aggregate write to measure "
-                                        "(measure tier_write_per_node, or the SKU's local_nvme_write)"))
-                continue
-            parent = field.rpartition(".")[0]
-            if parent and getattr(inputs.entity(section, name), attribute(parent)) is None:
-                line, col = place(marks, ("metrics", metric))
-                problems.append(Problem(shown, line, col, f"metrics.{metric}",
-                                        f"{section[:-1]} '{name}' has no {parent} in the models directory to measure"))
-                continue
-            samples.setdefault((section, name, field), []).append((m.value.value, mf.host, path.name))
+            where = _measured_at(inputs, mf, metric, m, marks, shown, problems)
+            if where is not None:
+                samples.setdefault(where, []).append((m.value.value, mf.host, path.name))
     if problems:
         raise InputError(problems)
-    measurements = {}
     by_key = {(t.entity, t.key): t for t in TARGETS.values() if t is not None}
+    measurements = {}
     for (section, name, field), rows in sorted(samples.items()):
         values = [v for v, _, _ in rows]
-        target = by_key[(section, field)]
-        spec = target.base_value(inputs.entity(section, name))
+        spec = by_key[(section, field)].base_value(inputs.entity(section, name))
         spec = spec if math.isfinite(spec) and spec > 0 else None
         measurements[(section, name, field)] = Measurement(
-            section, name, field, statistics.median(values), min(values), tuple(h for _, h, _ in rows),
-            tuple(f for _, _, f in rows), spec, max(values))
+            section,
+            name,
+            field,
+            statistics.median(values),
+            min(values),
+            tuple(h for _, h, _ in rows),
+            tuple(f for _, _, f in rows),
+            spec,
+            max(values),
+        )
     return _replace(inputs, measurements, parsed)
+
+
+def _measured_at(inputs: Inputs, mf, metric: str, m, marks, shown: str, problems: list[Problem]):
+    """(section, name, key) of the input one metric of a measured file replaces; None for a metric
+    that replaces nothing, or one that names what does not exist (the problem appended)."""
+    target = TARGETS[metric]
+    if target is None:
+        return None
+    section, field, name = target.entity, target.key, mf.sku
+
+    def refuse(path: tuple, message: str) -> None:
+        line, col = place(marks, path)
+        problems.append(Problem(shown, line, col, ".".join(str(k) for k in path), message))
+
+    if section == TIERS:
+        if m.tier is None or m.tier not in inputs.tiers:
+            what = (
+                "names no tier"
+                if m.tier is None
+                else f"unknown tier '{m.tier}'{did_you_mean(m.tier, inputs.tiers)}"
+            )
+            refuse(("metrics", metric, "tier"), f"{what}; known: {', '.join(sorted(inputs.tiers))}")
+            return None
+        name = m.tier
+    if section == TIERS and field == "write" and inputs.tiers[name].kind == "local_nvme":
+        refuse(
+            ("metrics", metric),
+            f"tier '{name}' is node-local NVMe: it has no aggregate write to "
+            "measure (measure tier_write_per_node, or the SKU's local_nvme_write)",
+        )
+        return None
+    parent = field.rpartition(".")[0]
+    if parent and getattr(inputs.entity(section, name), attribute(parent)) is None:
+        refuse(
+            ("metrics", metric),
+            f"{section[:-1]} '{name}' has no {parent} in the models directory to measure",
+        )
+        return None
+    return section, name, field
 
 
 def _replace(inputs: Inputs, measurements: dict, parsed) -> Inputs:
@@ -209,36 +253,81 @@ def _replace(inputs: Inputs, measurements: dict, parsed) -> Inputs:
         section, name, field = key
         spec_text = units.fmt(m.spec, "bandwidth") if m.spec else "none"
         text = units.fmt(m.median, "bandwidth", 4)
-        source = (f"median of {len(m.hosts)} measurement(s) on {', '.join(sorted(set(m.hosts)))} "
-                  f"(min {units.fmt(m.minimum, 'bandwidth')}; spec {spec_text}"
-                  + (f"; {m.flag}" if m.flag else "") + f"): {', '.join(sorted(set(m.files)))}")
-        spread = m.maximum is not None and m.minimum < m.maximum  # hosts differ: the spread is the range
-        q = Q(m.median, text, "bandwidth", m.basis, source,
-              **({"low": m.minimum, "high": m.maximum, "distribution": "triangular",
-                  "low_text": units.fmt(m.minimum, "bandwidth", 4), "high_text": units.fmt(m.maximum, "bandwidth", 4)}
-                 if spread else {}))
-        sections[section][name] = replaced(sections[section][name], field, q)  # a measured key wins over any derive rule
+        source = (
+            f"median of {len(m.hosts)} measurement(s) on {', '.join(sorted(set(m.hosts)))} "
+            f"(min {units.fmt(m.minimum, 'bandwidth')}; spec {spec_text}"
+            + (f"; {m.flag}" if m.flag else "")
+            + f"): {', '.join(sorted(set(m.files)))}"
+        )
+        spread = (
+            m.maximum is not None and m.minimum < m.maximum
+        )  # hosts differ: the spread is the range
+        q = Q(
+            m.median,
+            text,
+            "bandwidth",
+            m.basis,
+            source,
+            **(
+                {
+                    "low": m.minimum,
+                    "high": m.maximum,
+                    "distribution": "triangular",
+                    "low_text": units.fmt(m.minimum, "bandwidth", 4),
+                    "high_text": units.fmt(m.maximum, "bandwidth", 4),
+                }
+                if spread
+                else {}
+            ),
+        )
+        sections[section][name] = replaced(
+            sections[section][name], field, q
+        )  # a measured key wins over any derive rule
         prov[key] = Prov(sorted(set(m.files))[0], 0, m.basis, source)
     digest = hashlib.sha256(inputs.input_hash.encode())
-    for path, _, _, raw in sorted(parsed, key=lambda p: (p[0].name, str(p[0]))):  # named, not placed: cwd-free
+    for path, _, _, raw in sorted(
+        parsed, key=lambda p: (p[0].name, str(p[0]))
+    ):  # named, not placed: cwd-free
         digest.update(path.name.encode() + b"\0" + raw)
-    files = {**inputs.files, **{f"measured/{p.name}": hashlib.sha256(raw).hexdigest()
-                                for p, _, _, raw in sorted(parsed, key=lambda p: p[0].name)}}
-    return dataclasses.replace(inputs, skus=sections["skus"], tiers=sections["tiers"], prov=prov,
-                               input_hash=digest.hexdigest(), measured=measurements, files=files)
+    files = {
+        **inputs.files,
+        **{
+            f"measured/{p.name}": hashlib.sha256(raw).hexdigest()
+            for p, _, _, raw in sorted(parsed, key=lambda p: p[0].name)
+        },
+    }
+    return dataclasses.replace(
+        inputs,
+        skus=sections["skus"],
+        tiers=sections["tiers"],
+        prov=prov,
+        input_hash=digest.hexdigest(),
+        measured=measurements,
+        files=files,
+    )
 
 
 # ---- writing measured files -------------------------------------------------------------------
 
-def document(host: str, tool: str, sku: str, metrics: dict[str, dict], gpus: dict | None = None,
-             skipped: list[str] | None = None, when: dt.datetime | None = None) -> dict:
+
+def document(
+    host: str,
+    tool: str,
+    sku: str,
+    metrics: dict[str, dict],
+    gpus: dict | None = None,
+    skipped: list[str] | None = None,
+    when: dt.datetime | None = None,
+) -> dict:
     """A measured file's content; metric values are bytes/s, written with units."""
     when = when or dt.datetime.now(dt.UTC).replace(microsecond=0)
     out_metrics = {}
     for name, m in metrics.items():
-        entry = {"value": units.fmt(m["value"], "bandwidth", 6),
-                 "samples": [units.fmt(s, "bandwidth", 6) for s in m.get("samples", [])],
-                 "method": m["method"]}
+        entry = {
+            "value": units.fmt(m["value"], "bandwidth", 6),
+            "samples": [units.fmt(s, "bandwidth", 6) for s in m.get("samples", [])],
+            "method": m["method"],
+        }
         for key in ("tier", "path"):
             if m.get(key) is not None:
                 entry[key] = str(m[key])
@@ -246,8 +335,14 @@ def document(host: str, tool: str, sku: str, metrics: dict[str, dict], gpus: dic
             if m.get(key) is not None:
                 entry[key] = str(int(m[key]))
         out_metrics[name] = entry
-    doc = {"ckptreport_measured": FORMAT, "host": host, "time": when.isoformat().replace("+00:00", "Z"),
-           "tool": tool, "sku": sku, "metrics": out_metrics}
+    doc = {
+        "ckptreport_measured": FORMAT,
+        "host": host,
+        "time": when.isoformat().replace("+00:00", "Z"),
+        "tool": tool,
+        "sku": sku,
+        "metrics": out_metrics,
+    }
     if gpus:
         doc["gpus"] = {"model": gpus["model"], "count": str(gpus["count"])}
     if skipped:
@@ -263,8 +358,12 @@ def dump(doc: dict, shown: str) -> str:
     problems: list[Problem] = []
     validate_model(MeasuredFile, data, (), shown, marks, problems)
     if problems:
-        raise InputError([Problem(shown, 0, 0, p.path, f"the measured file would be invalid: {p.message}")
-                          for p in problems])
+        raise InputError(
+            [
+                Problem(shown, 0, 0, p.path, f"the measured file would be invalid: {p.message}")
+                for p in problems
+            ]
+        )
     return text
 
 
@@ -282,10 +381,11 @@ def write(doc: dict, path: Path) -> Path:
     except OSError as e:
         if tmp:
             Path(tmp).unlink(missing_ok=True)
-        raise InputError(Problem(str(path), 0, 0, "", f"cannot write: {(e.strerror or str(e)).lower()}")) from None
+        raise InputError(
+            Problem(str(path), 0, 0, "", f"cannot write: {(e.strerror or str(e)).lower()}")
+        ) from None
     except BaseException:
         if tmp:
             Path(tmp).unlink(missing_ok=True)
         raise
     return path
-

@@ -28,14 +28,14 @@ import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
+from ..answer.types import option_label
 from ..model import display
 from ..read import units
 from ..read.inputs import ENTITY_COLUMN, INPUTS, PLAN, STRATEGY_ENTITY, of
-from .env import environment, templates_dir
 from ..read.provenance import provenance
 from . import charts, svg, terminal
-from .brief import chain_svg
-from ..answer.types import option_label
+from .chain import chain_svg
+from .env import environment, templates_dir
 
 if TYPE_CHECKING:
     from ..answer.types import Report
@@ -56,6 +56,7 @@ def _json(obj) -> Markup:
 
 # ---- the table: columns, encoded compactly -------------------------------------------------------
 
+
 def _number(v: float):
     if v != v:
         return None
@@ -69,7 +70,12 @@ def _column(name: str, values: pd.Series) -> dict:
     significant digits, or as a dictionary when a few repeat)."""
     unit = display.unit_of(name)
     doc = getattr(display.declared(name), "doc", "") or "a key of the scenario"
-    out = {"name": name, "unit": unit, "doc": doc, "infinite": getattr(display.declared(name), "infinite", "unbounded")}
+    out = {
+        "name": name,
+        "unit": unit,
+        "doc": doc,
+        "infinite": getattr(display.declared(name), "infinite", "unbounded"),
+    }
     if unit == "label" or values.dtype == object or isinstance(values.dtype, pd.CategoricalDtype):
         codes, uniques = pd.factorize(values.astype(str), sort=False)
         return {**out, "unit": "label", "dict": [str(u) for u in uniques], "codes": codes.tolist()}
@@ -83,11 +89,15 @@ def _column(name: str, values: pd.Series) -> dict:
 
 
 def table_data(table: pd.DataFrame) -> dict:
-    return {"rows": len(table), "index": table.index.to_numpy(np.int64).tolist(),
-            "columns": [_column(c, table[c]) for c in table.columns]}
+    return {
+        "rows": len(table),
+        "index": table.index.to_numpy(np.int64).tolist(),
+        "columns": [_column(c, table[c]) for c in table.columns],
+    }
 
 
 # ---- the summary and the sections ----------------------------------------------------------------
+
 
 def _option(r: pd.Series) -> str:
     return option_label(r["strategy"], r["tier"], r["engine"])
@@ -95,19 +105,47 @@ def _option(r: pd.Series) -> str:
 
 def _summary(report: Report) -> tuple[list[str], list[dict]]:
     strategies = list(report.inputs.plan.strategies)
-    head = ["model", "sku", "checkpoint", *strategies, "recommended", "bought", "storage/month", "lost GPU/month",
-            "runner-up (extra over the run)"]
+    head = [
+        "model",
+        "sku",
+        "checkpoint",
+        *strategies,
+        "recommended",
+        "bought",
+        "storage/month",
+        "lost GPU/month",
+        "runner-up (extra over the run)",
+    ]
     rows = []
     for k, r in enumerate(report.summary.to_dict("records")):
-        cells = [display.value(r["ckpt_bytes"], "bytes")] + [terminal.strategy_cell(r, s)[0] for s in strategies]
-        rows.append({"line": k, "model": r["model"], "sku": r["sku"], "cells": cells + terminal.option_cells(r),
-                     "status": r["option_status"], "headline": report.headline == r["option_index"]
-                     and r["model"] == report.point.model and r["sku"] == report.point.sku})
+        cells = [display.value(r["ckpt_bytes"], "bytes")] + [
+            terminal.strategy_cell(r, s)[0] for s in strategies
+        ]
+        rows.append(
+            {
+                "line": k,
+                "model": r["model"],
+                "sku": r["sku"],
+                "cells": cells + terminal.option_cells(r),
+                "status": r["option_status"],
+                "headline": report.headline == r["option_index"]
+                and r["model"] == report.point.model
+                and r["sku"] == report.point.sku,
+            }
+        )
     return head, rows
 
 
-TIER_CELL = ["overhead_pct", "meets_target", "engine", "stall_s", "tier_durable", "total_usd_month", "write_s",
-             "tier_bought_GBps"]
+TIER_CELL = [
+    "overhead_pct",
+    "meets_target",
+    "engine",
+    "stall_s",
+    "tier_durable",
+    "total_usd_month",
+    "write_s",
+    "tier_bought_GBps",
+]
 
 
 def tier_cells(frame: pd.DataFrame, sections: list) -> dict[int, dict]:
@@ -127,37 +165,75 @@ def _tiers(at: dict[int, dict], section, strategies: list[str]) -> list[dict]:
                 cells.append(None)
                 continue
             r = at[by[s]]
-            cells.append({"overhead": display.value(r["overhead_pct"], "pct"), "meets": bool(r["meets_target"]),
-                          "engine": str(r["engine"]), "stall": display.of("stall_s", r["stall_s"]),
-                          "total": "not durable" if not r["tier_durable"] else
-                          ("needs a price" if pd.isna(r["total_usd_month"]) else
-                           display.of("total_usd_month", r["total_usd_month"]) + " a month"),
-                          "recommended": by[s] == section.option})
+            cells.append(
+                {
+                    "overhead": display.value(r["overhead_pct"], "pct"),
+                    "meets": bool(r["meets_target"]),
+                    "engine": str(r["engine"]),
+                    "stall": display.of("stall_s", r["stall_s"]),
+                    "total": "not durable"
+                    if not r["tier_durable"]
+                    else (
+                        "needs a price"
+                        if pd.isna(r["total_usd_month"])
+                        else display.of("total_usd_month", r["total_usd_month"]) + " a month"
+                    ),
+                    "recommended": by[s] == section.option,
+                }
+            )
         any_row = at[next(iter(by.values()))]
-        out.append({"tier": tier, "write": display.of("write_s", any_row["write_s"]),
-                    "bought": display.of("tier_bought_GBps", any_row["tier_bought_GBps"]), "cells": cells})
+        out.append(
+            {
+                "tier": tier,
+                "write": display.of("write_s", any_row["write_s"]),
+                "bought": display.of("tier_bought_GBps", any_row["tier_bought_GBps"]),
+                "cells": cells,
+            }
+        )
     return out
 
 
 def _sure(section, sampled_line: dict | None, sampled=None) -> dict:
     """How sure the answer is: which inputs' ranges change it (the tornado); where the model's brief
     or this build's --samples drew every uncertain input at once, the band and the share of draws."""
-    flips = [{"input": w.param.label, "low": w.param.end_text("low"), "high": w.param.end_text("high"),
-              "to": (w.low if w.low["option"] != section.base["option"] else w.high)["option"]}
-             for w in section.swings if w.flips]
+    flips = [
+        {
+            "input": w.param.label,
+            "low": w.param.end_text("low"),
+            "high": w.param.end_text("high"),
+            "to": (w.low if w.low["option"] != section.base["option"] else w.high)["option"],
+        }
+        for w in section.swings
+        if w.flips
+    ]
     out = {"inputs": len(section.swings), "flips": flips, "band": None, "breaks": [], "draws": None}
     b = section.brief
     if b is not None and b.robust is not None and b.robust.params:
         r = b.robust
-        out["band"] = _band(r.quantiles["total_usd_month"], f"{r.samples:,} draws (seed {r.seed}, the brief's)",
-                            r.wins.get(r.base["option"], 0.0))
-        out["breaks"] = [{"input": x.param.label, "side": x.direction, "value": display.of(x.param.input, x.value),
-                          "to": x.to} for x in r.breaks]
+        out["band"] = _band(
+            r.quantiles["total_usd_month"],
+            f"{r.samples:,} draws (seed {r.seed}, the brief's)",
+            r.wins.get(r.base["option"], 0.0),
+        )
+        out["breaks"] = [
+            {
+                "input": x.param.label,
+                "side": x.direction,
+                "value": display.of(x.param.input, x.value),
+                "to": x.to,
+            }
+            for x in r.breaks
+        ]
     if sampled_line is not None:
         wins = sampled_line["wins"]
-        out["band"] = _band(sampled_line["quantiles"]["total_usd_month"],
-                            f"this build's {sampled.samples:,} draws (--samples, seed {sampled.seed})",
-                            wins.get(sampled_line["option"], 0.0)) or out["band"]
+        out["band"] = (
+            _band(
+                sampled_line["quantiles"]["total_usd_month"],
+                f"this build's {sampled.samples:,} draws (--samples, seed {sampled.seed})",
+                wins.get(sampled_line["option"], 0.0),
+            )
+            or out["band"]
+        )
         out["draws"] = [{"option": o, "share": f"{s:.0%}"} for o, s in list(wins.items())[:4]]
     return out
 
@@ -165,43 +241,94 @@ def _sure(section, sampled_line: dict | None, sampled=None) -> dict:
 def _band(q: dict, what: str, share: float) -> dict | None:
     if q["p50"] is None:
         return None
-    return {"what": what, "p10": display.value(q["p10"], "usd"), "p50": display.value(q["p50"], "usd"),
-            "p90": display.value(q["p90"], "usd"), "share": f"{share:.0%}"}
+    return {
+        "what": what,
+        "p10": display.value(q["p10"], "usd"),
+        "p50": display.value(q["p50"], "usd"),
+        "p90": display.value(q["p90"], "usd"),
+        "share": f"{share:.0%}",
+    }
 
 
-def _section(report: Report, section, by_line: dict, env: jinja2.Environment, cells: dict[int, dict],
-             sampled=None) -> dict:
+def _section(
+    report: Report,
+    section,
+    by_line: dict,
+    env: jinja2.Environment,
+    cells: dict[int, dict],
+    sampled=None,
+) -> dict:
     frame = report.frame
     row = frame.loc[section.option]
     line = report.summary.iloc[section.line]
     strategies = list(report.inputs.plan.strategies)
     runner = None
     if isinstance(line["runner_up_tier"], str):
-        runner = {"option": option_label(line["runner_up_strategy"], line["runner_up_tier"], line["runner_up_engine"]),
-                  "extra": display.value(line["runner_up_extra_usd"], "usd")}
+        runner = {
+            "option": option_label(
+                line["runner_up_strategy"], line["runner_up_tier"], line["runner_up_engine"]
+            ),
+            "extra": display.value(line["runner_up_extra_usd"], "usd"),
+        }
     p = section.purchase
     return {
-        "id": f"line-{section.line}", "model": section.model, "sku": section.sku, "status": line["option_status"],
-        "option": _option(row), "meets": bool(row["meets_target"]), "runner": runner,
-        "assumed": list(line["assumed_prices"]), "needs_price": list(line["needs_price"]),
-        "figures": {k: display.of(k, row[k]) for k in (
-            "ckpt_bytes", "bytes_per_gpu", "bytes_per_node", "stall_s", "write_s", "overhead_pct", "waste_pct",
-            "optimal_interval_s", "restore_s", "required_write_GBps", "tier_bought_GBps", "storage_usd_month",
-            "lost_gpu_usd_month", "total_usd_month", "total_usd", "capacity_needed_bytes", "interval_s")},
-        "bottleneck": str(row["bottleneck"]), "gpus": f"{int(row['gpus']):,}", "recipe": str(row["recipe"]),
-        "idle": int(row["idle_gpus"]), "extrapolated": bool(row["extrapolated"]),
-        "chain": chain_svg(env, row), "tiers": _tiers(cells, section, strategies), "strategies": strategies,
+        "id": f"line-{section.line}",
+        "model": section.model,
+        "sku": section.sku,
+        "status": line["option_status"],
+        "option": _option(row),
+        "meets": bool(row["meets_target"]),
+        "runner": runner,
+        "assumed": list(line["assumed_prices"]),
+        "needs_price": list(line["needs_price"]),
+        "figures": {
+            k: display.of(k, row[k])
+            for k in (
+                "ckpt_bytes",
+                "bytes_per_gpu",
+                "bytes_per_node",
+                "stall_s",
+                "write_s",
+                "overhead_pct",
+                "waste_pct",
+                "optimal_interval_s",
+                "restore_s",
+                "required_write_GBps",
+                "tier_bought_GBps",
+                "storage_usd_month",
+                "lost_gpu_usd_month",
+                "total_usd_month",
+                "total_usd",
+                "capacity_needed_bytes",
+                "interval_s",
+            )
+        },
+        "bottleneck": str(row["bottleneck"]),
+        "gpus": f"{int(row['gpus']):,}",
+        "recipe": str(row["recipe"]),
+        "idle": int(row["idle_gpus"]),
+        "extrapolated": bool(row["extrapolated"]),
+        "chain": chain_svg(env, row),
+        "tiers": _tiers(cells, section, strategies),
+        "strategies": strategies,
         "purchase": svg.draw(charts.purchase(p.points, p.optimum, str(row["strategy"]), p.what)),
-        "purchase_what": p.what, "tornado": svg.draw(charts.tornado(section.base, section.swings)),
+        "purchase_what": p.what,
+        "tornado": svg.draw(charts.tornado(section.base, section.swings)),
         "sure": _sure(section, by_line.get((section.model, section.sku)), sampled),
         "brief": None if section.brief is None else f"briefs/{section.brief.spec.name}.pdf",
         "sources": _row_sources(report, row),
     }
 
 
-HOP_INPUTS = (("GPU -> host", "d2h_node_GBps"), ("storage NIC", "storage_nic_GBps"), ("local NVMe", "nvme_write_GBps"),
-              ("tier", "tier_write_GBps"), ("tier per node", "tier_node_write_GBps"),
-              ("price of a GPU-hour", "usd_per_gpu_hour"), ("tier price a TB-month", "usd_per_tb_month"))
+HOP_INPUTS = (
+    ("GPU -> host", "d2h_node_GBps"),
+    ("storage NIC", "storage_nic_GBps"),
+    ("local NVMe", "nvme_write_GBps"),
+    ("tier", "tier_write_GBps"),
+    ("tier per node", "tier_node_write_GBps"),
+    ("price of a GPU-hour", "usd_per_gpu_hour"),
+    ("tier price a TB-month", "usd_per_tb_month"),
+)
 
 
 def _row_sources(report: Report, row: pd.Series) -> list[dict]:
@@ -212,19 +339,29 @@ def _row_sources(report: Report, row: pd.Series) -> list[dict]:
         prov = provenance(report.inputs, INPUTS[name], names)
         if prov is None:
             continue
-        out.append({"hop": hop, "value": display.of(name, row[name]), "basis": prov.basis,
-                    "where": f"{prov.file}:{prov.line}" if prov.line else prov.file, "source": prov.source or ""})
+        out.append(
+            {
+                "hop": hop,
+                "value": display.of(name, row[name]),
+                "basis": prov.basis,
+                "where": f"{prov.file}:{prov.line}" if prov.line else prov.file,
+                "source": prov.source or "",
+            }
+        )
     return out
 
 
 # ---- the inputs ----------------------------------------------------------------------------------
+
 
 def _inputs(report: Report) -> list[dict]:
     """Every entity of the build, each input with its value, basis, file:line and source."""
     inputs = report.inputs
     blocks = [(PLAN, PLAN)]
     for section, column in ENTITY_COLUMN.items():
-        if column in report.frame and section != STRATEGY_ENTITY:  # a strategy's traits are definitions, not inputs
+        if (
+            column in report.frame and section != STRATEGY_ENTITY
+        ):  # a strategy's traits are definitions, not inputs
             blocks += [(section, str(n)) for n in report.frame[column].cat.categories]
     out = []
     for section, name in blocks:
@@ -233,26 +370,48 @@ def _inputs(report: Report) -> list[dict]:
         for inp in of(section):
             prov = provenance(inputs, inp, {section: name})
             m = inputs.measured.get((section, name, inp.key))
-            rows.append({"input": inp.name, "value": display.of(inp.name, inp.value(entity, name)),
-                         "basis": prov.basis if prov else "input",
-                         "where": (f"{prov.file}:{prov.line}" if prov.line else prov.file) if prov else "",
-                         "source": (prov.source or "") if prov else "",
-                         "dated": ", ".join(filter(None, [prov.date, prov.region])) if prov else "",
-                         "measured": None if m is None else f"spec {display.of(inp.name, m.spec / inp.scale)}"
-                         if m.spec else "measured"})
-        out.append({"id": f"in-{section}-{len(out)}", "section": section, "name": name, "rows": rows})
+            rows.append(
+                {
+                    "input": inp.name,
+                    "value": display.of(inp.name, inp.value(entity, name)),
+                    "basis": prov.basis if prov else "input",
+                    "where": (f"{prov.file}:{prov.line}" if prov.line else prov.file)
+                    if prov
+                    else "",
+                    "source": (prov.source or "") if prov else "",
+                    "dated": ", ".join(filter(None, [prov.date, prov.region])) if prov else "",
+                    "measured": None
+                    if m is None
+                    else f"spec {display.of(inp.name, m.spec / inp.scale)}"
+                    if m.spec
+                    else "measured",
+                }
+            )
+        out.append(
+            {"id": f"in-{section}-{len(out)}", "section": section, "name": name, "rows": rows}
+        )
     return out
 
 
 def _measured(report: Report) -> list[dict]:
-    return [{"hop": f"{m.section}.{m.name}.{m.field}", "median": units.fmt(m.median, "bandwidth"),
-             "spec": units.fmt(m.spec, "bandwidth") if m.spec else "n/a", "flag": m.flag or "ok",
-             "basis": m.basis} for m in report.inputs.measured.values()]
+    return [
+        {
+            "hop": f"{m.section}.{m.name}.{m.field}",
+            "median": units.fmt(m.median, "bandwidth"),
+            "spec": units.fmt(m.spec, "bandwidth") if m.spec else "n/a",
+            "flag": m.flag or "ok",
+            "basis": m.basis,
+        }
+        for m in report.inputs.measured.values()
+    ]
 
 
 # ---- the page ------------------------------------------------------------------------------------
 
-def context(report: Report, meta: dict[str, str], links: list[tuple[str, str]], sampled=None) -> dict:
+
+def context(
+    report: Report, meta: dict[str, str], links: list[tuple[str, str]], sampled=None
+) -> dict:
     env = environment()
     page = report.page
     by_line = {}
@@ -262,30 +421,51 @@ def context(report: Report, meta: dict[str, str], links: list[tuple[str, str]], 
     plan = report.inputs.plan
     cells = tier_cells(report.frame, page.sections)
     sections = [_section(report, s, by_line, env, cells, sampled) for s in page.sections]
-    headline = next((s for s in sections if s["model"] == report.point.model and s["sku"] == report.point.sku), None)
+    headline = next(
+        (s for s in sections if s["model"] == report.point.model and s["sku"] == report.point.sku),
+        None,
+    )
     script = (templates_dir() / "report.js").read_text()
     css = (templates_dir() / "report.css").read_text()
     data = table_data(page.table)
     return {
-        "meta": meta, "built_date": meta["build_time"][:10], "input_hash": meta["input_hash"][:16],
-        "gpus": f"{report.point.gpus:,.0f}", "interval": display.of("interval_s", report.point.interval_s),
-        "target": display.value(plan.target_overhead.value * 100, "pct"), "head": head, "summary": summary,
-        "sections": sections, "headline": headline, "links": links, "inputs": _inputs(report),
-        "measured": _measured(report), "rows": f"{page.rows:,}", "shown": f"{len(page.table):,}",
-        "all_shown": len(page.table) == page.rows, "columns": len(report.frame.columns), "table_columns": len(page.table.columns),
-        "data": _json(data), "script": Markup(script), "css": Markup(css),
+        "meta": meta,
+        "built_date": meta["build_time"][:10],
+        "input_hash": meta["input_hash"][:16],
+        "gpus": f"{report.point.gpus:,.0f}",
+        "interval": display.of("interval_s", report.point.interval_s),
+        "target": display.value(plan.target_overhead.value * 100, "pct"),
+        "head": head,
+        "summary": summary,
+        "sections": sections,
+        "headline": headline,
+        "links": links,
+        "inputs": _inputs(report),
+        "measured": _measured(report),
+        "rows": f"{page.rows:,}",
+        "shown": f"{len(page.table):,}",
+        "all_shown": len(page.table) == page.rows,
+        "columns": len(report.frame.columns),
+        "table_columns": len(page.table.columns),
+        "data": _json(data),
+        "script": Markup(script),
+        "css": Markup(css),
         "csp": f"default-src 'none'; script-src {_sha(script)}; style-src {_sha(css)}; img-src data:; "
-               "base-uri 'none'; form-action 'none'; connect-src 'none'; font-src 'none'; object-src 'none'",
+        "base-uri 'none'; form-action 'none'; connect-src 'none'; font-src 'none'; object-src 'none'",
         "dropped": [{"rows": f"{d.rows:,}", "reason": d.reason} for d in report.dropped],
         "calibration": report.calibration.summary,
     }
 
 
 def render(report: Report, meta: dict[str, str], links: list[tuple[str, str]], sampled=None) -> str:
-    return environment().get_template("report.html.j2").render(**context(report, meta, links, sampled))
+    return (
+        environment().get_template("report.html.j2").render(**context(report, meta, links, sampled))
+    )
 
 
-def write(path: Path, report: Report, meta: dict[str, str], links: list[tuple[str, str]], sampled=None) -> Path:
+def write(
+    path: Path, report: Report, meta: dict[str, str], links: list[tuple[str, str]], sampled=None
+) -> Path:
     """Write the page (``links``: the outputs of this build it links to, (label, relative path))."""
     path.write_text(render(report, meta, links, sampled), encoding="utf-8")
     return path
