@@ -20,16 +20,21 @@ from pathlib import Path
 def main() -> int:
     # imported here, not at the top: a spawned worker re-imports this file, and should pay only for
     # what a worker of `ckptreport build` imports (WeasyPrint)
-    from ckptreport.read.load import load
-    from ckptreport.base.paths import shipped_models
-    from ckptreport.render import brief, pdf
     from ckptreport.answer.report import compute
+    from ckptreport.base.paths import shipped_models
+    from ckptreport.read.load import load
+    from ckptreport.render import brief, pdf
 
     t = time.perf_counter()
     report = compute(load(shipped_models()))
-    print(f"compute stage (scenarios, summary, every brief's data): {time.perf_counter() - t:.2f} s")
-    meta = {"ckptreport_version": "bench", "input_hash": report.inputs.input_hash,
-            "build_time": "2000-01-01T00:00:00Z"}
+    print(
+        f"compute stage (scenarios, summary, every brief's data): {time.perf_counter() - t:.2f} s"
+    )
+    meta = {
+        "ckptreport_version": "bench",
+        "input_hash": report.inputs.input_hash,
+        "build_time": "2000-01-01T00:00:00Z",
+    }
     times = []
     with tempfile.TemporaryDirectory() as tmp:
         for data in report.briefs:
@@ -42,19 +47,29 @@ def main() -> int:
             pdf.write_pdf(html, Path(tmp) / f"{spec.name}.pdf")
             total = time.perf_counter() - t
             times.append(total)
-            print(f"{spec.name:<20} {total:5.2f} s  (context {t_ctx:.2f}, html {t_html:.2f}, pdf {total - t_ctx - t_html:.2f})")
+            print(
+                f"{spec.name:<20} {total:5.2f} s  (context {t_ctx:.2f}, html {t_html:.2f}, "
+                f"pdf {total - t_ctx - t_html:.2f})"
+            )
     warm = times[1:] or times
-    print(f"first brief {times[0]:.2f} s (imports); the others: mean {sum(warm) / len(warm):.2f} s, "
-          f"max {max(warm):.2f} s per brief")
+    print(
+        f"first brief {times[0]:.2f} s (imports); the others: mean {sum(warm) / len(warm):.2f} s, "
+        f"max {max(warm):.2f} s per brief"
+    )
     every = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for name, workers in (("serial, this process", 0), (f"{pdf.cores()} core(s), default pool", None)):
+        for name, workers in (
+            ("serial, this process", 0),
+            (f"{pdf.cores()} core(s), default pool", None),
+        ):
             t = time.perf_counter()
             brief.write_all(Path(tmp) / name.replace(" ", "_"), report, meta, workers=workers)
             every[name] = time.perf_counter() - t
     serial = every["serial, this process"]
     for name, s in every.items():
-        print(f"all {len(report.briefs)} briefs, {name:<28} {s:5.2f} s  x{s / serial:.2f} of serial")
+        print(
+            f"all {len(report.briefs)} briefs, {name:<28} {s:5.2f} s  x{s / serial:.2f} of serial"
+        )
     return 0
 
 

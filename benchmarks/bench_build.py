@@ -20,18 +20,27 @@ import tempfile
 import time
 from pathlib import Path
 
-VARIANTS = {"bare": ["--no-workbook", "--no-briefs", "--no-html"], "workbook": ["--no-briefs", "--no-html"], "full": []}
+VARIANTS = {
+    "bare": ["--no-workbook", "--no-briefs", "--no-html"],
+    "workbook": ["--no-briefs", "--no-html"],
+    "full": [],
+}
 
 
 def once(flags: list[str], out: Path) -> float:
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "ckptreport.cli", "build", "--out", str(out), "-q", *flags],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "ckptreport.cli", "build", "--out", str(out), "-q", *flags],
+        check=True,
+        capture_output=True,
+    )
     return time.perf_counter() - t
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     times: dict[str, list[float]] = {name: [] for name in VARIANTS}
@@ -42,8 +51,10 @@ def main() -> int:
     bare = statistics.median(times["bare"])
     for name, runs in times.items():
         median = statistics.median(runs)
-        print(f"{name:<9} median {median:6.2f} s  (runs: {', '.join(f'{t:.2f}' for t in runs)})  "
-              f"x{median / bare:.2f} of bare")
+        print(
+            f"{name:<9} median {median:6.2f} s  (runs: {', '.join(f'{t:.2f}' for t in runs)})  "
+            f"x{median / bare:.2f} of bare"
+        )
     print(f"full build / bare build: {statistics.median(times['full']) / bare:.2f}x (target <= 4x)")
     return 0
 

@@ -25,14 +25,22 @@ import tempfile
 import time
 from pathlib import Path
 
-VARIANTS = {"full": [], "full --no-html": ["--no-html"], "bare + page": ["--no-workbook", "--no-briefs"],
-            "bare": ["--no-workbook", "--no-briefs", "--no-html"]}
+VARIANTS = {
+    "full": [],
+    "full --no-html": ["--no-html"],
+    "bare + page": ["--no-workbook", "--no-briefs"],
+    "bare": ["--no-workbook", "--no-briefs", "--no-html"],
+}
 
 
 def once(flags: list[str], out: Path) -> float:
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "ckptreport.cli", "build", "--out", str(out), "-q", *flags],
-                   check=True, capture_output=True, env={"PATH": "/usr/bin:/bin", "SOURCE_DATE_EPOCH": "1700000000"})
+    subprocess.run(
+        [sys.executable, "-m", "ckptreport.cli", "build", "--out", str(out), "-q", *flags],
+        check=True,
+        capture_output=True,
+        env={"PATH": "/usr/bin:/bin", "SOURCE_DATE_EPOCH": "1700000000"},
+    )
     return time.perf_counter() - t
 
 
@@ -51,8 +59,10 @@ def load_times(page: Path, loads: int) -> tuple[list[float], list[float]]:
         for _ in range(loads):
             driver.get("about:blank")
             driver.get(page.as_uri())
-            t = driver.execute_script("const n = performance.getEntriesByType('navigation')[0];"
-                                      "return [n.loadEventEnd, n.domContentLoadedEventEnd];")
+            t = driver.execute_script(
+                "const n = performance.getEntriesByType('navigation')[0];"
+                "return [n.loadEventEnd, n.domContentLoadedEventEnd];"
+            )
             load.append(t[0] / 1000)
             ready.append(t[1] / 1000)
     finally:
@@ -61,7 +71,9 @@ def load_times(page: Path, loads: int) -> tuple[list[float], list[float]]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--loads", type=int, default=5)
     args = ap.parse_args()
@@ -72,17 +84,25 @@ def main() -> int:
                 times[name].append(once(flags, Path(tmp) / f"{name}-{i}".replace(" ", "_")))
         med = {name: statistics.median(runs) for name, runs in times.items()}
         for name, runs in times.items():
-            print(f"{name:<16} median {med[name]:6.2f} s  (runs: {', '.join(f'{t:.2f}' for t in runs)})")
-        print(f"full build with the page / without: {med['full'] / med['full --no-html']:.3f}x (review: <= 1.10x)")
+            print(
+                f"{name:<16} median {med[name]:6.2f} s  (runs: {', '.join(f'{t:.2f}' for t in runs)})"
+            )
+        print(
+            f"full build with the page / without: {med['full'] / med['full --no-html']:.3f}x (review: <= 1.10x)"
+        )
         print(f"bare build with the page / without: {med['bare + page'] / med['bare']:.3f}x")
         page = Path(tmp) / "full-0" / "report.html"
         print(f"report.html: {page.stat().st_size / 1e6:.2f} MB (review: <= 5 MB)")
         if shutil.which("chromedriver"):
             load, ready = load_times(page, args.loads)
-            print(f"headless Chromium, from disk: load {statistics.median(load):.3f} s, DOMContentLoaded (the table "
-                  f"drawn) {statistics.median(ready):.3f} s, medians of {args.loads} (review: load < 2 s)")
+            print(
+                f"headless Chromium, from disk: load {statistics.median(load):.3f} s, DOMContentLoaded (the table "
+                f"drawn) {statistics.median(ready):.3f} s, medians of {args.loads} (review: load < 2 s)"
+            )
         else:
-            print("headless Chromium: chromedriver not found (apt-get install chromium chromium-driver)")
+            print(
+                "headless Chromium: chromedriver not found (apt-get install chromium chromium-driver)"
+            )
     return 0
 
 

@@ -22,16 +22,18 @@ import tempfile
 import time
 from pathlib import Path
 
-from ckptreport.read.load import load
 from ckptreport.base.paths import shipped_models
 from ckptreport.model.plan import plan_rows
+from ckptreport.read.load import load
 
 
 def big_plan(models: Path, rows: int) -> int:
     """Rewrite models/plan.yaml with enough cluster sizes and intervals for about ``rows`` rows."""
     inputs = load(models)
     per_point = plan_rows(inputs)[0] / (len(inputs.plan.gpus) * len(inputs.plan.intervals))
-    side = max(30, math.floor(math.sqrt(rows / per_point)))  # the summary's 1,024 GPUs and 30 min are in the grid
+    side = max(
+        30, math.floor(math.sqrt(rows / per_point))
+    )  # the summary's 1,024 GPUs and 30 min are in the grid
     gpus = ", ".join(str(64 * (i + 1)) for i in range(side))
     intervals = ", ".join(f"{i + 1} min" for i in range(side))
     plan = models / "plan.yaml"
@@ -46,14 +48,32 @@ def big_plan(models: Path, rows: int) -> int:
 def run(models: Path, out: Path) -> dict:
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     t = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "ckptreport.cli", "build", "--models", str(models), "--out", str(out),
-                           "--no-workbook", "--no-briefs", "-q"], capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ckptreport.cli",
+            "build",
+            "--models",
+            str(models),
+            "--out",
+            str(out),
+            "--no-workbook",
+            "--no-briefs",
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+    )
     seconds = time.perf_counter() - t
     if done.returncode != 0:
         raise SystemExit(done.stderr[-2000:])
     peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return {"seconds": seconds, "peak_GiB": max(peak_kib, before) / 2**20,
-            "parquet_MB": (out / "scenarios.parquet").stat().st_size / 1e6}
+    return {
+        "seconds": seconds,
+        "peak_GiB": max(peak_kib, before) / 2**20,
+        "parquet_MB": (out / "scenarios.parquet").stat().st_size / 1e6,
+    }
 
 
 def main() -> int:
@@ -71,10 +91,15 @@ def main() -> int:
         big = run(tmp / "big", args.keep or tmp / "out-big")
         big["rows"] = rows
     for name, r in (("shipped defaults", base), ("large plan", big)):
-        print(f"{name:<17} {r['rows']:>12,} rows  {r['seconds']:7.1f} s  {r['rows'] / r['seconds'] / 1e6:5.2f} M rows/s  "
-              f"peak {r['peak_GiB']:5.2f} GiB  parquet {r['parquet_MB']:8.1f} MB")
-    print(f"ratios, large / defaults: rows x{big['rows'] / base['rows']:,.0f}, time x{big['seconds'] / base['seconds']:.1f}, "
-          f"peak memory x{big['peak_GiB'] / base['peak_GiB']:.2f}")
+        print(
+            f"{name:<17} {r['rows']:>12,} rows  {r['seconds']:7.1f} s  {r['rows'] / r['seconds'] / 1e6:5.2f} M rows/s  "
+            f"peak {r['peak_GiB']:5.2f} GiB  parquet {r['parquet_MB']:8.1f} MB"
+        )
+    print(
+        f"ratios, large / defaults: rows x{big['rows'] / base['rows']:,.0f}, "
+        f"time x{big['seconds'] / base['seconds']:.1f}, "
+        f"peak memory x{big['peak_GiB'] / base['peak_GiB']:.2f}"
+    )
     return 0
 
 

@@ -24,8 +24,19 @@ CASES = {
     "import ckptreport.cli": [*PY, "-c", "import ckptreport.cli"],
     "ckptreport --help": [*PY, "-m", "ckptreport.cli", "--help"],
     "ckptreport validate": [*PY, "-m", "ckptreport.cli", "validate"],
-    "ckptreport explain (one row)": [*PY, "-m", "ckptreport.cli", "explain", "llama3-405b", "dgx-h100",
-                                     "pfs-100", "--gpus", "1024", "--interval", "30min"],
+    "ckptreport explain (one row)": [
+        *PY,
+        "-m",
+        "ckptreport.cli",
+        "explain",
+        "llama3-405b",
+        "dgx-h100",
+        "pfs-100",
+        "--gpus",
+        "1024",
+        "--interval",
+        "30min",
+    ],
     "deps + pandas + pint": [*PY, "-c", "import numpy, pydantic, yaml, click, pandas, pint"],
 }
 
@@ -40,16 +51,22 @@ def median_s(argv: list[str], repeat: int) -> float:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--repeat", type=int, default=7)
     args = ap.parse_args()
     t = {name: median_s(argv, args.repeat) for name, argv in CASES.items()}
     cli, deps = t["import ckptreport.cli"], t["deps: numpy pydantic yaml click"]
     for name, s in t.items():
-        print(f"{name:<32} {s:6.3f} s  x{s / cli:5.2f} of the CLI import  x{s / deps:5.2f} of the deps")
-    print(f"import ckptreport.cli / deps: {cli / deps:.2f}x (target <= 1.5x); validate / CLI import: "
-          f"{t['ckptreport validate'] / cli:.2f}x, explain / CLI import: {t['ckptreport explain (one row)'] / cli:.2f}x "
-          "(target <= 1.5x)")
+        print(
+            f"{name:<32} {s:6.3f} s  x{s / cli:5.2f} of the CLI import  x{s / deps:5.2f} of the deps"
+        )
+    print(
+        f"import ckptreport.cli / deps: {cli / deps:.2f}x (target <= 1.5x); validate / CLI import: "
+        f"{t['ckptreport validate'] / cli:.2f}x, explain / CLI import: {t['ckptreport explain (one row)'] / cli:.2f}x "
+        "(target <= 1.5x)"
+    )
     return 0
 
 

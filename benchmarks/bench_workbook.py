@@ -41,8 +41,8 @@ def computed(rows_target: int):
     """The compute stage's report for a plan of about ``rows_target`` rows, every row in the workbook."""
     from bench_engine import big_inputs
 
-    from ckptreport.read.quantity import Q
     from ckptreport.answer.report import compute
+    from ckptreport.read.quantity import Q
 
     inputs = big_inputs(rows_target)
     plan = inputs.plan.model_copy(update={"workbook_rows": Q(1e6, "1M", "count")})
@@ -94,9 +94,13 @@ def with_sheetxml(table, out: Path) -> None:
 
     columns = [sheetxml.Column(table.letters[n], 0, **what) for n, what in table.columns]
     header = sheetxml.row_xml(2, [(table.letters[n], 0, n) for n, _ in table.columns])
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=sheetxml.LEVEL) as package, \
-            package.open("xl/worksheets/sheet1.xml", "w", force_zip64=True) as dst:
-        dst.write(b'<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>')
+    with (
+        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=sheetxml.LEVEL) as package,
+        package.open("xl/worksheets/sheet1.xml", "w", force_zip64=True) as dst,
+    ):
+        dst.write(
+            b'<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>'
+        )
         dst.write(header.encode())
         for chunk in sheetxml.rows_xml(columns, FIRST, len(table.rows)):
             dst.write(chunk)
@@ -118,13 +122,23 @@ def run_variant(variant: str, rows_target: int, out: Path) -> dict:
     seconds = time.perf_counter() - t
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB -> MiB on Linux
     rows = len(report.workbook_index)
-    return {"variant": variant, "rows": rows, "seconds": seconds, "peak_rss_MiB": peak, "bytes": out.stat().st_size}
+    return {
+        "variant": variant,
+        "rows": rows,
+        "seconds": seconds,
+        "peak_rss_MiB": peak,
+        "bytes": out.stat().st_size,
+    }
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--rows-target", type=int, default=100_000)
-    ap.add_argument("--variant", choices=["openpyxl", "sheetxml", "workbook"], help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--variant", choices=["openpyxl", "sheetxml", "workbook"], help=argparse.SUPPRESS
+    )
     args = ap.parse_args()
     if args.variant:
         with tempfile.TemporaryDirectory() as tmp:
@@ -132,18 +146,33 @@ def main() -> int:
         return 0
     results = {}
     for variant in ("openpyxl", "sheetxml", "workbook"):
-        done = subprocess.run([sys.executable, __file__, "--variant", variant, "--rows-target", str(args.rows_target)],
-                              check=True, capture_output=True, text=True)
+        done = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--variant",
+                variant,
+                "--rows-target",
+                str(args.rows_target),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         results[variant] = json.loads(done.stdout.strip().splitlines()[-1])
     base = results["openpyxl"]
     print(f"Scenarios rows: {base['rows']:,}")
     for r in results.values():
-        print(f"{r['variant']:<9} {r['seconds']:7.2f} s  {r['rows'] / r['seconds']:9,.0f} rows/s  "
-              f"peak RSS {r['peak_rss_MiB']:6.0f} MiB  {r['bytes'] / 2**20:6.1f} MiB file  "
-              f"time x{r['seconds'] / base['seconds']:.3f} of openpyxl")
+        print(
+            f"{r['variant']:<9} {r['seconds']:7.2f} s  {r['rows'] / r['seconds']:9,.0f} rows/s  "
+            f"peak RSS {r['peak_rss_MiB']:6.0f} MiB  {r['bytes'] / 2**20:6.1f} MiB file  "
+            f"time x{r['seconds'] / base['seconds']:.3f} of openpyxl"
+        )
     ours = results["sheetxml"]
-    print(f"Scenarios writer: {base['seconds'] / ours['seconds']:.1f}x faster than openpyxl write-only "
-          f"(target >= 8x), {ours['rows'] / ours['seconds']:,.0f} rows/s (target >= 10,000)")
+    print(
+        f"Scenarios writer: {base['seconds'] / ours['seconds']:.1f}x faster than openpyxl write-only "
+        f"(target >= 8x), {ours['rows'] / ours['seconds']:,.0f} rows/s (target >= 10,000)"
+    )
     return 0
 
 

@@ -8,10 +8,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from ckptreport.answer.report import compute
+from ckptreport.base.paths import shipped_models
 from ckptreport.build import build
 from ckptreport.read.load import load
-from ckptreport.base.paths import shipped_models
-from ckptreport.answer.report import compute
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -96,7 +96,9 @@ def small_build(tmp_path_factory):
 
 def output_files(out: Path) -> dict[str, bytes]:
     """Every file of an output directory by its relative name."""
-    return {p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(out).as_posix(): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()
+    }
 
 
 @pytest.fixture(scope="session")
@@ -108,7 +110,9 @@ def default_build(tmp_path_factory):
     from ckptreport.cli import main
 
     out = tmp_path_factory.mktemp("default") / "out"
-    result = CliRunner().invoke(main, ["build", "--out", str(out), "--workbook-rows", "300"], catch_exceptions=False)
+    result = CliRunner().invoke(
+        main, ["build", "--out", str(out), "--workbook-rows", "300"], catch_exceptions=False
+    )
     assert result.exit_code == 0, result.output
     return SimpleNamespace(out=out, cli=result)
 
@@ -131,11 +135,26 @@ def libreoffice(src: Path, outdir: Path, fmt: str, profile: Path) -> Path:
     (profile / "user").mkdir(parents=True, exist_ok=True)
     (profile / "user" / "registrymodifications.xcu").write_text(RECALC_ALWAYS)
     outdir.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run([SOFFICE, f"-env:UserInstallation={profile.as_uri()}", "--headless", "--calc",
-                           "--convert-to", fmt, "--outdir", str(outdir), str(src)],
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            SOFFICE,
+            f"-env:UserInstallation={profile.as_uri()}",
+            "--headless",
+            "--calc",
+            "--convert-to",
+            fmt,
+            "--outdir",
+            str(outdir),
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     out = outdir / f"{src.stem}.{fmt.split(':')[0]}"
-    assert out.exists(), f"LibreOffice wrote nothing (exit {done.returncode}): {done.stdout} {done.stderr}"
+    assert out.exists(), (
+        f"LibreOffice wrote nothing (exit {done.returncode}): {done.stdout} {done.stderr}"
+    )
     return out
 
 
@@ -150,16 +169,20 @@ def gnumeric(xlsx: Path, outdir: Path) -> Path:
     """``xlsx`` recalculated by Gnumeric (``ssconvert --recalc``) and saved as xlsx; return the file."""
     outdir.mkdir(parents=True, exist_ok=True)
     out = outdir / xlsx.name
-    done = subprocess.run([GNUMERIC or "ssconvert", "--recalc", str(xlsx), str(out)], capture_output=True,
-                          text=True, timeout=600, env={**os.environ, "HOME": str(outdir)})
-    assert done.returncode == 0 and out.exists(), f"ssconvert failed ({done.returncode}): {done.stderr[-2000:]}"
+    done = subprocess.run(
+        [GNUMERIC or "ssconvert", "--recalc", str(xlsx), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "HOME": str(outdir)},
+    )
+    assert done.returncode == 0 and out.exists(), (
+        f"ssconvert failed ({done.returncode}): {done.stderr[-2000:]}"
+    )
     return out
-
-
 
 
 @pytest.fixture(scope="session")
 def small_recalc(small_build, tmp_path_factory) -> Path:
     """The shared build's workbook, recalculated by LibreOffice once (cached values of every formula)."""
     return recalculated(small_build.out / "ckptreport.xlsx", tmp_path_factory.mktemp("recalc"))
-

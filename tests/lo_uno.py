@@ -54,7 +54,9 @@ def prop(name, value):
 
 def profile_with(profile: Path, recalc: str) -> None:
     (profile / "user").mkdir(parents=True, exist_ok=True)
-    (profile / "user" / "registrymodifications.xcu").write_text(f"""<?xml version="1.0" encoding="UTF-8"?>
+    (
+        profile / "user" / "registrymodifications.xcu"
+    ).write_text(f"""<?xml version="1.0" encoding="UTF-8"?>
 <oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema"
  xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
 <item oor:path="/org.openoffice.Office.Calc/Formula/Load"><prop oor:name="OOXMLRecalcMode" oor:op="fuse">
@@ -66,12 +68,24 @@ def profile_with(profile: Path, recalc: str) -> None:
 def start(profile: Path):
     soffice = shutil.which("soffice") or shutil.which("libreoffice")
     pipe = f"ckptreport_{os.getpid()}"
-    proc = subprocess.Popen([soffice, f"-env:UserInstallation={profile.as_uri()}", "--headless", "--invisible",
-                             "--norestore", "--nologo", "--nodefault",
-                             f"--accept=pipe,name={pipe};urp;StarOffice.ComponentContext"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            soffice,
+            f"-env:UserInstallation={profile.as_uri()}",
+            "--headless",
+            "--invisible",
+            "--norestore",
+            "--nologo",
+            "--nodefault",
+            f"--accept=pipe,name={pipe};urp;StarOffice.ComponentContext",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     local = uno.getComponentContext()
-    resolver = local.ServiceManager.createInstanceWithContext("com.sun.star.bridge.UnoUrlResolver", local)
+    resolver = local.ServiceManager.createInstanceWithContext(
+        "com.sun.star.bridge.UnoUrlResolver", local
+    )
     deadline = time.monotonic() + 120
     while True:
         try:
@@ -158,7 +172,9 @@ def read_sheet(sheet) -> dict:
     cursor = sheet.createCursor()
     cursor.gotoEndOfUsedArea(False)
     end = cursor.RangeAddress
-    values = [list(r) for r in sheet.getCellRangeByPosition(0, 0, end.EndColumn, end.EndRow).DataArray]
+    values = [
+        list(r) for r in sheet.getCellRangeByPosition(0, 0, end.EndColumn, end.EndRow).DataArray
+    ]
     errors = []
     found = sheet.queryFormulaCells(FormulaResult.ERROR)
     for ra in found.RangeAddresses:
@@ -168,8 +184,13 @@ def read_sheet(sheet) -> dict:
     return {"values": values, "errors": errors}
 
 
-ACTIONS = {"sort": sort, "filter": autofilter, "insert_rows": insert_rows, "type": type_into,
-           "recalc": lambda doc, a: doc.calculateAll()}
+ACTIONS = {
+    "sort": sort,
+    "filter": autofilter,
+    "insert_rows": insert_rows,
+    "type": type_into,
+    "recalc": lambda doc, a: doc.calculateAll(),
+}
 
 
 def run(script: dict) -> dict:
@@ -190,7 +211,9 @@ def run(script: dict) -> dict:
         for i, a in enumerate(script.get("actions", [])):
             t = time.perf_counter()
             if a["op"] == "read":
-                out["reads"][a["as"]] = {n: read_sheet(doc.Sheets.getByName(n)) for n in a["sheets"]}
+                out["reads"][a["as"]] = {
+                    n: read_sheet(doc.Sheets.getByName(n)) for n in a["sheets"]
+                }
             else:
                 ACTIONS[a["op"]](doc, a)
             seconds[f"{i}:{a['op']}"] = time.perf_counter() - t

@@ -28,23 +28,35 @@ def _f(lo: float, hi: float) -> st.SearchStrategy[float]:
 def input_row(draw) -> dict[str, object]:
     """One valid scenario row, in the engine's units (GB/s, s, bytes, pct)."""
     has_nvme = draw(st.booleans())
-    tier_kind = draw(st.sampled_from(["parallel_fs", "cloud_fs", "object_store", "local_nvme"]
-                                     if has_nvme else ["parallel_fs", "cloud_fs", "object_store"]))
-    strategies = ["sync", "async", "tiered"] if has_nvme and tier_kind != "local_nvme" else ["sync", "async"]
+    tier_kind = draw(
+        st.sampled_from(
+            ["parallel_fs", "cloud_fs", "object_store", "local_nvme"]
+            if has_nvme
+            else ["parallel_fs", "cloud_fs", "object_store"]
+        )
+    )
+    strategies = (
+        ["sync", "async", "tiered"] if has_nvme and tier_kind != "local_nvme" else ["sync", "async"]
+    )
     strategies += ["peer_memory", "differential", "jit"]
     host_recoverable = draw(_f(0, 100))
     per_tib, capacity = math.nan, math.nan
     if tier_kind == "local_nvme":
         tier_write = math.inf
         tier_node = draw(st.one_of(st.just(math.inf), _f(0.1, 200)))
-    elif tier_kind == "cloud_fs" and draw(st.booleans()):  # per TiB: a fixed size, or sized by the plan
+    elif tier_kind == "cloud_fs" and draw(
+        st.booleans()
+    ):  # per TiB: a fixed size, or sized by the plan
         per_tib, capacity = draw(_f(0.1, 1.0)), draw(st.one_of(st.just(math.nan), _f(2**40, 2**50)))
         tier_write = math.inf if math.isnan(capacity) else per_tib * capacity / 2**40
         tier_node = draw(st.one_of(st.just(math.inf), _f(0.1, 1000)))
     else:
         tier_write = draw(st.one_of(st.just(math.inf), _f(0.1, 1e5)))
-        tier_node = draw(_f(0.1, 1000)) if math.isinf(tier_write) else \
-            draw(st.one_of(st.just(math.inf), _f(0.1, 1000)))
+        tier_node = (
+            draw(_f(0.1, 1000))
+            if math.isinf(tier_write)
+            else draw(st.one_of(st.just(math.inf), _f(0.1, 1000)))
+        )
     params = draw(_f(1e6, 2e13))
     layers = float(draw(st.integers(0, 200)))
     hidden = draw(_f(0, 3e4)) if layers else 0.0
@@ -59,8 +71,13 @@ def input_row(draw) -> dict[str, object]:
     staging = d2h_gpu if math.isinf(writer) else draw(_f(writer, max(writer, 1000)))
     strategy = draw(st.sampled_from(strategies))
     return {
-        "model": "m", "recipe": "r", "sku": "s", "tier": "t", "engine": "e",
-        "strategy": strategy, **trait_values(strategy),  # its traits, as the strategy table declares them
+        "model": "m",
+        "recipe": "r",
+        "sku": "s",
+        "tier": "t",
+        "engine": "e",
+        "strategy": strategy,
+        **trait_values(strategy),  # its traits, as the strategy table declares them
         "gpus": float(draw(st.integers(1, 200_000))),
         "interval_s": draw(_f(60, 1e6)),
         "params": params,
@@ -85,7 +102,9 @@ def input_row(draw) -> dict[str, object]:
         "tier_write_GBps": tier_write,
         "tier_node_write_GBps": tier_node,
         "tier_write_per_TiB_GBps": per_tib,
-        "tier_capacity_bytes": draw(st.one_of(st.just(math.nan), _f(1e12, 1e15))) if math.isnan(per_tib) else capacity,
+        "tier_capacity_bytes": draw(st.one_of(st.just(math.nan), _f(1e12, 1e15)))
+        if math.isnan(per_tib)
+        else capacity,
         "usd_per_tb_month": draw(st.one_of(st.just(math.nan), _f(0, 1000))),  # nan: unpriced tier
         "target_overhead_pct": draw(_f(0.01, 100)),
         "mfu_pct": draw(_f(1, 100)),
@@ -95,7 +114,9 @@ def input_row(draw) -> dict[str, object]:
         "sharding": draw(st.sampled_from(["fully_sharded", "optimizer_sharded", "replica0"])),
         "tp": float(draw(st.sampled_from([1, 2, 4, 8]))),
         "pp": float(draw(st.sampled_from([1, 2, 4, 8, 16]))),
-        "layers": layers, "hidden": hidden, "vocab": vocab,
+        "layers": layers,
+        "hidden": hidden,
+        "vocab": vocab,
         "writer_GBps": writer,
         "writer_scaling_pct": draw(_f(0, 100)),
         "coordination_per_rank_s": draw(st.one_of(st.just(0.0), _f(0, 0.1))),
@@ -122,11 +143,15 @@ def input_row(draw) -> dict[str, object]:
         "jit_overhead_pct": draw(st.one_of(st.just(0.0), _f(0, 1))),
         "batch_tokens": draw(st.one_of(st.just(math.nan), _f(1e3, 1e9))),
         "model_bytes_per_param": draw(st.one_of(st.just(math.nan), _f(0.5, 32))),
-        "checkpoint_size_bytes": draw(st.one_of(st.just(math.nan), st.just(math.nan), _f(1e9, 1e14))),
+        "checkpoint_size_bytes": draw(
+            st.one_of(st.just(math.nan), st.just(math.nan), _f(1e9, 1e14))
+        ),
         "consolidated_bytes_per_param": draw(st.sampled_from([0.0, 0.0, 2.0])),
         "tier_read_GBps": draw(st.one_of(st.just(math.nan), _f(0.1, 1e5))),
         "tier_node_read_GBps": draw(st.one_of(st.just(math.nan), _f(0.1, 1000))),
-        "nvme_read_GBps": draw(st.one_of(st.just(math.nan), _f(0.5, 200))) if has_nvme else math.nan,
+        "nvme_read_GBps": draw(st.one_of(st.just(math.nan), _f(0.5, 200)))
+        if has_nvme
+        else math.nan,
         "sync_fixed_s": sync_fixed,
         "async_fixed_s": draw(_f(0, sync_fixed)),  # a snapshot's set-up never exceeds a full sync's
         "tiered_fixed_s": draw(_f(0, sync_fixed)),
@@ -153,6 +178,10 @@ rows_strategy = st.lists(input_row(), min_size=1, max_size=ROWS)
 
 def arrays(rows: list[dict[str, object]]) -> dict[str, np.ndarray]:
     assert set(rows[0]) == set(INPUTS)
-    return {name: np.asarray([r[name] for r in rows],
-                             dtype=None if name in LABEL_INPUTS else bool if INPUTS[name].unit == "bool" else float)
-            for name in INPUTS}
+    return {
+        name: np.asarray(
+            [r[name] for r in rows],
+            dtype=None if name in LABEL_INPUTS else bool if INPUTS[name].unit == "bool" else float,
+        )
+        for name in INPUTS
+    }

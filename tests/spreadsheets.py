@@ -44,11 +44,15 @@ def assert_cells_equal_engine(cells: pd.DataFrame, frame: pd.DataFrame) -> int:
             elif isinstance(w, str):
                 assert g == w, where
             elif math.isnan(w):
-                assert g is None or str(g).startswith("#N/A"), where  # an unknown price stays unknown
+                assert g is None or str(g).startswith("#N/A"), (
+                    where
+                )  # an unknown price stays unknown
             elif math.isinf(w):
                 assert isinstance(g, (int, float)) and g >= 1e280, where
             else:
-                assert isinstance(g, (int, float)) and math.isclose(g, w, rel_tol=1e-9, abs_tol=1e-12), where
+                assert isinstance(g, (int, float)) and math.isclose(
+                    g, w, rel_tol=1e-9, abs_tol=1e-12
+                ), where
             compared += 1
     return compared
 
@@ -59,25 +63,41 @@ def formulas_carry_what_it_computes(xlsx: Path, recalc: Path, app: str) -> dict[
     formula cells compared per sheet."""
     formulas = openpyxl.load_workbook(xlsx, read_only=True)
     ours = openpyxl.load_workbook(xlsx, read_only=True, data_only=True)
-    with warnings.catch_warnings():  # Gnumeric's file has no default style: openpyxl says so, and reads it
+    with (
+        warnings.catch_warnings()
+    ):  # Gnumeric's file has no default style: openpyxl says so, and reads it
         warnings.filterwarnings("ignore", "Workbook contains no default style", UserWarning)
         theirs = openpyxl.load_workbook(recalc, read_only=True, data_only=True)
     compared = {}
     for name in formulas.sheetnames:
-        for f_row, o_row, t_row in zip(formulas[name].iter_rows(), ours[name].iter_rows(), theirs[name].iter_rows()):
+        for f_row, o_row, t_row in zip(
+            formulas[name].iter_rows(), ours[name].iter_rows(), theirs[name].iter_rows()
+        ):
             for f, o, t in zip(f_row, o_row, t_row):
-                if not (isinstance(f.value, str) and f.value.startswith("=") and f.data_type == "f"):
+                if not (
+                    isinstance(f.value, str) and f.value.startswith("=") and f.data_type == "f"
+                ):
                     continue
-                where = f"{name}!{f.coordinate} {f.value[:80]}: cached {o.value!r}, {app} {t.value!r}"
+                where = (
+                    f"{name}!{f.coordinate} {f.value[:80]}: cached {o.value!r}, {app} {t.value!r}"
+                )
                 assert o.value is not None or t.value in (None, ""), where  # a result is stored
                 if isinstance(o.value, bool):  # reads TRUE before any recalculation, not a bare 1
                     assert f.number_format == BOOL_EXCEL, where
-                if isinstance(t.value, (int, float)) and not isinstance(t.value, bool) and abs(t.value) >= INF_AT:
+                if (
+                    isinstance(t.value, (int, float))
+                    and not isinstance(t.value, bool)
+                    and abs(t.value) >= INF_AT
+                ):
                     assert isinstance(o.value, (int, float)) and abs(o.value) >= INF_AT, where
-                elif isinstance(t.value, (int, float)) and not isinstance(t.value, bool) \
-                        and not isinstance(o.value, bool):  # a spreadsheet stores 12500.0 as the integer 12500
-                    assert isinstance(o.value, (int, float)) and math.isclose(o.value, t.value, rel_tol=1e-9,
-                                                                               abs_tol=1e-12), where
+                elif (
+                    isinstance(t.value, (int, float))
+                    and not isinstance(t.value, bool)
+                    and not isinstance(o.value, bool)
+                ):  # a spreadsheet stores 12500.0 as the integer 12500
+                    assert isinstance(o.value, (int, float)) and math.isclose(
+                        o.value, t.value, rel_tol=1e-9, abs_tol=1e-12
+                    ), where
                 elif isinstance(o.value, bool) and isinstance(t.value, (int, float)):
                     assert bool(t.value) is o.value, where  # a TRUE re-saved as 1
                 else:

@@ -13,15 +13,22 @@ import pytest
 from click.testing import CliRunner
 
 import ckptreport.api as ck
-from ckptreport.cli import main
 from ckptreport.answer.types import option_label
+from ckptreport.cli import main
+
 from conftest import REPO
 
 
 def test_the_example_notebook_runs(tmp_path):
     """examples/notebook.py as a user runs it, from another directory (the shipped models)."""
-    done = subprocess.run([sys.executable, str(REPO / "examples" / "notebook.py")], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300, env={**os.environ, "MPLBACKEND": "Agg"})
+    done = subprocess.run(
+        [sys.executable, str(REPO / "examples" / "notebook.py")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "MPLBACKEND": "Agg"},
+    )
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     assert "6.49 TB per checkpoint" in done.stdout  # the worked example's size
@@ -36,7 +43,11 @@ def test_recommendations_equal_the_builds_summary(small_build):
     assert len(table) == len(manifest)
     for row, rec in zip(table.to_dict("records"), manifest):
         assert (row["model"], row["sku"], row["option_tier"], row["option_strategy"]) == (
-            rec["model"], rec["sku"], rec["tier"], rec["strategy"])
+            rec["model"],
+            rec["sku"],
+            rec["tier"],
+            rec["strategy"],
+        )
         assert row["option_total_usd_month"] == pytest.approx(rec["total_usd_month"])
     assert not any(c.endswith("_index") for c in table.columns)  # frame labels are internal
 
@@ -46,10 +57,19 @@ def test_recommend_picks_what_the_summary_picks(small_build):
     frame = ck.scenarios(inputs)
     assert len(frame) == small_build.result.report.rows
     line = ck.recommendations(inputs).iloc[0]
-    best = ck.recommend(frame, model=line["model"], recipe=line["recipe"], sku=line["sku"], gpus=line["gpus"],
-                        interval="30 min")
-    assert (best["tier"], best["strategy"], best["status"]) == (line["option_tier"], line["option_strategy"],
-                                                                  line["option_status"])
+    best = ck.recommend(
+        frame,
+        model=line["model"],
+        recipe=line["recipe"],
+        sku=line["sku"],
+        gpus=line["gpus"],
+        interval="30 min",
+    )
+    assert (best["tier"], best["strategy"], best["status"]) == (
+        line["option_tier"],
+        line["option_strategy"],
+        line["option_status"],
+    )
     assert best["runner_up_tier"] == line["runner_up_tier"]
     assert best["runner_up_extra_usd"] == pytest.approx(line["runner_up_extra_usd"])
     with pytest.raises(ck.InputError, match="no scenario matches"):
@@ -62,13 +82,40 @@ def test_recommend_picks_what_the_summary_picks(small_build):
 
 def test_explain_is_the_commands_arithmetic():
     inputs = ck.load()
-    e = ck.explain(inputs, "llama3-405b", "dgx-h100", "pfs-100", gpus=1024, interval="30 min",
-                   recipe="adamw-bf16-grads")
-    cli = json.loads(CliRunner().invoke(main, ["explain", "llama3-405b", "dgx-h100", "pfs-100", "--gpus", "1024",
-                                               "--interval", "30min", "--recipe", "adamw-bf16-grads",
-                                               "--json"]).output)
+    e = ck.explain(
+        inputs,
+        "llama3-405b",
+        "dgx-h100",
+        "pfs-100",
+        gpus=1024,
+        interval="30 min",
+        recipe="adamw-bf16-grads",
+    )
+    cli = json.loads(
+        CliRunner()
+        .invoke(
+            main,
+            [
+                "explain",
+                "llama3-405b",
+                "dgx-h100",
+                "pfs-100",
+                "--gpus",
+                "1024",
+                "--interval",
+                "30min",
+                "--recipe",
+                "adamw-bf16-grads",
+                "--json",
+            ],
+        )
+        .output
+    )
     assert e.headline == cli["headline"] == str(e)
-    assert e.steps.loc["ckpt_bytes", "value"] == cli["steps"][[s["name"] for s in cli["steps"]].index("ckpt_bytes")]["value"]
+    assert (
+        e.steps.loc["ckpt_bytes", "value"]
+        == cli["steps"][[s["name"] for s in cli["steps"]].index("ckpt_bytes")]["value"]
+    )
     assert e.steps.loc["ckpt_bytes", "value"] == pytest.approx(405.85e9 * 16, rel=1e-3)
     params = e.inputs.set_index("name").loc["params"]
     assert (params["file"], params["basis"]) == ("models.yaml", "spec") and params["line"] > 0
@@ -97,7 +144,12 @@ def test_columns_and_inputs_table_describe_the_frame(small_build):
     values = ck.inputs_table(inputs)
     mfu = values[(values["file"] == "plan.yaml") & (values["key"] == "mfu")].iloc[0]
     assert mfu["value"] == "40%"
-    assert (small_build.models / "plan.yaml").read_text().splitlines()[mfu["line"] - 1].startswith("mfu:")
+    assert (
+        (small_build.models / "plan.yaml")
+        .read_text()
+        .splitlines()[mfu["line"] - 1]
+        .startswith("mfu:")
+    )
 
 
 def test_the_readme_api_block_runs_as_written(small_models, monkeypatch):
@@ -106,7 +158,11 @@ def test_the_readme_api_block_runs_as_written(small_models, monkeypatch):
     import re
 
     readme = (REPO / "README.md").read_text()
-    block = next(b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "ck.recommendations(inputs)" in b)
+    block = next(
+        b
+        for b in re.findall(r"```python\n(.*?)```", readme, re.S)
+        if "ck.recommendations(inputs)" in b
+    )
     monkeypatch.chdir(small_models.parent)
     scope: dict = {}
     exec(compile(block, "README.md (Python API)", "exec"), scope)  # noqa: S102 - the README's own code
@@ -119,7 +175,9 @@ def test_sensitivity_and_monte_carlo_from_python(small_build):
     inputs = ck.load(small_build.models)
     s = ck.sensitivity(inputs, "llama3-405b", "dgx-h100")
     line = ck.recommendations(inputs).set_index(["model", "sku"]).loc[("llama3-405b", "dgx-h100")]
-    assert s.base["option"] == option_label(line["option_strategy"], line["option_tier"], line["option_engine"])
+    assert s.base["option"] == option_label(
+        line["option_strategy"], line["option_tier"], line["option_engine"]
+    )
     assert {w.param.name for w in s.swings} >= {"gpu-mtbf"}
     sampled = ck.monte_carlo(inputs, samples=100, seed=5)
     assert len(sampled.lines) == len(ck.recommendations(inputs))

@@ -9,14 +9,17 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import EPOCH, REPO, output_files
 
-from ckptreport.build import build
 from ckptreport.base.errors import InputError
 from ckptreport.base.paths import resolve_models, shipped_models
+from ckptreport.build import build
+
+from conftest import EPOCH, REPO, output_files
 
 
-def test_same_inputs_give_the_same_bytes_from_any_working_directory(small_build, tmp_path, monkeypatch):
+def test_same_inputs_give_the_same_bytes_from_any_working_directory(
+    small_build, tmp_path, monkeypatch
+):
     """The shared build's inputs built again from another working directory, naming the models
     directory by a relative path instead of an absolute one, with the same SOURCE_DATE_EPOCH: every
     output file (tables, workbook, each brief, manifest) is byte-identical."""
@@ -45,8 +48,14 @@ def test_a_bad_epoch_is_a_user_error(tmp_path, monkeypatch, small_models):
 
 
 def test_no_temporary_files_are_left_behind(small_build):
-    assert sorted(p.name for p in small_build.out.iterdir()) == ["briefs", "ckptreport.xlsx", "manifest.json", "report.html",
-                                                                "scenarios.csv", "scenarios.parquet"]
+    assert sorted(p.name for p in small_build.out.iterdir()) == [
+        "briefs",
+        "ckptreport.xlsx",
+        "manifest.json",
+        "report.html",
+        "scenarios.csv",
+        "scenarios.parquet",
+    ]
 
 
 def test_models_resolution_prefers_flag_then_cwd_then_shipped(tmp_path, monkeypatch):
@@ -61,8 +70,11 @@ def test_models_resolution_prefers_flag_then_cwd_then_shipped(tmp_path, monkeypa
 def test_wheel_carries_the_shipped_models_and_builds_anywhere(tmp_path):
     """From an installed wheel, `ckptreport build` run in an empty directory uses the packaged defaults."""
     dist = tmp_path / "dist"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(dist), str(REPO)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(dist), str(REPO)],
+        check=True,
+        capture_output=True,
+    )
     wheel = next(dist.glob("ckptreport-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     for f in ("models.yaml", "hardware.yaml", "storage.yaml", "plan.yaml"):
@@ -72,10 +84,18 @@ def test_wheel_carries_the_shipped_models_and_builds_anywhere(tmp_path):
     work = tmp_path / "empty"
     work.mkdir()
     env = {**os.environ, "PYTHONPATH": str(site)}
-    code = "import ckptreport.base.paths as p, ckptreport.render.env as e, sys; print(p.shipped_models(), e.templates_dir()); sys.argv=['ckptreport','build','-q','--workbook-rows','50']; " \
-           "from ckptreport.cli import main; main()"
-    done = subprocess.run([sys.executable, "-c", code], cwd=work, env=env, capture_output=True, text=True)
+    code = (
+        "import ckptreport.base.paths as p, ckptreport.render.env as e, sys; "
+        "print(p.shipped_models(), e.templates_dir()); "
+        "sys.argv=['ckptreport','build','-q','--workbook-rows','50']; "
+        "from ckptreport.cli import main; main()"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=work, env=env, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0].startswith(str(site))
     assert done.stdout.splitlines()[0].split()[1].startswith(str(site))  # the templates ship too
-    assert (work / "out" / "scenarios.parquet").exists() and (work / "out" / "ckptreport.xlsx").exists()
+    assert (work / "out" / "scenarios.parquet").exists() and (
+        work / "out" / "ckptreport.xlsx"
+    ).exists()

@@ -14,10 +14,12 @@ from ckptreport.cli import main
 from ckptreport.model.columns import COLUMNS
 from ckptreport.read.inputs import INPUTS, SOURCES
 
-DESIGN_COLUMNS = ("model, sku, tier, strategy, gpus, nodes, interval_s, params, bytes_per_param, ckpt_bytes, "
-                  "bytes_per_gpu, bytes_per_node, d2h_s, write_s, bottleneck, stall_s, overhead_pct, "
-                  "host_memory_ok, cluster_mtbf_s, optimal_interval_s, waste_pct, run_days, overhead_usd, "
-                  "required_write_GBps").split(", ")
+DESIGN_COLUMNS = (
+    "model, sku, tier, strategy, gpus, nodes, interval_s, params, bytes_per_param, ckpt_bytes, "
+    "bytes_per_gpu, bytes_per_node, d2h_s, write_s, bottleneck, stall_s, overhead_pct, "
+    "host_memory_ok, cluster_mtbf_s, optimal_interval_s, waste_pct, run_days, overhead_usd, "
+    "required_write_GBps"
+).split(", ")
 
 
 def run(*args, ok=True):
@@ -44,6 +46,7 @@ def test_build_writes_parquet_csv_and_manifest(built, shipped):
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["input_hash"] == shipped.input_hash and manifest["rows"] == len(pq)
     import pyarrow.parquet as papq
+
     meta = papq.read_schema(out / "scenarios.parquet").metadata
     assert meta[b"input_hash"].decode() == shipped.input_hash
 
@@ -54,7 +57,9 @@ def test_csv_matches_parquet_values(built):
     pq = pd.read_parquet(out / "scenarios.parquet")
     csv = pd.read_csv(out / "scenarios.csv")
     for name in ("ckpt_bytes", "stall_s", "overhead_pct", "optimal_interval_s", "waste_usd"):
-        pd.testing.assert_series_equal(pq[name].astype(float), csv[name].astype(float), check_names=False)
+        pd.testing.assert_series_equal(
+            pq[name].astype(float), csv[name].astype(float), check_names=False
+        )
 
 
 def test_build_summary_names_cheapest_tier_per_model_and_sku(built, shipped):
@@ -62,12 +67,27 @@ def test_build_summary_names_cheapest_tier_per_model_and_sku(built, shipped):
     _, result = built
     lines = result.stdout.splitlines()
     assert "meeting the 1% target, at 1,024 GPUs, every 30 min" in lines[0]
-    assert lines[1].startswith("recommended: of the options meeting the target, durable and priced, the lowest cost")
+    assert lines[1].startswith(
+        "recommended: of the options meeting the target, durable and priced, the lowest cost"
+    )
     header = lines[3].split("  ")
     header = [h.strip() for h in header if h.strip()]
-    assert header == ["model", "sku", "checkpoint", "sync", "async", "tiered", "recommended", "bought",
-                      "storage/month", "lost GPU/month", "runner-up (extra over the run)"]
-    body = [line for line in lines[5:] if line.strip() and not line.startswith(("*", "needs a price"))]
+    assert header == [
+        "model",
+        "sku",
+        "checkpoint",
+        "sync",
+        "async",
+        "tiered",
+        "recommended",
+        "bought",
+        "storage/month",
+        "lost GPU/month",
+        "runner-up (extra over the run)",
+    ]
+    body = [
+        line for line in lines[5:] if line.strip() and not line.startswith(("*", "needs a price"))
+    ]
     assert len(body) == len(shipped.models) * len(shipped.skus)
     row = next(line for line in body if line.startswith("llama3-405b") and " dgx-h100 " in line)
     assert "5.68 TB" in row  # 405.85e9 x 14 B, the model's own recipe
@@ -82,34 +102,72 @@ def test_build_reports_progress_and_left_out_combinations(built):
 
 def test_explain_prints_the_worked_example_step_by_step():
     """explain reads like the worked example: each number with its unit and where it came from."""
-    out = run("explain", "llama3-405b", "dgx-h100", "pfs-100", "--gpus", "1024", "--interval", "30min",
-              "--recipe", "adamw-bf16-grads").stdout
+    out = run(
+        "explain",
+        "llama3-405b",
+        "dgx-h100",
+        "pfs-100",
+        "--gpus",
+        "1024",
+        "--interval",
+        "30min",
+        "--recipe",
+        "adamw-bf16-grads",
+    ).stdout
     assert "6.49 TB per checkpoint" in out
     assert "bottleneck: tier" in out
     # the tier's 64.9 s, plus Megatron-Core's cached plan (1.5 s) and the copy to host
     assert "sync with megatron-dist-ckpt" in out.splitlines()[0]
     assert "3.7% overhead" in " ".join(out.split())
-    assert "coordination 1.5 s a save with cached plans, 3.71 min at the first" in " ".join(out.split())
+    assert "coordination 1.5 s a save with cached plans, 3.71 min at the first" in " ".join(
+        out.split()
+    )
     assert "= max(6.49 TB / 100 GB/s, 50.7 GB / 20 GB/s)\n    = 64.9 s" in out
     assert "= 43.6 s + 0.175 s × 1,024 + 0 s × 1,024 × 1,024\n    = 3.71 min" in out
     assert "= if(known(1.5 s), 1.5 s + 0 s × 1,024, 3.71 min)\n    = 1.5 s" in out
     assert "a restart reads the checkpoint back in 65.1 s" in " ".join(out.split())
     assert "= 405.85B × 16 B/param" in out
     assert "= 6.49 TB" in out
-    assert "spec, models.yaml:36 — Meta Llama 3.1 405B" in out  # the input's place, in the models directory
+    assert (
+        "spec, models.yaml:36 — Meta Llama 3.1 405B" in out
+    )  # the input's place, in the models directory
     assert "nvbandwidth" in out  # and its source
 
 
 def test_explain_json_matches_the_engine(frame):
     """--json gives the same values the build computes for that scenario."""
-    out = run("explain", "llama3-405b", "dgx-h100", "pfs-100", "--gpus", "1024", "--interval", "30 min",
-              "--strategy", "async", "--json").stdout
+    out = run(
+        "explain",
+        "llama3-405b",
+        "dgx-h100",
+        "pfs-100",
+        "--gpus",
+        "1024",
+        "--interval",
+        "30 min",
+        "--strategy",
+        "async",
+        "--json",
+    ).stdout
     data = json.loads(out)
     steps = {s["name"]: s for s in data["steps"]}
-    row = frame[(frame.model == "llama3-405b") & (frame.recipe == "adamw-bf16") & (frame.sku == "dgx-h100")
-                & (frame.tier == "pfs-100") & (frame.gpus == 1024) & (frame.interval_s == 1800)
-                & (frame.strategy == "async")].iloc[0]
-    for name in ("ckpt_bytes", "d2h_s", "stall_s", "overhead_pct", "optimal_interval_s", "waste_usd"):
+    row = frame[
+        (frame.model == "llama3-405b")
+        & (frame.recipe == "adamw-bf16")
+        & (frame.sku == "dgx-h100")
+        & (frame.tier == "pfs-100")
+        & (frame.gpus == 1024)
+        & (frame.interval_s == 1800)
+        & (frame.strategy == "async")
+    ].iloc[0]
+    for name in (
+        "ckpt_bytes",
+        "d2h_s",
+        "stall_s",
+        "overhead_pct",
+        "optimal_interval_s",
+        "waste_usd",
+    ):
         assert steps[name]["value"] == pytest.approx(row[name], rel=1e-12)
     sources = {i["name"]: i for i in data["inputs"]}
     assert sources["d2h_node_GBps"]["basis"] == "measured"
@@ -118,12 +176,24 @@ def test_explain_json_matches_the_engine(frame):
 
 def test_explain_works_outside_the_plan():
     """The scenario need not be in the plan: any GPU count and interval."""
-    out = run("explain", "bloom-176b", "dgx-a100", "superpod-best", "--gpus", "384", "--interval", "3h").stdout
+    out = run(
+        "explain", "bloom-176b", "dgx-a100", "superpod-best", "--gpus", "384", "--interval", "3h"
+    ).stdout
     assert "on 384 GPUs of dgx-a100" in out and "every 3 h" in out
 
 
 def test_explain_rejects_a_bad_interval():
-    result = run("explain", "llama3-8b", "dgx-h100", "pfs-100", "--gpus", "8", "--interval", "30 GB", ok=False)
+    result = run(
+        "explain",
+        "llama3-8b",
+        "dgx-h100",
+        "pfs-100",
+        "--gpus",
+        "8",
+        "--interval",
+        "30 GB",
+        ok=False,
+    )
     assert result.exit_code == 2
     assert "expected a duration" in result.output
 
@@ -137,8 +207,14 @@ def test_init_copies_the_shipped_set_and_it_builds(tmp_path):
     """init writes a complete starting set that builds as is, and refuses to overwrite."""
     target = tmp_path / "mine"
     run("init", str(target))
-    assert sorted(p.name for p in target.iterdir()) == [".schema", "engines.yaml", "hardware.yaml", "models.yaml",
-                                                         "plan.yaml", "storage.yaml"]
+    assert sorted(p.name for p in target.iterdir()) == [
+        ".schema",
+        "engines.yaml",
+        "hardware.yaml",
+        "models.yaml",
+        "plan.yaml",
+        "storage.yaml",
+    ]
     assert (target / ".schema" / "engines.schema.json").is_file()
     assert "engines.schema.json" in (target / "engines.yaml").read_text().splitlines()[0]
     run("validate", "--models", str(target))
@@ -147,9 +223,22 @@ def test_init_copies_the_shipped_set_and_it_builds(tmp_path):
     run("init", str(target), "--force")
 
 
-@pytest.mark.parametrize("command", ["build", "explain", "validate", "init", "schema", "probe", "calibrate", "import",
-                                     "import fio",
-                                     "import ior", "import nvbandwidth"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "build",
+        "explain",
+        "validate",
+        "init",
+        "schema",
+        "probe",
+        "calibrate",
+        "import",
+        "import fio",
+        "import ior",
+        "import nvbandwidth",
+    ],
+)
 def test_every_command_has_help_with_examples(command):
     """--help teaches: every command shows at least one example."""
     out = run(*command.split(), "--help").stdout
@@ -168,14 +257,37 @@ def test_shell_completion_as_the_readme_enables_it():
     import subprocess
 
     exe = Path(sys.executable).with_name("ckptreport")
-    script = subprocess.run([str(exe)], env={**os.environ, "_CKPTREPORT_COMPLETE": "bash_source"},
-                            capture_output=True, text=True, timeout=60).stdout
+    script = subprocess.run(
+        [str(exe)],
+        env={**os.environ, "_CKPTREPORT_COMPLETE": "bash_source"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
     assert "complete -o nosort -F _ckptreport_completion ckptreport" in script
-    words = subprocess.run([str(exe)], env={**os.environ, "_CKPTREPORT_COMPLETE": "bash_complete",
-                                            "COMP_WORDS": "ckptreport cal", "COMP_CWORD": "1"},
-                           capture_output=True, text=True, timeout=60).stdout
+    words = subprocess.run(
+        [str(exe)],
+        env={
+            **os.environ,
+            "_CKPTREPORT_COMPLETE": "bash_complete",
+            "COMP_WORDS": "ckptreport cal",
+            "COMP_CWORD": "1",
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
     assert "plain,calibrate" in words.split()
-    options = subprocess.run([str(exe)], env={**os.environ, "_CKPTREPORT_COMPLETE": "bash_complete",
-                                              "COMP_WORDS": "ckptreport calibrate --f", "COMP_CWORD": "2"},
-                             capture_output=True, text=True, timeout=60).stdout
+    options = subprocess.run(
+        [str(exe)],
+        env={
+            **os.environ,
+            "_CKPTREPORT_COMPLETE": "bash_complete",
+            "COMP_WORDS": "ckptreport calibrate --f",
+            "COMP_CWORD": "2",
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout
     assert "plain,--fit" in options.split()

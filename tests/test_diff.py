@@ -11,13 +11,14 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
-from ckptreport.read import units
+from ckptreport.answer.types import option_label
 from ckptreport.build import build
 from ckptreport.cli import main
-from ckptreport.answer.types import option_label
+from ckptreport.read import units
 
-PRICE = "capex_usd_per_GBps: {value: \"$25,000\""  # superpod-good's price per GB/s bought, the first in storage.yaml
-RANGED = ', low: "$8,400", high: "$50,000", driver: flash-price-per-GBps'  # its range, shared with the other flash tiers
+PRICE = 'capex_usd_per_GBps: {value: "$25,000"'  # superpod-good's price per GB/s bought, the first in storage.yaml
+# its range, shared with the other flash tiers
+RANGED = ', low: "$8,400", high: "$50,000", driver: flash-price-per-GBps'
 
 
 def _line_of(path: Path, text: str) -> int:
@@ -30,7 +31,11 @@ def _priced(models: Path, target: Path, price: str) -> Path:
     text = storage.read_text()
     assert PRICE in text
     within = units.parse(price, "usd") <= 50_000  # inside the shipped range: only the value changes
-    storage.write_text(text.replace(PRICE + ("" if within else RANGED), f'capex_usd_per_GBps: {{value: "{price}"', 1))
+    storage.write_text(
+        text.replace(
+            PRICE + ("" if within else RANGED), f'capex_usd_per_GBps: {{value: "{price}"', 1
+        )
+    )
     return target
 
 
@@ -42,8 +47,10 @@ def builds(tmp_path_factory, request):
     root = tmp_path_factory.mktemp("diff")
     sides = {}
     for name, price in (("base", None), ("nudged", "$26,000"), ("flipped", "$500,000")):
-        models = small.models if price is None else _priced(small.models, root / f"models-{name}", price)
-        build(models, root / name, skip=['workbook', 'briefs'])
+        models = (
+            small.models if price is None else _priced(small.models, root / f"models-{name}", price)
+        )
+        build(models, root / name, skip=["workbook", "briefs"])
         sides[name] = SimpleNamespace(models=models, out=root / name)
     return sides
 
@@ -58,16 +65,27 @@ def test_one_price_shows_with_file_and_line_and_what_it_moved(builds):
     assert result.exit_code == 0, result.output  # the ranking holds: exit 0
     d = json.loads(result.output)
     line = _line_of(nudged.models / "storage.yaml", "$26,000")
-    assert d["inputs"] == [{"file": "storage.yaml", "key": "tiers.superpod-good.capex_usd_per_GBps.value",
-                            "old": {"line": line, "value": "$25,000"}, "new": {"line": line, "value": "$26,000"}}]
+    assert d["inputs"] == [
+        {
+            "file": "storage.yaml",
+            "key": "tiers.superpod-good.capex_usd_per_GBps.value",
+            "old": {"line": line, "value": "$25,000"},
+            "new": {"line": line, "value": "$26,000"},
+        }
+    ]
     assert not d["recommendation_changed"]
-    old = {(r["model"], r["sku"]): r for r in json.loads((base.out / "manifest.json").read_text())["recommendations"]}
+    old = {
+        (r["model"], r["sku"]): r
+        for r in json.loads((base.out / "manifest.json").read_text())["recommendations"]
+    }
     moved = {(h["model"], h["sku"]): h for h in d["headline"]}
     on_good = {k for k, r in old.items() if r["tier"] == "superpod-good"}
     assert on_good and set(moved) == on_good  # exactly the lines that buy superpod-good moved
     for key, h in moved.items():
         assert not h["recommendation_changed"]
-        assert "overhead_pct" not in h["changed"] and "stall_s" not in h["changed"]  # a price moves no time
+        assert (
+            "overhead_pct" not in h["changed"] and "stall_s" not in h["changed"]
+        )  # a price moves no time
         storage = h["changed"]["storage_usd_month"]
         assert storage["old"] == old[key]["storage_usd_month"] and storage["new"] > storage["old"]
         total = h["changed"]["total_usd_month"]
@@ -75,7 +93,10 @@ def test_one_price_shows_with_file_and_line_and_what_it_moved(builds):
 
     text = _diff(base.out, nudged.out)
     assert text.exit_code == 0
-    assert f"tiers.superpod-good.capex_usd_per_GBps.value  [storage.yaml:{line} -> storage.yaml:{line}]" in text.output
+    assert (
+        f"tiers.superpod-good.capex_usd_per_GBps.value  [storage.yaml:{line} -> storage.yaml:{line}]"
+        in text.output
+    )
     assert "'$25,000' -> '$26,000'" in text.output
     assert "The recommendation is the same everywhere (exit 0)." in text.output
     first = next(iter(moved.values()))
@@ -89,7 +110,10 @@ def test_a_price_that_flips_the_ranking_exits_1_and_names_both_options(builds):
     assert result.exit_code == 1, result.output
     d = json.loads(result.output)
     assert d["recommendation_changed"]
-    new = {(r["model"], r["sku"]): r for r in json.loads((flipped.out / "manifest.json").read_text())["recommendations"]}
+    new = {
+        (r["model"], r["sku"]): r
+        for r in json.loads((flipped.out / "manifest.json").read_text())["recommendations"]
+    }
     flips = [h for h in d["headline"] if h["recommendation_changed"]]
     assert flips
     for h in flips:
@@ -98,7 +122,9 @@ def test_a_price_that_flips_the_ranking_exits_1_and_names_both_options(builds):
         assert h["recommendation"]["old"] != h["recommendation"]["new"]
     text = _diff(base.out, flipped.out)
     assert text.exit_code == 1
-    assert f"{flips[0]['recommendation']['old']} -> {flips[0]['recommendation']['new']}" in text.output
+    assert (
+        f"{flips[0]['recommendation']['old']} -> {flips[0]['recommendation']['new']}" in text.output
+    )
     assert _diff(base.out, flipped.out, "-q").output == ""
 
 
@@ -111,7 +137,9 @@ def test_a_models_directory_equals_its_own_build_and_briefs_are_compared(builds)
     assert "Inputs: no change" in same.output and "no summary line moved" in same.output
     assert "Briefs: not compared" in same.output
     d = json.loads(_diff(base.models, flipped.models, "--json").output)
-    assert d["briefs_compared"] and d["briefs"], "the flip moves the brief of a model bought on superpod-good"
+    assert d["briefs_compared"] and d["briefs"], (
+        "the flip moves the brief of a model bought on superpod-good"
+    )
     assert all(b["old"] != b["new"] for b in d["briefs"])
 
 
@@ -125,7 +153,9 @@ def test_added_and_removed_keys_and_an_old_manifest(builds, tmp_path):
     changes = {c["key"]: c for c in d["inputs"]}
     assert changes["buffers"]["new"] is None and changes["buffers"]["old"]["value"] == "1"
     assert changes["host_recoverable"]["old"] is None and changes["host_recoverable"]["new"] == {
-        "line": _line_of(plan, "host_recoverable"), "value": "0%"}
+        "line": _line_of(plan, "host_recoverable"),
+        "value": "0%",
+    }
 
     old = tmp_path / "old-build"
     shutil.copytree(base.out, old)
@@ -136,11 +166,20 @@ def test_added_and_removed_keys_and_an_old_manifest(builds, tmp_path):
     assert result.exit_code == 0 and "Inputs: not compared" in result.output
 
 
-@pytest.mark.parametrize("damage, key", [
-    (lambda d: d.update(recommendations="all"), "recommendations"),
-    (lambda d: d["recommendations"][0].update(total_usd_month="$5"), "recommendations[0].total_usd_month"),
-    (lambda d: d.update(input_values={"plan.yaml": {"mfu.value": "40%"}}), "input_values.plan.yaml"),
-])
+@pytest.mark.parametrize(
+    "damage, key",
+    [
+        (lambda d: d.update(recommendations="all"), "recommendations"),
+        (
+            lambda d: d["recommendations"][0].update(total_usd_month="$5"),
+            "recommendations[0].total_usd_month",
+        ),
+        (
+            lambda d: d.update(input_values={"plan.yaml": {"mfu.value": "40%"}}),
+            "input_values.plan.yaml",
+        ),
+    ],
+)
 def test_a_damaged_manifest_is_refused_naming_the_key(builds, tmp_path, damage, key):
     bad = tmp_path / "bad"
     shutil.copytree(builds["base"].out, bad)
@@ -172,17 +211,30 @@ def test_an_engine_term_that_moves_the_stall_shows_in_the_diff(builds, tmp_path)
     text = engines.read_text()
     old = "  dcp-async-cached:\n"
     head, tail = text.split(old)
-    tail = tail.replace("async: {value: 0.113 s, low: 0 s, high: 1 s", "async: {value: 5 s, low: 0 s, high: 10 s", 1)
+    tail = tail.replace(
+        "async: {value: 0.113 s, low: 0 s, high: 1 s", "async: {value: 5 s, low: 0 s, high: 10 s", 1
+    )
     engines.write_text(head + old + tail)
-    build(models, tmp_path / "out", skip=['workbook', 'briefs'])
+    build(models, tmp_path / "out", skip=["workbook", "briefs"])
     result = _diff(base.out, tmp_path / "out", "--json")
     assert result.exit_code in (0, 1), result.output
     d = json.loads(result.output)
     line = _line_of(engines, "async: {value: 5 s")
-    assert {"file": "engines.yaml", "key": "engines.dcp-async-cached.fixed_cost.async.value",
-            "old": {"line": line, "value": "0.113 s"}, "new": {"line": line, "value": "5 s"}} in d["inputs"]
-    before = {(r["model"], r["sku"]): r for r in json.loads((base.out / "manifest.json").read_text())["recommendations"]}
-    with_it = {k for k, r in before.items() if r["engine"] == "dcp-async-cached" and r["strategy"] == "async"}
+    assert {
+        "file": "engines.yaml",
+        "key": "engines.dcp-async-cached.fixed_cost.async.value",
+        "old": {"line": line, "value": "0.113 s"},
+        "new": {"line": line, "value": "5 s"},
+    } in d["inputs"]
+    before = {
+        (r["model"], r["sku"]): r
+        for r in json.loads((base.out / "manifest.json").read_text())["recommendations"]
+    }
+    with_it = {
+        k
+        for k, r in before.items()
+        if r["engine"] == "dcp-async-cached" and r["strategy"] == "async"
+    }
     assert with_it
     moved = {(h["model"], h["sku"]): h for h in d["headline"]}
     for key in with_it:

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from ckptreport import docs
 from ckptreport.cli import main
+
 from conftest import REPO
 
 README = (REPO / "README.md").read_text()
@@ -37,13 +38,22 @@ def test_first_screen_has_the_two_setup_commands():
 def test_every_ckptreport_command_in_the_readme_runs(tmp_path, monkeypatch):
     """Each `ckptreport ...` line of the README's shell blocks exits 0."""
     monkeypatch.chdir(REPO)
-    commands = [line.split("#")[0].strip() for block in _blocks("sh") for line in block.splitlines()
-                if line.startswith("ckptreport ")]
+    commands = [
+        line.split("#")[0].strip()
+        for block in _blocks("sh")
+        for line in block.splitlines()
+        if line.startswith("ckptreport ")
+    ]
     assert len(commands) >= 2
     for command in commands:
         args = shlex.split(command)[1:]
         if args[0] == "build":
-            args += ["--out", str(tmp_path / "out"), "--workbook-rows", "200"]  # a light workbook: quicker
+            args += [
+                "--out",
+                str(tmp_path / "out"),
+                "--workbook-rows",
+                "200",
+            ]  # a light workbook: quicker
         result = CliRunner().invoke(main, args, catch_exceptions=False)
         assert result.exit_code == 0, (command, result.output)
 
@@ -52,8 +62,25 @@ def test_readme_explain_excerpt_is_real_output(monkeypatch):
     """Every line of the explain excerpt appears in what explain prints (README lines may end in '...')."""
     monkeypatch.chdir(REPO)
     excerpt = next(b for b in _blocks("text") if b.startswith("llama3-405b (adamw-bf16-grads)"))
-    out = CliRunner().invoke(main, ["explain", "llama3-405b", "dgx-h100", "pfs-100", "--gpus", "1024",
-                                    "--interval", "30min", "--recipe", "adamw-bf16-grads"]).stdout
+    out = (
+        CliRunner()
+        .invoke(
+            main,
+            [
+                "explain",
+                "llama3-405b",
+                "dgx-h100",
+                "pfs-100",
+                "--gpus",
+                "1024",
+                "--interval",
+                "30min",
+                "--recipe",
+                "adamw-bf16-grads",
+            ],
+        )
+        .stdout
+    )
     for line in excerpt.splitlines():
         if line.strip() in ("", "..."):
             continue
@@ -63,12 +90,23 @@ def test_readme_explain_excerpt_is_real_output(monkeypatch):
 def test_readme_error_example_is_real_output(models_copy, monkeypatch):
     """The README's error example is what the tool prints for those three mistakes."""
     hardware = models_copy / "hardware.yaml"
-    hardware.write_text(hardware.read_text().replace(
-        "storage_nic: {value: 2 x 400 Gb/s, basis: assumption", "storage_nic: {value: 100 GB, basis: assumption", 1))
+    hardware.write_text(
+        hardware.read_text().replace(
+            "storage_nic: {value: 2 x 400 Gb/s, basis: assumption",
+            "storage_nic: {value: 100 GB, basis: assumption",
+            1,
+        )
+    )
     plan = models_copy / "plan.yaml"
-    plan.write_text(plan.read_text().replace("gpus: [1024, 4096, 16384]", "gpus: [1024, 4096, 16384]\nskus: [dgx-h10]"))
+    plan.write_text(
+        plan.read_text().replace(
+            "gpus: [1024, 4096, 16384]", "gpus: [1024, 4096, 16384]\nskus: [dgx-h10]"
+        )
+    )
     storage = models_copy / "storage.yaml"
-    storage.write_text(storage.read_text().replace("per_node_write: 2 GB/s", "per_node_wrte: 2 GB/s", 1))
+    storage.write_text(
+        storage.read_text().replace("per_node_write: 2 GB/s", "per_node_wrte: 2 GB/s", 1)
+    )
     monkeypatch.chdir(models_copy.parent)
     result = CliRunner().invoke(main, ["validate", "--models", "models"])
     assert result.exit_code == 2
@@ -95,8 +133,11 @@ def test_readme_diff_excerpt_is_real_output(models_copy, monkeypatch):
 
     shutil.copytree(models_copy, q4)
     storage = q4 / "storage.yaml"
-    storage.write_text(storage.read_text().replace('capex_usd_per_GBps: {value: "$25,000"',
-                                                   'capex_usd_per_GBps: {value: "$40,000"', 1))
+    storage.write_text(
+        storage.read_text().replace(
+            'capex_usd_per_GBps: {value: "$25,000"', 'capex_usd_per_GBps: {value: "$40,000"', 1
+        )
+    )
     monkeypatch.chdir(models_copy.parent)
     excerpt = next(b for b in _blocks("text") if b.startswith("$ ckptreport diff"))
     command, *lines = excerpt.splitlines()
@@ -105,7 +146,7 @@ def test_readme_diff_excerpt_is_real_output(models_copy, monkeypatch):
     assert said and result.exit_code == int(said.group(1)), result.output
     got = result.stdout.splitlines()
     lines = [line for line in lines if line != "..."]
-    assert got[:len(lines)] == lines
+    assert got[: len(lines)] == lines
 
 
 def test_readme_models_from_scratch_validate_and_build_on_the_first_try(tmp_path, monkeypatch):
@@ -118,8 +159,9 @@ def test_readme_models_from_scratch_validate_and_build_on_the_first_try(tmp_path
     import yaml
 
     blocks = [b for b in _blocks("yaml") if b.startswith("# my-models/")]
-    assert sorted(b.splitlines()[0] for b in blocks) == [f"# my-models/{f}.yaml" for f in
-                                                         ("engines", "hardware", "models", "plan", "storage")]
+    assert sorted(b.splitlines()[0] for b in blocks) == [
+        f"# my-models/{f}.yaml" for f in ("engines", "hardware", "models", "plan", "storage")
+    ]
     monkeypatch.chdir(tmp_path)
     for block in blocks:
         path = tmp_path / block.splitlines()[0].removeprefix("# ")

@@ -32,24 +32,37 @@ import pandas as pd
 import pytest
 import yaml
 from click.testing import CliRunner
-from conftest import REPO, libreoffice, output_files
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ckptreport.read import importers, measured
-from ckptreport.render.tables import csv_safe
-from ckptreport.cli import main
-from ckptreport.base.errors import InputError
-from ckptreport.read.load import load
 from ckptreport.answer.report import compute
+from ckptreport.base.errors import InputError
+from ckptreport.cli import main
+from ckptreport.read import importers, measured
+from ckptreport.read.load import load
+from ckptreport.render.tables import csv_safe
+
+from conftest import REPO, libreoffice, output_files
 
 FIXTURES = REPO / "tests" / "fixtures" / "measured"
-TINY_PLAN = {"models": ["llama3-8b"], "skus": ["dgx-h100", "aws-p5"], "tiers": ["superpod-good", "local-nvme",
-                                                                                  "s3-standard"],
-             "engines": ["dcp-async-cached", "torch-save"], "gpus": ["64"], "intervals": ["30 min"], "target_overhead": "1%", "mfu": "40%", "restart": "10 min",
-             "retention": "2", "buffers": "1"}
-CASES = settings(max_examples=int(os.environ.get("CKPTREPORT_HOSTILE_EXAMPLES", "300")), deadline=None,
-                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+TINY_PLAN = {
+    "models": ["llama3-8b"],
+    "skus": ["dgx-h100", "aws-p5"],
+    "tiers": ["superpod-good", "local-nvme", "s3-standard"],
+    "engines": ["dcp-async-cached", "torch-save"],
+    "gpus": ["64"],
+    "intervals": ["30 min"],
+    "target_overhead": "1%",
+    "mfu": "40%",
+    "restart": "10 min",
+    "retention": "2",
+    "buffers": "1",
+}
+CASES = settings(
+    max_examples=int(os.environ.get("CKPTREPORT_HOSTILE_EXAMPLES", "300")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 def _log(kind: str, outcome: str) -> None:
@@ -82,7 +95,9 @@ def sane(report) -> None:
     f = report.frame
     for name in f.columns:
         column = f[name]
-        if column.dtype.kind in "fi" and (name.endswith(("_s", "_bytes", "_pct", "_GBps")) or name in ("nodes", "gpus")):
+        if column.dtype.kind in "fi" and (
+            name.endswith(("_s", "_bytes", "_pct", "_GBps")) or name in ("nodes", "gpus")
+        ):
             values = column.to_numpy(float)
             assert not (values[~np.isnan(values)] < 0).any(), f"{name} is negative"
         if column.dtype.kind == "i":
@@ -96,27 +111,120 @@ def sane(report) -> None:
     for name in safe.columns:
         if safe[name].dtype == object or isinstance(safe[name].dtype, pd.CategoricalDtype):
             texts = safe[name].astype(str).unique()
-            assert not any(t and t[0] in "=+-@\t\r" for t in texts), f"{name} holds a formula for a spreadsheet"
+            assert not any(t and t[0] in "=+-@\t\r" for t in texts), (
+                f"{name} holds a formula for a spreadsheet"
+            )
 
 
 # ---- hostile values -----------------------------------------------------------------------------
 
-NUMBERS = ["0", "-1", "1e300", "1e-300", "1e309", "-0", "NaN", "nan", "inf", "-inf", "1_000", "1,0", "0x10", "١٢",
-           "²", "9" * 400, "0.0000001", "18446744073709551616", "1e15", "1e16", "3.5", "-3.5"]
-UNITS = ["", " ", "B", "GB", "GiB", "TB", "B/s", "GB/s", "Gb/s", "PB/s", "s", "min", "h", "y", "%", "$", "USD",
-         "TFLOPS", "FLOPS", "x", "x 400 Gb/s", "GB/s/GB", "bf16", "K", "T", "B"]
-WEIRD = ["", " ", "~", "null", "yes", "no", "true", "=HYPERLINK(\"http://x\",\"y\")", "=cmd|' /C calc'!A0", "+1+1",
-         "-2+3", "@SUM(1)", "\tTAB", "\rCR", "a\x00b", "\x1b[31mred", "\u202egnp.exe", "\ud800", "x" * 300,
-         "y" * 40_000, "../../etc/passwd", "<img src=\"file:///etc/passwd\">", "A & B <C>", "🙂", "a\nb", "'", "\"",
-         "{value: 1}", "[1, 2]", "*alias", "&anchor x", "!!python/object:os.system", "<<: *x"]
-scalars = st.one_of(st.sampled_from(WEIRD), st.sampled_from(NUMBERS),
-                    st.builds(lambda n, u: f"{n} {u}".strip(), st.sampled_from(NUMBERS), st.sampled_from(UNITS)),
-                    st.builds(lambda n, u: f"{n}{u}", st.floats(allow_nan=True, allow_infinity=True).map(repr),
-                              st.sampled_from(UNITS)),
-                    st.text(max_size=12))
-structures = st.one_of(st.none(), st.just([]), st.just({}), st.lists(scalars, max_size=3),
-                       st.dictionaries(st.sampled_from(["value", "basis", "source", "date", "region", "x"]), scalars,
-                                       max_size=3))
+NUMBERS = [
+    "0",
+    "-1",
+    "1e300",
+    "1e-300",
+    "1e309",
+    "-0",
+    "NaN",
+    "nan",
+    "inf",
+    "-inf",
+    "1_000",
+    "1,0",
+    "0x10",
+    "١٢",
+    "²",
+    "9" * 400,
+    "0.0000001",
+    "18446744073709551616",
+    "1e15",
+    "1e16",
+    "3.5",
+    "-3.5",
+]
+UNITS = [
+    "",
+    " ",
+    "B",
+    "GB",
+    "GiB",
+    "TB",
+    "B/s",
+    "GB/s",
+    "Gb/s",
+    "PB/s",
+    "s",
+    "min",
+    "h",
+    "y",
+    "%",
+    "$",
+    "USD",
+    "TFLOPS",
+    "FLOPS",
+    "x",
+    "x 400 Gb/s",
+    "GB/s/GB",
+    "bf16",
+    "K",
+    "T",
+    "B",
+]
+WEIRD = [
+    "",
+    " ",
+    "~",
+    "null",
+    "yes",
+    "no",
+    "true",
+    '=HYPERLINK("http://x","y")',
+    "=cmd|' /C calc'!A0",
+    "+1+1",
+    "-2+3",
+    "@SUM(1)",
+    "\tTAB",
+    "\rCR",
+    "a\x00b",
+    "\x1b[31mred",
+    "\u202egnp.exe",
+    "\ud800",
+    "x" * 300,
+    "y" * 40_000,
+    "../../etc/passwd",
+    '<img src="file:///etc/passwd">',
+    "A & B <C>",
+    "🙂",
+    "a\nb",
+    "'",
+    '"',
+    "{value: 1}",
+    "[1, 2]",
+    "*alias",
+    "&anchor x",
+    "!!python/object:os.system",
+    "<<: *x",
+]
+scalars = st.one_of(
+    st.sampled_from(WEIRD),
+    st.sampled_from(NUMBERS),
+    st.builds(lambda n, u: f"{n} {u}".strip(), st.sampled_from(NUMBERS), st.sampled_from(UNITS)),
+    st.builds(
+        lambda n, u: f"{n}{u}",
+        st.floats(allow_nan=True, allow_infinity=True).map(repr),
+        st.sampled_from(UNITS),
+    ),
+    st.text(max_size=12),
+)
+structures = st.one_of(
+    st.none(),
+    st.just([]),
+    st.just({}),
+    st.lists(scalars, max_size=3),
+    st.dictionaries(
+        st.sampled_from(["value", "basis", "source", "date", "region", "x"]), scalars, max_size=3
+    ),
+)
 values = st.one_of(scalars, scalars, structures)
 
 
@@ -160,7 +268,9 @@ def mutated(draw, base):
         elif action == "delete" and isinstance(parent, dict):
             parent.pop(path[-1])
         elif action == "add" and isinstance(parent, dict):
-            parent[draw(st.sampled_from(WEIRD + ["bandwith", "write", "sites"]))] = copy.deepcopy(draw(values))
+            parent[draw(st.sampled_from(WEIRD + ["bandwith", "write", "sites"]))] = copy.deepcopy(
+                draw(values)
+            )
     return data
 
 
@@ -177,19 +287,23 @@ def _write(path: Path, text: str) -> None:
 
 # ---- the models files ---------------------------------------------------------------------------
 
+
 def _tiny_models() -> dict[str, dict]:
     """The shipped entities the tiny plan uses, as plain data, one dict per file."""
+
     def keep(name, section, names):
         data = yaml.safe_load((REPO / "models" / name).read_text())
         return {section: {k: v for k, v in data[section].items() if k in names}}
 
     models = keep("models.yaml", "models", TINY_PLAN["models"])
     models["recipes"] = keep("models.yaml", "recipes", ["adamw-bf16"])["recipes"]
-    return {"models.yaml": {"recipes": models["recipes"], "models": models["models"]},
-            "hardware.yaml": keep("hardware.yaml", "skus", TINY_PLAN["skus"]),
-            "storage.yaml": keep("storage.yaml", "tiers", TINY_PLAN["tiers"]),
-            "engines.yaml": keep("engines.yaml", "engines", TINY_PLAN["engines"]),
-            "plan.yaml": dict(TINY_PLAN)}
+    return {
+        "models.yaml": {"recipes": models["recipes"], "models": models["models"]},
+        "hardware.yaml": keep("hardware.yaml", "skus", TINY_PLAN["skus"]),
+        "storage.yaml": keep("storage.yaml", "tiers", TINY_PLAN["tiers"]),
+        "engines.yaml": keep("engines.yaml", "engines", TINY_PLAN["engines"]),
+        "plan.yaml": dict(TINY_PLAN),
+    }
 
 
 TINY = _tiny_models()
@@ -218,18 +332,21 @@ def test_mutated_models_files(tmp_path_factory, data):
     assert got in ("ok", "clean error"), got
 
 
-@pytest.mark.parametrize("raw, why", [
-    (b"\xff\xfe plan", "not UTF-8"),
-    ("[" * 20_000 + "]" * 20_000, "nested too deeply"),
-    ("a: &x 1\nb: *x\n", "aliases"),
-    ("a: !!python/object/apply:os.system ['true']\n", "tag"),
-    ("<<: {a: 1}\n", "merge keys"),
-    ("gpus: [64]\ngpus: [128]\n", "duplicate key"),
-    ("- a\n- b\n", "expected a mapping"),
-    ("\t- tabs\n", "YAML syntax error"),
-    ("models: [\"\\ud800\"]\n", "printable|invalid Unicode character escape"),
-    ("x: " + "y" * (9 * 2**20), "larger than"),
-])
+@pytest.mark.parametrize(
+    "raw, why",
+    [
+        (b"\xff\xfe plan", "not UTF-8"),
+        ("[" * 20_000 + "]" * 20_000, "nested too deeply"),
+        ("a: &x 1\nb: *x\n", "aliases"),
+        ("a: !!python/object/apply:os.system ['true']\n", "tag"),
+        ("<<: {a: 1}\n", "merge keys"),
+        ("gpus: [64]\ngpus: [128]\n", "duplicate key"),
+        ("- a\n- b\n", "expected a mapping"),
+        ("\t- tabs\n", "YAML syntax error"),
+        ('models: ["\\ud800"]\n', "printable|invalid Unicode character escape"),
+        ("x: " + "y" * (9 * 2**20), "larger than"),
+    ],
+)
 def test_raw_plan_files(tmp_path, raw, why):
     d = _models_dir(tmp_path, TINY)
     _write(d / "plan.yaml", raw)
@@ -239,6 +356,7 @@ def test_raw_plan_files(tmp_path, raw, why):
 
 
 # ---- files that are not files -------------------------------------------------------------------
+
 
 def _trap(path: Path, kind: str) -> None:
     path.unlink(missing_ok=True)
@@ -285,16 +403,25 @@ def test_the_cli_refuses_a_fifo_and_a_device_without_hanging(tmp_path, kind):
     """Through the real CLI, in a process of its own: exit 2 within a minute, the file named."""
     d = _models_dir(tmp_path, TINY)
     _trap(d / "storage.yaml", kind)
-    done = subprocess.run([sys.executable, "-m", "ckptreport.cli", "validate", "--models", str(d)],
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2 and "storage.yaml" in done.stderr and "Traceback" not in done.stderr, done.stderr
+    done = subprocess.run(
+        [sys.executable, "-m", "ckptreport.cli", "validate", "--models", str(d)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (
+        done.returncode == 2 and "storage.yaml" in done.stderr and "Traceback" not in done.stderr
+    ), done.stderr
     _log("cli: file trap", "clean error")
 
 
 # ---- measured files -----------------------------------------------------------------------------
 
-MEASURED_BASE = yaml.safe_load(measured.dump(importers.nvbandwidth(FIXTURES / "nvbandwidth-h800.json", "dgx-h100"),
-                                             "base.yaml"))
+MEASURED_BASE = yaml.safe_load(
+    measured.dump(
+        importers.nvbandwidth(FIXTURES / "nvbandwidth-h800.json", "dgx-h100"), "base.yaml"
+    )
+)
 
 
 @CASES
@@ -310,12 +437,27 @@ def test_mutated_measured_files(tmp_path_factory, data):
 
 # ---- tool JSON ------------------------------------------------------------------------------------
 
-TOOLS = {"fio": (json.loads((FIXTURES / "fio-seqwrite-4jobs.json").read_text()), {}),
-         "ior": (json.loads((FIXTURES / "ior-write-4nodes.json").read_text()), {"tier": "superpod-good"}),
-         "nvbandwidth": (json.loads((FIXTURES / "nvbandwidth-h800.json").read_text()), {})}
-json_values = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=True),
-                        st.sampled_from(NUMBERS + WEIRD), st.just([]), st.just({}), st.lists(st.integers(), max_size=3),
-                        st.just([[]]), st.just([["N/A"]]), st.just({"a": [1, {"b": None}]}))
+TOOLS = {
+    "fio": (json.loads((FIXTURES / "fio-seqwrite-4jobs.json").read_text()), {}),
+    "ior": (
+        json.loads((FIXTURES / "ior-write-4nodes.json").read_text()),
+        {"tier": "superpod-good"},
+    ),
+    "nvbandwidth": (json.loads((FIXTURES / "nvbandwidth-h800.json").read_text()), {}),
+}
+json_values = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True),
+    st.sampled_from(NUMBERS + WEIRD),
+    st.just([]),
+    st.just({}),
+    st.lists(st.integers(), max_size=3),
+    st.just([[]]),
+    st.just([["N/A"]]),
+    st.just({"a": [1, {"b": None}]}),
+)
 
 
 @st.composite
@@ -361,15 +503,27 @@ def test_mutated_tool_output(tmp_path_factory, data):
         assert not out.exists() or measured.read([out])
 
 
-@pytest.mark.parametrize("tool, text", [
-    ("fio", "[" * 100_000 + "]" * 100_000),
-    ("ior", '{"summary": [{"operation": "write", "bwMeanMIB": 100, "numTasks": 0.5, "tasksPerNode": 0.5}]}'),
-    ("ior", '{"summary": [{"operation": "write", "bwMeanMIB": 100, "numTasks": "١٢", "tasksPerNode": 1}]}'),
-    ("fio", '{"jobs": [{"write": {"bw_bytes": 5}, "job options": {"numjobs": "²"}}]}'),
-    ("nvbandwidth", '{"nvbandwidth": {"testcases": [{"name": "device_to_host_memcpy_ce", "status": "Passed", '
-                    '"bandwidth_matrix": 7}]}}'),
-    ("nvbandwidth", '{"nvbandwidth": {"testcases": [{"name": ["x"], "status": "Passed"}]}}'),
-])
+@pytest.mark.parametrize(
+    "tool, text",
+    [
+        ("fio", "[" * 100_000 + "]" * 100_000),
+        (
+            "ior",
+            '{"summary": [{"operation": "write", "bwMeanMIB": 100, "numTasks": 0.5, "tasksPerNode": 0.5}]}',
+        ),
+        (
+            "ior",
+            '{"summary": [{"operation": "write", "bwMeanMIB": 100, "numTasks": "١٢", "tasksPerNode": 1}]}',
+        ),
+        ("fio", '{"jobs": [{"write": {"bw_bytes": 5}, "job options": {"numjobs": "²"}}]}'),
+        (
+            "nvbandwidth",
+            '{"nvbandwidth": {"testcases": [{"name": "device_to_host_memcpy_ce", "status": "Passed", '
+            '"bandwidth_matrix": 7}]}}',
+        ),
+        ("nvbandwidth", '{"nvbandwidth": {"testcases": [{"name": ["x"], "status": "Passed"}]}}'),
+    ],
+)
 def test_tool_output_the_last_review_found(tmp_path, tool, text):
     src = tmp_path / "t.json"
     src.write_text(text)
@@ -381,7 +535,9 @@ def test_tool_output_the_last_review_found(tmp_path, tool, text):
 def test_import_refuses_a_write_for_a_local_nvme_tier_at_build(tmp_path):
     d = _models_dir(tmp_path, TINY)
     out = tmp_path / "ior.yaml"
-    measured.write(importers.ior(FIXTURES / "ior-write-4nodes.json", "dgx-h100", tier="local-nvme"), out)
+    measured.write(
+        importers.ior(FIXTURES / "ior-write-4nodes.json", "dgx-h100", tier="local-nvme"), out
+    )
     with pytest.raises(InputError, match="node-local NVMe: it has no aggregate write"):
         measured.apply(load(d), [out])
     _log("measured file", "clean error")
@@ -389,16 +545,58 @@ def test_import_refuses_a_write_for_a_local_nvme_tier_at_build(tmp_path):
 
 # ---- the command line ---------------------------------------------------------------------------
 
-args = st.lists(st.one_of(st.sampled_from(["explain", "validate", "build", "import", "init", "probe", "calibrate",
-                                           "--gpus", "--interval", "--strategy", "--recipe", "--models", "--json",
-                                           "--out", "--paper", "--workbook-rows", "--measured", "-o", "--sku",
-                                           "--tier", "fio", "ior", "nvbandwidth", "llama3-8b", "dgx-h100",
-                                           "superpod-good", "64", "30min", "/dev/null/x", "/dev/zero", "-1h",
-                                           "1e309 s", "NaN min", "0", "-5", "99999999999999"]),
-                            st.sampled_from(WEIRD[:20] + NUMBERS)), min_size=1, max_size=6)
+args = st.lists(
+    st.one_of(
+        st.sampled_from(
+            [
+                "explain",
+                "validate",
+                "build",
+                "import",
+                "init",
+                "probe",
+                "calibrate",
+                "--gpus",
+                "--interval",
+                "--strategy",
+                "--recipe",
+                "--models",
+                "--json",
+                "--out",
+                "--paper",
+                "--workbook-rows",
+                "--measured",
+                "-o",
+                "--sku",
+                "--tier",
+                "fio",
+                "ior",
+                "nvbandwidth",
+                "llama3-8b",
+                "dgx-h100",
+                "superpod-good",
+                "64",
+                "30min",
+                "/dev/null/x",
+                "/dev/zero",
+                "-1h",
+                "1e309 s",
+                "NaN min",
+                "0",
+                "-5",
+                "99999999999999",
+            ]
+        ),
+        st.sampled_from(WEIRD[:20] + NUMBERS),
+    ),
+    min_size=1,
+    max_size=6,
+)
 
 
-@settings(max_examples=int(os.environ.get("CKPTREPORT_HOSTILE_EXAMPLES", "300")) // 2, deadline=None)
+@settings(
+    max_examples=int(os.environ.get("CKPTREPORT_HOSTILE_EXAMPLES", "300")) // 2, deadline=None
+)
 @given(argv=args)
 def test_hostile_command_lines(argv):
     """Whatever the arguments: exit 0 or 2 (1 only for calibrate's verdict), a message, never a traceback.
@@ -407,43 +605,131 @@ def test_hostile_command_lines(argv):
         argv = ["validate", *argv[1:]]
     result = CliRunner().invoke(main, argv, catch_exceptions=True)
     ok = result.exit_code in (0, 2) or (argv[0] == "calibrate" and result.exit_code == 1)
-    clean = "Traceback" not in result.output and "internal error" not in result.output and (
-        result.exception is None or isinstance(result.exception, SystemExit))
-    _log("command line", "ok" if result.exit_code == 0 else "clean error" if ok and clean else "bug")
+    clean = (
+        "Traceback" not in result.output
+        and "internal error" not in result.output
+        and (result.exception is None or isinstance(result.exception, SystemExit))
+    )
+    _log(
+        "command line", "ok" if result.exit_code == 0 else "clean error" if ok and clean else "bug"
+    )
     assert ok and clean, (argv, result.exit_code, result.output[-2000:], result.exception)
 
 
-@pytest.mark.parametrize("argv, expect", [
-    (["explain", "llama3-8b", "dgx-h100", "superpod-good", "--gpus", "64", "--interval=-1h"], "from 0.001 s"),
-    (["explain", "llama3-8b", "dgx-h100", "superpod-good", "--gpus", "0", "--interval", "1h"], "--gpus"),
-    (["explain", "llama3-8b", "dgx-h100", "superpod-good", "--gpus", "64", "--interval", "1e309 s"], "too large"),
-    (["import", "fio", str(FIXTURES / "fio-seqwrite-4jobs.json"), "--sku", "dgx-h100", "-o", "/dev/null/x.yaml"],
-     "cannot write"),
-    (["explain", "llama3-8b\x1b[31m", "dgx-h100", "superpod-good", "--gpus", "64", "--interval", "1h"], "\\x1b"),
-])
+@pytest.mark.parametrize(
+    "argv, expect",
+    [
+        (
+            ["explain", "llama3-8b", "dgx-h100", "superpod-good", "--gpus", "64", "--interval=-1h"],
+            "from 0.001 s",
+        ),
+        (
+            [
+                "explain",
+                "llama3-8b",
+                "dgx-h100",
+                "superpod-good",
+                "--gpus",
+                "0",
+                "--interval",
+                "1h",
+            ],
+            "--gpus",
+        ),
+        (
+            [
+                "explain",
+                "llama3-8b",
+                "dgx-h100",
+                "superpod-good",
+                "--gpus",
+                "64",
+                "--interval",
+                "1e309 s",
+            ],
+            "too large",
+        ),
+        (
+            [
+                "import",
+                "fio",
+                str(FIXTURES / "fio-seqwrite-4jobs.json"),
+                "--sku",
+                "dgx-h100",
+                "-o",
+                "/dev/null/x.yaml",
+            ],
+            "cannot write",
+        ),
+        (
+            [
+                "explain",
+                "llama3-8b\x1b[31m",
+                "dgx-h100",
+                "superpod-good",
+                "--gpus",
+                "64",
+                "--interval",
+                "1h",
+            ],
+            "\\x1b",
+        ),
+    ],
+)
 def test_command_lines_the_last_review_found(argv, expect):
     result = CliRunner().invoke(main, argv)
-    assert result.exit_code == 2 and expect in result.output and "Traceback" not in result.output, result.output
+    assert result.exit_code == 2 and expect in result.output and "Traceback" not in result.output, (
+        result.output
+    )
     assert "\x1b" not in result.output
     _log("command line", "clean error")
 
 
 # ---- the output directory -----------------------------------------------------------------------
 
+
 def _tiny_build(tmp: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
     d = tmp / "models"
     if not d.exists():
         _models_dir(tmp, TINY)
-    return subprocess.run([sys.executable, "-m", "ckptreport.cli", "build", "--models", str(d), "--out", str(out),
-                           "-q", *extra], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "SOURCE_DATE_EPOCH": "1700000000"})
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ckptreport.cli",
+            "build",
+            "--models",
+            str(d),
+            "--out",
+            str(out),
+            "-q",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "SOURCE_DATE_EPOCH": "1700000000"},
+    )
 
 
 def test_output_directory_traps(tmp_path):
     """Each trap is a clean error that writes nothing, or a build that keeps what it did not write."""
     d = _models_dir(tmp_path, TINY)
-    run = lambda out: CliRunner().invoke(main, ["build", "--models", str(d), "--out", str(out), "-q",  # noqa: E731
-                                                "--no-briefs", "--workbook-rows", "20"])
+
+    def run(out):
+        argv = [
+            "build",
+            "--models",
+            str(d),
+            "--out",
+            str(out),
+            "-q",
+            "--no-briefs",
+            "--workbook-rows",
+            "20",
+        ]
+        return CliRunner().invoke(main, argv)
+
     a_file = tmp_path / "a-file"
     a_file.write_text("x")
     assert run(a_file).exit_code == 2
@@ -455,7 +741,10 @@ def test_output_directory_traps(tmp_path):
     briefs_file = tmp_path / "briefs-file"
     briefs_file.mkdir()
     (briefs_file / "briefs").write_text("mine")
-    r = CliRunner().invoke(main, ["build", "--models", str(d), "--out", str(briefs_file), "-q", "--workbook-rows", "20"])
+    r = CliRunner().invoke(
+        main,
+        ["build", "--models", str(d), "--out", str(briefs_file), "-q", "--workbook-rows", "20"],
+    )
     assert r.exit_code == 2 and (briefs_file / "briefs").read_text() == "mine"
     long = tmp_path / ("x" * 300)
     assert run(long).exit_code == 2
@@ -468,7 +757,9 @@ def test_output_directory_traps(tmp_path):
     (kept / "briefs" / "mine.pdf").write_text("mine")
     (kept / "notes.txt").write_text("notes")
     assert run(kept).exit_code == 0 and run(kept).exit_code == 0
-    assert (kept / "briefs" / "mine.pdf").read_text() == "mine" and (kept / "notes.txt").read_text() == "notes"
+    assert (kept / "briefs" / "mine.pdf").read_text() == "mine" and (
+        kept / "notes.txt"
+    ).read_text() == "notes"
     linked = tmp_path / "linked"
     linked.symlink_to(kept)
     assert run(linked).exit_code == 0 and linked.is_symlink()
@@ -483,7 +774,11 @@ def _consistent(out: Path) -> str:
     hashed and nothing of ours is missing or extra."""
     manifest = json.loads((out / "manifest.json").read_text())
     files = output_files(out)
-    ours = {name: data for name, data in files.items() if name != "manifest.json" and name != "notes.txt"}
+    ours = {
+        name: data
+        for name, data in files.items()
+        if name != "manifest.json" and name != "notes.txt"
+    }
     assert sorted(ours) == sorted(manifest["files"]), (sorted(ours), sorted(manifest["files"]))
     import hashlib
 
@@ -501,7 +796,9 @@ def test_a_build_killed_at_any_moment_leaves_the_old_set_or_the_new(tmp_path):
     beside out/."""
     out = tmp_path / "out"
     took = math.inf
-    for _ in range(2):  # the quicker of two: a first build slowed by cold caches would send every kill too late
+    for _ in range(
+        2
+    ):  # the quicker of two: a first build slowed by cold caches would send every kill too late
         t = time.monotonic()
         assert _tiny_build(tmp_path, out).returncode == 0
         took = min(took, time.monotonic() - t)
@@ -511,13 +808,27 @@ def test_a_build_killed_at_any_moment_leaves_the_old_set_or_the_new(tmp_path):
     plan.write_text(plan.read_text().replace("retention: '2'", "retention: '3'"))
     seen, mid_build, attempts = set(), 0, 0
     fractions = [0.15, 0.35, 0.55, 0.7, 0.8, 0.9, 0.95, 1.0]
-    while fractions and attempts < 24:  # a kill that came too late (a loaded machine) is tried again earlier
+    while (
+        fractions and attempts < 24
+    ):  # a kill that came too late (a loaded machine) is tried again earlier
         fraction = fractions.pop(0)
         attempts += 1
-        process = subprocess.Popen([sys.executable, "-m", "ckptreport.cli", "build", "--models",
-                                    str(tmp_path / "models"), "--out", str(out), "-q"],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                   env={**os.environ, "SOURCE_DATE_EPOCH": "1700000000"})
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "ckptreport.cli",
+                "build",
+                "--models",
+                str(tmp_path / "models"),
+                "--out",
+                str(out),
+                "-q",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "SOURCE_DATE_EPOCH": "1700000000"},
+        )
         time.sleep(fraction * took)
         landed = process.poll() is None
         mid_build += landed
@@ -527,7 +838,9 @@ def test_a_build_killed_at_any_moment_leaves_the_old_set_or_the_new(tmp_path):
         if not landed:
             fractions.append(fraction * 0.6)
         _log("killed build", "ok")
-    assert mid_build >= 8, f"only {mid_build} kills landed before the build ended in {attempts} tries"
+    assert mid_build >= 8, (
+        f"only {mid_build} kills landed before the build ended in {attempts} tries"
+    )
     assert seen <= {old, _hash_of(tmp_path)}
     assert _tiny_build(tmp_path, out).returncode == 0
     assert _consistent(out) == _hash_of(tmp_path)
@@ -545,22 +858,40 @@ def test_two_builds_into_one_directory_take_turns(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     (out / "notes.txt").write_text("keep me")
-    cmd = [sys.executable, "-m", "ckptreport.cli", "build", "--models", str(tmp_path / "models"), "--out", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "ckptreport.cli",
+        "build",
+        "--models",
+        str(tmp_path / "models"),
+        "--out",
+        str(out),
+    ]
     env = {**os.environ, "SOURCE_DATE_EPOCH": "1700000000"}
-    first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    second = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    first = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    second = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     results = [p.communicate(timeout=300) for p in (first, second)]
     assert first.returncode == 0 and second.returncode == 0, results
-    assert any("waiting for another build" in err for _, err in results), [err[-500:] for _, err in results]
+    assert any("waiting for another build" in err for _, err in results), [
+        err[-500:] for _, err in results
+    ]
     assert _consistent(out) == _hash_of(tmp_path)
     _log("concurrent builds", "ok")
 
 
 # ---- a full build of hostile names through the real command -------------------------------------
 
-NAMES = {"models": ("llama3-8b", "=cmd|' /C calc'!A0"), "skus": ("dgx-h100", "+1+1"),
-         "tiers": ("superpod-good", '@SUM(1) <img src="file:///etc/passwd"> & ../x'),
-         "engines": ("dcp-async-cached", "-2+3 <b>engine</b>")}
+NAMES = {
+    "models": ("llama3-8b", "=cmd|' /C calc'!A0"),
+    "skus": ("dgx-h100", "+1+1"),
+    "tiers": ("superpod-good", '@SUM(1) <img src="file:///etc/passwd"> & ../x'),
+    "engines": ("dcp-async-cached", "-2+3 <b>engine</b>"),
+}
 
 
 def test_a_full_build_keeps_hostile_names_as_text_everywhere(tmp_path):
@@ -583,22 +914,34 @@ def test_a_full_build_keeps_hostile_names_as_text_everywhere(tmp_path):
     for _, new in NAMES.values():
         assert "'" + new in cells
     with zipfile.ZipFile(out / "ckptreport.xlsx") as z:
-        sheets = " ".join(z.read(n).decode() for n in z.namelist() if n.startswith("xl/worksheets/"))
+        sheets = " ".join(
+            z.read(n).decode() for n in z.namelist() if n.startswith("xl/worksheets/")
+        )
     formulas = " ".join(re.findall(r"<f(?:\s[^>]*[^/])?>([^<]*)</f>", sheets))
     assert formulas.count("INDEX(") > 10  # the pattern finds the formulas there are
     assert "cmd|" not in formulas and "SUM(1)" not in formulas and "+1+1" not in formulas
     pdfs = sorted((out / "briefs").glob("*.pdf"))
     assert pdfs and all(p.parent == out / "briefs" for p in pdfs)
-    text = subprocess.run(["pdftotext", str(pdfs[0]), "-"], capture_output=True, text=True, check=True).stdout
+    text = subprocess.run(
+        ["pdftotext", str(pdfs[0]), "-"], capture_output=True, text=True, check=True
+    ).stdout
     assert "=cmd|' /C calc'!A0" in text and "+1+1" in text and "-2+3 <b>engine</b>" in text
     _log("cli: full build of hostile names", "ok")
     # Opened in a real spreadsheet application: our CSV gives no formula; the same names written raw do.
     raw = tmp_path / "raw.csv"
-    raw.write_text("model,x\n" + "".join('"' + new.replace('"', '""') + '",1\n' for _, new in NAMES.values()))
-    opened = {name: openpyxl.load_workbook(libreoffice(src, tmp_path / "lo", "xlsx", tmp_path / "lo-profile"))
-              for name, src in (("ours", out / "scenarios.csv"), ("raw", raw))}
-    formulas = {name: [c.value for ws in wb for row in ws.iter_rows() for c in row if c.data_type == "f"]
-                for name, wb in opened.items()}
+    raw.write_text(
+        "model,x\n" + "".join('"' + new.replace('"', '""') + '",1\n' for _, new in NAMES.values())
+    )
+    opened = {
+        name: openpyxl.load_workbook(
+            libreoffice(src, tmp_path / "lo", "xlsx", tmp_path / "lo-profile")
+        )
+        for name, src in (("ours", out / "scenarios.csv"), ("raw", raw))
+    }
+    formulas = {
+        name: [c.value for ws in wb for row in ws.iter_rows() for c in row if c.data_type == "f"]
+        for name, wb in opened.items()
+    }
     assert formulas["ours"] == [] and formulas["raw"], formulas
 
 
@@ -617,26 +960,43 @@ def test_a_hostile_name_in_a_range_stays_text_in_the_tornado_and_the_sensitivity
     files = copy.deepcopy(TINY)
     tiers = files["storage.yaml"]["tiers"]
     tiers[name] = tiers.pop("superpod-good")
-    tiers[name]["write"] = {"value": "30 GB/s", "low": "20 GB/s", "high": "60 GB/s", "basis": "assumption",
-                            "source": "assumption: a test range"}
-    files["plan.yaml"]["tiers"] = [name if t == "superpod-good" else t for t in files["plan.yaml"]["tiers"]]
+    tiers[name]["write"] = {
+        "value": "30 GB/s",
+        "low": "20 GB/s",
+        "high": "60 GB/s",
+        "basis": "assumption",
+        "source": "assumption: a test range",
+    }
+    files["plan.yaml"]["tiers"] = [
+        name if t == "superpod-good" else t for t in files["plan.yaml"]["tiers"]
+    ]
     _models_dir(tmp_path, files)
     out = tmp_path / "out"
     done = _tiny_build(tmp_path, out)
     assert done.returncode == 0, done.stderr[-3000:]
     pdf = out / "briefs" / "llama3-8b.pdf"
-    text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    text = subprocess.run(
+        ["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True
+    ).stdout
     assert "How sure this is" in text
     assert f"tiers.{name}.write"[:30] in text.replace("&amp;", "&")
     wb = openpyxl.load_workbook(out / "ckptreport.xlsx")
-    labels = [c for row in wb["Sensitivity"].iter_rows() for c in row if isinstance(c.value, str) and "x^2" in c.value]
+    labels = [
+        c
+        for row in wb["Sensitivity"].iter_rows()
+        for c in row
+        if isinstance(c.value, str) and "x^2" in c.value
+    ]
     assert labels and all(c.data_type == "s" for c in labels)
 
 
 # ---- issue 25: every command under the hostile suite --------------------------------------------
 
-FEW = settings(max_examples=max(10, int(os.environ.get("CKPTREPORT_HOSTILE_EXAMPLES", "300")) // 6), deadline=None,
-               suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+FEW = settings(
+    max_examples=max(10, int(os.environ.get("CKPTREPORT_HOSTILE_EXAMPLES", "300")) // 6),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 TINY_EXPLAIN = ["llama3-8b", "dgx-h100", "superpod-good", "--gpus", "64", "--interval", "30min"]
 
 
@@ -644,8 +1004,11 @@ def _cli(kind: str, argv: list[str], allowed=(0, 2)):
     """The command through click in-process: its exit code must be one of ``allowed`` and nothing a
     traceback or an internal error; the outcome is counted under ``kind``."""
     result = CliRunner().invoke(main, argv, catch_exceptions=True)
-    clean = ("Traceback" not in result.output and "internal error" not in result.output
-             and (result.exception is None or isinstance(result.exception, SystemExit)))
+    clean = (
+        "Traceback" not in result.output
+        and "internal error" not in result.output
+        and (result.exception is None or isinstance(result.exception, SystemExit))
+    )
     fine = result.exit_code in allowed and clean
     _log(kind, "bug" if not fine else "ok" if result.exit_code in (0, 1) else "clean error")
     assert fine, (kind, argv, result.exit_code, result.output[-2000:], result.exception)
@@ -657,8 +1020,13 @@ def scaled(draw, base):
     """``base`` with one to three of its figures scaled (a valid edit, mostly: the unit kept, the
     number times 0.5 to 2); the result may still break a rule, which is a clean error."""
     data = copy.deepcopy(base)
-    leaves = [p for p in _paths(data) if p and isinstance(_get(data, p), str)
-              and re.fullmatch(r"\$?[\d.,]+\s*[A-Za-z/%]*", _get(data, p).strip())]
+    leaves = [
+        p
+        for p in _paths(data)
+        if p
+        and isinstance(_get(data, p), str)
+        and re.fullmatch(r"\$?[\d.,]+\s*[A-Za-z/%]*", _get(data, p).strip())
+    ]
     for _ in range(draw(st.integers(1, 3))):
         if not leaves:
             break
@@ -685,9 +1053,17 @@ def test_diff_of_two_models_directories_exits_0_or_1_for_any_valid_edit(tmp_path
     name = data.draw(st.sampled_from(sorted(TINY)))
     root = tmp_path_factory.mktemp("diff")
     base = _models_dir(root / "a", TINY) if (root / "a").mkdir() is None else None
-    edited = _models_dir(root / "b", {**TINY, name: data.draw(scaled(TINY[name]))}) if (root / "b").mkdir() is None else None
+    edited = (
+        _models_dir(root / "b", {**TINY, name: data.draw(scaled(TINY[name]))})
+        if (root / "b").mkdir() is None
+        else None
+    )
     valid = outcome(f"diff: edit of {name} loads", lambda: load(edited)) == "ok"
-    _cli("cli: diff models dirs", ["diff", str(base), str(edited), "--json"], allowed=(0, 1) if valid else (2,))
+    _cli(
+        "cli: diff models dirs",
+        ["diff", str(base), str(edited), "--json"],
+        allowed=(0, 1) if valid else (2,),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -705,7 +1081,9 @@ def test_diff_refuses_a_damaged_manifest(tiny_built, tmp_path_factory, damage):
     """A build's manifest.json mutated (values replaced, keys renamed or removed): exit 2 naming the key,
     or 0 / 1 where the damage left a manifest that still reads; never 3."""
     doc = json.loads((tiny_built / "manifest.json").read_text())
-    small = {k: doc[k] for k in ("recommendations", "input_values", "briefs", "measured") if k in doc}
+    small = {
+        k: doc[k] for k in ("recommendations", "input_values", "briefs", "measured") if k in doc
+    }
     broken = damage.draw(mutated(small))
     out = tmp_path_factory.mktemp("damaged")
     (out / "manifest.json").write_text(json.dumps({**doc, **broken}))
@@ -732,17 +1110,32 @@ def ranged(draw, base):
     """``base`` with hostile ranges: a figure turned into {value, low, high, distribution, driver} with
     values from the hostile sets, or a driver shared by figures of different units."""
     data = copy.deepcopy(base)
-    leaves = [p for p in _paths(data) if p and isinstance(_get(data, p), str)
-              and re.fullmatch(r"\$?[\d.,]+\s*[A-Za-z/%]*", _get(data, p).strip())]
+    leaves = [
+        p
+        for p in _paths(data)
+        if p
+        and isinstance(_get(data, p), str)
+        and re.fullmatch(r"\$?[\d.,]+\s*[A-Za-z/%]*", _get(data, p).strip())
+    ]
     for _ in range(draw(st.integers(1, 3))):
         if not leaves:
             break
         path = draw(st.sampled_from(leaves))
-        value = _get(data, path) if isinstance(_get(data, path), str) else _get(data, path).get("value", "1")
+        value = (
+            _get(data, path)
+            if isinstance(_get(data, path), str)
+            else _get(data, path).get("value", "1")
+        )
         q = {"value": value}
         for key in draw(st.lists(RANGE_KEYS, max_size=4, unique=True)):
-            q[key] = draw(st.one_of(scalars, st.sampled_from(["gpu-mtbf", "flash", "uniform", "lognormal",
-                                                              "triangular", value])))
+            q[key] = draw(
+                st.one_of(
+                    scalars,
+                    st.sampled_from(
+                        ["gpu-mtbf", "flash", "uniform", "lognormal", "triangular", value]
+                    ),
+                )
+            )
         _set(data, path, q)
     return data
 
@@ -752,27 +1145,59 @@ def ranged(draw, base):
 def test_build_samples_with_hostile_ranges_and_drivers(tmp_path_factory, data):
     """build --samples over ranges and drivers drawn from the hostile values: exit 0 or 2, never 3, and
     nothing written on an error."""
-    name = data.draw(st.sampled_from(["hardware.yaml", "storage.yaml", "engines.yaml", "plan.yaml"]))
+    name = data.draw(
+        st.sampled_from(["hardware.yaml", "storage.yaml", "engines.yaml", "plan.yaml"])
+    )
     root = tmp_path_factory.mktemp("ranges")
     d = _models_dir(root, {**TINY, name: data.draw(ranged(TINY[name]))})
     out = root / "out"
-    result = _cli("cli: build --samples", ["build", "--models", str(d), "--out", str(out), "--samples", "64",
-                                           "--no-workbook", "--no-briefs", "-q"])
+    result = _cli(
+        "cli: build --samples",
+        [
+            "build",
+            "--models",
+            str(d),
+            "--out",
+            str(out),
+            "--samples",
+            "64",
+            "--no-workbook",
+            "--no-briefs",
+            "-q",
+        ],
+    )
     if result.exit_code == 2:
         assert not out.exists() or not any(out.iterdir())
 
 
 @pytest.mark.parametrize("command", ["schema", "init"])
-@pytest.mark.parametrize("trap", ["a file", "below a file", "a fifo", "a dangling link", "a device", "non-empty",
-                                  "an escape in its name", "a new directory"])
+@pytest.mark.parametrize(
+    "trap",
+    [
+        "a file",
+        "below a file",
+        "a fifo",
+        "a dangling link",
+        "a device",
+        "non-empty",
+        "an escape in its name",
+        "a new directory",
+    ],
+)
 def test_schema_and_init_into_odd_directories(tmp_path, command, trap):
     """schema DIR and init DIR into a file, below a file, a FIFO, a dangling link, /dev/null, a directory
     already holding files, a name with an escape sequence, or a new directory: a clean error (exit 2,
     nothing half-written) or the files written; never 3."""
-    target = {"a file": tmp_path / "f", "below a file": tmp_path / "f" / "x", "a fifo": tmp_path / "fifo",
-              "a dangling link": tmp_path / "link", "a device": Path("/dev/null"),
-              "non-empty": tmp_path / "full", "an escape in its name": tmp_path / "x\x1b[31m",
-              "a new directory": tmp_path / "new"}[trap]
+    target = {
+        "a file": tmp_path / "f",
+        "below a file": tmp_path / "f" / "x",
+        "a fifo": tmp_path / "fifo",
+        "a dangling link": tmp_path / "link",
+        "a device": Path("/dev/null"),
+        "non-empty": tmp_path / "full",
+        "an escape in its name": tmp_path / "x\x1b[31m",
+        "a new directory": tmp_path / "new",
+    }[trap]
     (tmp_path / "f").write_text("a user's file\n")
     os.mkfifo(tmp_path / "fifo")
     (tmp_path / "link").symlink_to(tmp_path / "nowhere")

@@ -18,7 +18,7 @@ from conftest import REPO, SMALL_PLAN
 
 README = (REPO / "README.md").read_text()
 
-CHECK = r'''
+CHECK = r"""
 import json, sys
 from pathlib import Path
 import openpyxl
@@ -39,7 +39,9 @@ header = [c.value for c in wb["Scenarios"][2]]
 first = {h: c.value for h, c in zip(header, wb["Scenarios"][3])}
 explained = run("explain", "llama3-8b", "dgx-h100", "pfs-100", "--gpus", "1024", "--interval", "30min",
                 "--models", str(models)).output
-(models / "storage.yaml").write_text((models / "storage.yaml").read_text().replace("usd_per_gb_egress: {value: $0.09", "usd_per_gb_egress: {value: 0.09 GB"))
+storage = (models / "storage.yaml").read_text()
+wrong = storage.replace("usd_per_gb_egress: {value: $0.09", "usd_per_gb_egress: {value: 0.09 GB")
+(models / "storage.yaml").write_text(wrong)
 refused = run("validate", "--models", str(models))
 print(json.dumps({
     "build_exit": built.exit_code, "build_output": built.output,
@@ -53,11 +55,11 @@ print(json.dumps({
     "docs": docs.columns_markdown() + docs.schema_markdown(),
     "refused_exit": refused.exit_code, "refused": refused.output,
 }))
-'''
+"""
 
 
 def _snippets() -> tuple[str, str]:
-    section = README[README.index("### How to add an input"):]
+    section = README[README.index("### How to add an input") :]
     blocks = re.findall(r"```python\n(.*?)```", section, re.S)
     assert len(blocks) >= 2, "the README's How to add an input has lost its snippets"
     return blocks[0], blocks[1]
@@ -66,7 +68,11 @@ def _snippets() -> tuple[str, str]:
 def test_the_readme_snippets_add_an_input_everywhere(tmp_path):
     declaration, column = _snippets()
     src = tmp_path / "src"
-    shutil.copytree(REPO / "src" / "ckptreport", src / "ckptreport", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        REPO / "src" / "ckptreport",
+        src / "ckptreport",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     inputs_py = src / "ckptreport" / "read" / "inputs.py"
     text = inputs_py.read_text()
     marker = "    # ---- plan.yaml: globals ----\n"
@@ -85,11 +91,23 @@ def test_the_readme_snippets_add_an_input_everywhere(tmp_path):
     text = storage.read_text()
     anchor = "    write: {value: 100 GB/s, basis: assumption"
     assert anchor in text
-    storage.write_text(text.replace(anchor, '    usd_per_gb_egress: {value: $0.09, basis: assumption, date: 2026, '
-                                    'region: any, source: "assumption: a cloud\'s list egress"}\n' + anchor, 1))
+    storage.write_text(
+        text.replace(
+            anchor,
+            "    usd_per_gb_egress: {value: $0.09, basis: assumption, date: 2026, "
+            'region: any, source: "assumption: a cloud\'s list egress"}\n' + anchor,
+            1,
+        )
+    )
     env = {**os.environ, "PYTHONPATH": str(src)}
-    done = subprocess.run([sys.executable, "-c", CHECK, str(models), str(tmp_path / "out")], env=env,
-                          capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", CHECK, str(models), str(tmp_path / "out")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     got = json.loads(done.stdout)
     assert got["build_exit"] == 0, got["build_output"]
@@ -102,29 +120,49 @@ def test_the_readme_snippets_add_an_input_everywhere(tmp_path):
     assert rows["tiers.pfs-100"][2] == 0.09 and rows["tiers.pfs-100"][4] == "assumption"
     assert rows["tiers.pfs-100"][5] == "assumption: a cloud's list egress"
     assert rows["tiers.pfs-100"][6].startswith("storage.yaml:")
-    assert rows["tiers.superpod-good"][4] == "default" and rows["tiers.superpod-good"][5] == "omitted: no egress charge"
-    assert got["scenario_header"] and re.fullmatch(r"=Assumptions!\$C\$\d+", got["price_formula"]), got["price_formula"]
-    assert re.fullmatch(r"=[A-Z]+3/BYTES_PER_GB\*[A-Z]+3", got["egress_formula"]), got["egress_formula"]
+    assert (
+        rows["tiers.superpod-good"][4] == "default"
+        and rows["tiers.superpod-good"][5] == "omitted: no egress charge"
+    )
+    assert got["scenario_header"] and re.fullmatch(
+        r"=Assumptions!\$C\$\d+", got["price_formula"]
+    ), got["price_formula"]
+    assert re.fullmatch(r"=[A-Z]+3/BYTES_PER_GB\*[A-Z]+3", got["egress_formula"]), got[
+        "egress_formula"
+    ]
     # explain: the input with its place, the column with its arithmetic
-    assert re.search(r"usd_per_gb_egress\s+\$0\.09\s+assumption \(2026, any\), storage\.yaml:\d+ — assumption: a "
-                     r"cloud's list egress", got["explain"]), got["explain"]
+    assert re.search(
+        r"usd_per_gb_egress\s+\$0\.09\s+assumption \(2026, any\), storage\.yaml:\d+ — assumption: a "
+        r"cloud's list egress",
+        got["explain"],
+    ), got["explain"]
     assert "egress_usd: Price of copying one checkpoint out of the tier." in got["explain"]
-    assert "= ckpt_bytes × usd_per_gb_egress" in got["explain"]  # bytes read in GB: the unit, not a factor
+    assert (
+        "= ckpt_bytes × usd_per_gb_egress" in got["explain"]
+    )  # bytes read in GB: the unit, not a factor
     # the README's tables, and the schema's errors
-    assert "| `usd_per_gb_egress` | US dollars | input: price per GB (1e9 bytes) copied out of the tier " \
-           "(tiers.*.usd_per_gb_egress; omitted: no egress charge) |" in got["docs"]
-    assert "| `usd_per_gb_egress` | dollar amount | no | price per GB (1e9 bytes) copied out of the tier; omitted: no " \
-           "egress charge |" in got["docs"]
+    assert (
+        "| `usd_per_gb_egress` | US dollars | input: price per GB (1e9 bytes) copied out of the tier "
+        "(tiers.*.usd_per_gb_egress; omitted: no egress charge) |" in got["docs"]
+    )
+    assert (
+        "| `usd_per_gb_egress` | dollar amount | no | price per GB (1e9 bytes) copied out of the tier; omitted: no "
+        "egress charge |" in got["docs"]
+    )
     assert got["refused_exit"] == 2
-    assert re.search(r"storage\.yaml:\d+:\d+: tiers\.pfs-100\.usd_per_gb_egress: expected a dollar amount",
-                     got["refused"]), got["refused"]
+    assert re.search(
+        r"storage\.yaml:\d+:\d+: tiers\.pfs-100\.usd_per_gb_egress: expected a dollar amount",
+        got["refused"],
+    ), got["refused"]
 
 
 def test_the_snippets_are_what_the_readme_shows():
     """The test above runs the README's own text: the declaration and the column as printed."""
     declaration, column = _snippets()
     assert textwrap.dedent(declaration).startswith('Input("usd_per_gb_egress", "usd"')
-    assert "def egress_usd(ckpt_bytes, usd_per_gb_egress):" in column and 'section("Egress")' in column
+    assert (
+        "def egress_usd(ckpt_bytes, usd_per_gb_egress):" in column and 'section("Egress")' in column
+    )
     with pytest.raises(KeyError):
         from ckptreport.read.inputs import INPUTS
 

@@ -17,7 +17,14 @@ from ckptreport.outputs import OUTPUTS, SKIPPABLE, Output, choose
 
 
 def test_the_registry():
-    assert [o.name for o in OUTPUTS] == ["tables", "samples", "briefs", "workbook", "page", "manifest"]
+    assert [o.name for o in OUTPUTS] == [
+        "tables",
+        "samples",
+        "briefs",
+        "workbook",
+        "page",
+        "manifest",
+    ]
     assert SKIPPABLE == ("briefs", "workbook", "page")
     assert {o.flag for o in OUTPUTS if o.flag} == {"briefs", "workbook", "html"}  # --no-briefs ...
     assert frozenset().union(*(o.needs for o in OUTPUTS)) == NEEDS
@@ -26,9 +33,11 @@ def test_the_registry():
     assert [o.name for o in choose(samples=10)][:2] == ["tables", "samples"]
     with pytest.raises(ValueError, match="no output named"):
         choose(["manifest"])  # written always
-    assert {o.name: o.needs for o in OUTPUTS if o.needs} == {"briefs": frozenset({BRIEFS}),
-                                                            "workbook": frozenset({WORKBOOK}),
-                                                            "page": frozenset({PAGE})}
+    assert {o.name: o.needs for o in OUTPUTS if o.needs} == {
+        "briefs": frozenset({BRIEFS}),
+        "workbook": frozenset({WORKBOOK}),
+        "page": frozenset({PAGE}),
+    }
 
 
 class Counter:
@@ -64,10 +73,15 @@ class Recorder(Output):
         self.log.append("finish")
 
 
-def test_an_output_added_to_the_list_is_run_and_its_file_lands_with_the_others(small_models, tmp_path,
-                                                                              monkeypatch):
+def test_an_output_added_to_the_list_is_run_and_its_file_lands_with_the_others(
+    small_models, tmp_path, monkeypatch
+):
     log: list = []
-    registry = (*OUTPUTS[:-1], Recorder(log), OUTPUTS[-1])  # before the manifest, which hashes its file
+    registry = (
+        *OUTPUTS[:-1],
+        Recorder(log),
+        OUTPUTS[-1],
+    )  # before the manifest, which hashes its file
     monkeypatch.setattr(outputs, "OUTPUTS", registry)
     result = build(small_models, tmp_path / "out", skip=["workbook", "briefs", "page"])
     assert log == ["sink", ("rows", result.report.rows), ("start", result.report.rows), "finish"]
@@ -77,11 +91,43 @@ def test_an_output_added_to_the_list_is_run_and_its_file_lands_with_the_others(s
 
 def test_the_flags_choose_what_is_written(small_models, tmp_path):
     out = tmp_path / "out"
-    done = CliRunner().invoke(main, ["build", "--models", str(small_models), "--out", str(out), "--no-workbook",
-                                     "--no-briefs", "-q"])
+    done = CliRunner().invoke(
+        main,
+        [
+            "build",
+            "--models",
+            str(small_models),
+            "--out",
+            str(out),
+            "--no-workbook",
+            "--no-briefs",
+            "-q",
+        ],
+    )
     assert done.exit_code == 0, done.output
-    assert {p.name for p in out.iterdir()} == {"scenarios.parquet", "scenarios.csv", "report.html", "manifest.json"}
-    done = CliRunner().invoke(main, ["build", "--models", str(small_models), "--out", str(out), "--no-workbook",
-                                     "--no-briefs", "--no-html", "-q"])
+    assert {p.name for p in out.iterdir()} == {
+        "scenarios.parquet",
+        "scenarios.csv",
+        "report.html",
+        "manifest.json",
+    }
+    done = CliRunner().invoke(
+        main,
+        [
+            "build",
+            "--models",
+            str(small_models),
+            "--out",
+            str(out),
+            "--no-workbook",
+            "--no-briefs",
+            "--no-html",
+            "-q",
+        ],
+    )
     assert done.exit_code == 0, done.output
-    assert {p.name for p in out.iterdir()} == {"scenarios.parquet", "scenarios.csv", "manifest.json"}
+    assert {p.name for p in out.iterdir()} == {
+        "scenarios.parquet",
+        "scenarios.csv",
+        "manifest.json",
+    }

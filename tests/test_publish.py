@@ -29,12 +29,15 @@ def _publish(out: Path, files: dict[str, str], monkeypatch=None, during=None) ->
                 carried = carry()
                 during()
                 return carried
+
             monkeypatch.setattr(publisher, "carry_over", carry_then_write)
         return publisher.commit()
 
 
 @pytest.mark.parametrize("exchange", [True, False], ids=["renameat2", "two-renames"])
-def test_the_switch_keeps_the_users_files_and_leaves_nothing_beside(tmp_path, monkeypatch, exchange):
+def test_the_switch_keeps_the_users_files_and_leaves_nothing_beside(
+    tmp_path, monkeypatch, exchange
+):
     """With the atomic exchange and with its two-rename fallback: the new set replaces the old one
     (an output the new build no longer writes goes), the user's files stay, including one written in
     the moment between carrying over and switching; a killed build's staging is cleared; nothing is
@@ -50,13 +53,22 @@ def test_the_switch_keeps_the_users_files_and_leaves_nothing_beside(tmp_path, mo
     (stale / "half.xlsx").write_text("half")
     not_ours = tmp_path / ".out.ckptreport-notours"
     not_ours.mkdir()
-    carried = _publish(out, {"a.txt": "new", "briefs/x.pdf": "new"}, monkeypatch,
-                       during=lambda: (out / "late.txt").write_text("late"))
+    carried = _publish(
+        out,
+        {"a.txt": "new", "briefs/x.pdf": "new"},
+        monkeypatch,
+        during=lambda: (out / "late.txt").write_text("late"),
+    )
     assert sorted(carried) == ["briefs/mine.pdf", "late.txt", "mine.txt"]
     files = {p.relative_to(out).as_posix(): p.read_text() for p in out.rglob("*") if p.is_file()}
     assert files.pop("manifest.json")
-    assert files == {"a.txt": "new", "briefs/x.pdf": "new", "briefs/mine.pdf": "mine", "mine.txt": "mine",
-                     "late.txt": "late"}
+    assert files == {
+        "a.txt": "new",
+        "briefs/x.pdf": "new",
+        "briefs/mine.pdf": "mine",
+        "mine.txt": "mine",
+        "late.txt": "late",
+    }
     assert sorted(p.name for p in tmp_path.iterdir()) == [".out.ckptreport-notours", "out"]
 
 
@@ -64,10 +76,20 @@ def test_a_second_build_waits_for_the_lock_and_says_so(tmp_path):
     out = tmp_path / "out"
     said = []
     with publish.Publisher(out):
-        done = subprocess.run([sys.executable, "-c", "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); "
-                               "fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)", str(tmp_path)],
-                              capture_output=True, text=True)
-        assert done.returncode != 0 and "BlockingIOError" in done.stderr  # held while a build writes
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); "
+                "fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)",
+                str(tmp_path),
+            ],
+            capture_output=True,
+            text=True,
+        )
+        assert (
+            done.returncode != 0 and "BlockingIOError" in done.stderr
+        )  # held while a build writes
     with publish.Publisher(out, said.append):
         pass
     assert said == []  # free again once the first is done

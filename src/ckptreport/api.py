@@ -22,21 +22,35 @@ from pathlib import Path
 
 import pandas as pd
 
-from .read import units
 from .base.errors import InputError
-from .read.validated import Inputs
+from .read import units
 from .read.strategies import BASELINE
+from .read.validated import Inputs
 
-__all__ = ["Explanation", "InputError", "Inputs", "build", "columns", "explain", "inputs_table", "load",
-           "monte_carlo", "recommend", "recommendations", "sample_plan", "scenarios", "sensitivity"]
+__all__ = [
+    "Explanation",
+    "InputError",
+    "Inputs",
+    "build",
+    "columns",
+    "explain",
+    "inputs_table",
+    "load",
+    "monte_carlo",
+    "recommend",
+    "recommendations",
+    "sample_plan",
+    "scenarios",
+    "sensitivity",
+]
 
 
 def load(models: str | Path | None = None, measured: list[str | Path] | None = None) -> Inputs:
     """Read and validate a models directory (default: ./models if present, else the shipped set).
     ``measured`` names measured files or directories (``ckptreport probe`` / ``import``) whose
     figures replace the spec sheet's, as ``build --measured`` does."""
-    from .build import load_inputs
     from .base.paths import resolve_models
+    from .build import load_inputs
 
     return load_inputs(resolve_models(models), measured_paths=list(measured or []))
 
@@ -45,14 +59,16 @@ def scenarios(inputs: Inputs) -> pd.DataFrame:
     """Every scenario of the plan, one row each: the input columns, the derived columns and the
     basis of each bandwidth (README: Outputs). Text columns are categoricals. A plan of more than
     a million rows is refused: stream it with ``build`` to Parquet and read that."""
+    from .answer.report import ROWS_IN_MEMORY
     from .model.evaluate import scenarios as frame_of
     from .model.plan import plan_rows
-    from .answer.report import ROWS_IN_MEMORY
 
     rows, _ = plan_rows(inputs)
     if rows > ROWS_IN_MEMORY:
-        raise InputError(f"the plan has {rows:,} scenarios, more than {ROWS_IN_MEMORY:,} in one frame: run "
-                         "build(...) and read scenarios.parquet (pandas.read_parquet, with filters)")
+        raise InputError(
+            f"the plan has {rows:,} scenarios, more than {ROWS_IN_MEMORY:,} in one frame: run "
+            "build(...) and read scenarios.parquet (pandas.read_parquet, with filters)"
+        )
     return frame_of(inputs)[0]
 
 
@@ -87,10 +103,12 @@ def recommend(frame: pd.DataFrame, **where) -> pd.Series:
         shown = ", ".join(f"{k}={v!r}" for k, v in where.items())
         raise InputError(f"no scenario matches {shown}")
     runner = chosen.runner_up
-    extra = {"status": chosen.status,
-             "runner_up_tier": None if runner is None else str(runner["tier"]),
-             "runner_up_strategy": None if runner is None else str(runner["strategy"]),
-             "runner_up_extra_usd": chosen.runner_up_extra_usd}
+    extra = {
+        "status": chosen.status,
+        "runner_up_tier": None if runner is None else str(runner["tier"]),
+        "runner_up_strategy": None if runner is None else str(runner["strategy"]),
+        "runner_up_extra_usd": chosen.runner_up_extra_usd,
+    }
     return pd.concat([chosen.row.astype(object), pd.Series(extra, dtype=object)])
 
 
@@ -118,16 +136,28 @@ class Explanation:
         return self.headline
 
 
-def explain(inputs: Inputs, model: str, sku: str, tier: str, gpus: int, interval: str | float,
-            strategy: str = BASELINE, recipe: str | None = None) -> Explanation:
+def explain(
+    inputs: Inputs,
+    model: str,
+    sku: str,
+    tier: str,
+    gpus: int,
+    interval: str | float,
+    strategy: str = BASELINE,
+    recipe: str | None = None,
+) -> Explanation:
     """The arithmetic of one scenario (it need not be in the plan), as ``ckptreport explain``
     prints it. ``interval`` is a duration ("30 min") or seconds."""
     from .answer.explain import Scenario, explanation
 
     seconds = _seconds(interval)
     e = explanation(inputs, Scenario(model, sku, tier, int(gpus), seconds, strategy, recipe))
-    table = pd.DataFrame(e["inputs"]).astype({"line": "Int64"})  # a scenario's own values have no line
-    return Explanation(e["scenario"], e["headline"], table, pd.DataFrame(e["steps"]).set_index("name"))
+    table = pd.DataFrame(e["inputs"]).astype(
+        {"line": "Int64"}
+    )  # a scenario's own values have no line
+    return Explanation(
+        e["scenario"], e["headline"], table, pd.DataFrame(e["steps"]).set_index("name")
+    )
 
 
 def columns() -> pd.DataFrame:
@@ -135,16 +165,24 @@ def columns() -> pd.DataFrame:
     from .model.columns import COLUMNS
     from .read.inputs import INPUTS
 
-    rows = [{"name": n, "kind": "input", "unit": i.unit, "section": "inputs", "doc": i.doc} for n, i in INPUTS.items()]
-    rows += [{"name": n, "kind": "column", "unit": c.unit, "section": c.section, "doc": c.doc}
-             for n, c in COLUMNS.items()]
+    rows = [
+        {"name": n, "kind": "input", "unit": i.unit, "section": "inputs", "doc": i.doc}
+        for n, i in INPUTS.items()
+    ]
+    rows += [
+        {"name": n, "kind": "column", "unit": c.unit, "section": c.section, "doc": c.doc}
+        for n, c in COLUMNS.items()
+    ]
     return pd.DataFrame(rows).set_index("name")
 
 
 def inputs_table(inputs: Inputs) -> pd.DataFrame:
     """Every input value as written, with its file and line: what ``ckptreport diff`` compares."""
-    rows = [{"file": f, "key": k, "line": line, "value": text}
-            for f, keys in inputs.values.items() for k, (line, text) in keys.items()]
+    rows = [
+        {"file": f, "key": k, "line": line, "value": text}
+        for f, keys in inputs.values.items()
+        for k, (line, text) in keys.items()
+    ]
     return pd.DataFrame(rows, columns=["file", "key", "line", "value"])
 
 
@@ -193,7 +231,11 @@ def build(models: str | Path | None = None, out: str | Path = "out", **options):
 
     progress = options.pop("progress", lambda _: None)
     skip = set(options.pop("skip", ()))
-    for key, name in (("workbook", "workbook"), ("briefs", "briefs"), ("html", "page")):  # the older switches
+    for key, name in (
+        ("workbook", "workbook"),
+        ("briefs", "briefs"),
+        ("html", "page"),
+    ):  # the older switches
         if not options.pop(key, True):
             skip.add(name)
     return run(models, out, progress, skip=sorted(skip), **options)

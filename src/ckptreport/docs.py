@@ -16,9 +16,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from .read import schema
 from .model.columns import COLUMNS
 from .model.expr import Var, render
+from .read import schema
 from .read.inputs import INPUTS, SCENARIO, SOURCES
 from .read.quantity import Kind
 from .read.strategies import COMPARED, STRATEGIES
@@ -42,7 +42,9 @@ def _type(annotation, metadata=()) -> str:
         return "mapping"
     if annotation is str:
         return "text"
-    if annotation is schema.StrategyName:  # checked against the strategy table: its names, as a Literal's
+    if (
+        annotation is schema.StrategyName
+    ):  # checked against the strategy table: its names, as a Literal's
         return " / ".join(STRATEGIES)
     return getattr(annotation, "__name__", str(annotation))
 
@@ -53,7 +55,14 @@ def _fields(model: type[BaseModel], prefix: str = "") -> list[tuple[str, str, st
         required = "yes" if f.is_required() else "no"
         key = f.alias or name  # the key users write ('async', held as async_)
         rows.append((prefix + key, _type(f.annotation, f.metadata), required, f.description or ""))
-        sub = next((a for a in typing.get_args(f.annotation) if isinstance(a, type) and issubclass(a, BaseModel)), None)
+        sub = next(
+            (
+                a
+                for a in typing.get_args(f.annotation)
+                if isinstance(a, type) and issubclass(a, BaseModel)
+            ),
+            None,
+        )
         if sub is not None and sub is not model:
             rows += _fields(sub, prefix + key + ".")
     return rows
@@ -61,12 +70,14 @@ def _fields(model: type[BaseModel], prefix: str = "") -> list[tuple[str, str, st
 
 def schema_markdown() -> str:
     out = []
-    for title, model, where in (("recipes.NAME", schema.Recipe, "models.yaml"),
-                                ("models.NAME", schema.Model, "models.yaml"),
-                                ("skus.NAME", schema.Sku, "hardware.yaml"),
-                                ("tiers.NAME", schema.Tier, "storage.yaml"),
-                                ("engines.NAME", schema.Engine, "engines.yaml"),
-                                ("plan", schema.Plan, "plan.yaml")):
+    for title, model, where in (
+        ("recipes.NAME", schema.Recipe, "models.yaml"),
+        ("models.NAME", schema.Model, "models.yaml"),
+        ("skus.NAME", schema.Sku, "hardware.yaml"),
+        ("tiers.NAME", schema.Tier, "storage.yaml"),
+        ("engines.NAME", schema.Engine, "engines.yaml"),
+        ("plan", schema.Plan, "plan.yaml"),
+    ):
         out.append(f"**`{title}`** ({where}) — {model.__doc__.strip()}\n")
         out.append("| key | type | required | meaning |\n|---|---|---|---|")
         for name, kind, req, doc in _fields(model):
@@ -101,7 +112,13 @@ def columns_markdown() -> str:
     return "\n".join(out) + "\n"
 
 
-ENGINE_TABLE = dict(model="llama3-405b", recipe="adamw-bf16-grads", sku="dgx-h100", tier="pfs-100", interval_s=1800.0)
+ENGINE_TABLE = dict(
+    model="llama3-405b",
+    recipe="adamw-bf16-grads",
+    sku="dgx-h100",
+    tier="pfs-100",
+    interval_s=1800.0,
+)
 ENGINE_GPUS = (1024, 16384)
 
 
@@ -109,14 +126,18 @@ def engines_markdown() -> str:
     """The worked example's stall per shipped engine: 405B (16 B/param) on DGX H100 to the 100 GB/s
     pfs-100, every 30 min, sync and async at 1,024 and 16,384 GPUs (the model's columns, as explain
     computes them); an extrapolation (more than 10x the engine's largest case) is marked."""
-    from .model import display
     from .answer.explain import Scenario, one_row
-    from .read.load import load
     from .base.paths import shipped_models
+    from .model import display
+    from .read.load import load
 
     inputs = load(shipped_models())
-    head = ["engine", *(f"{s} stall, {g:,} GPUs" for s in COMPARED for g in ENGINE_GPUS),
-            "largest published job its terms rest on", "source"]
+    head = [
+        "engine",
+        *(f"{s} stall, {g:,} GPUs" for s in COMPARED for g in ENGINE_GPUS),
+        "largest published job its terms rest on",
+        "source",
+    ]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, engine in inputs.engines.items():
         cells = [f"`{name}`"]
@@ -125,7 +146,9 @@ def engines_markdown() -> str:
                 if strategy not in engine.strategies:
                     cells.append("-")
                     continue
-                row = one_row(inputs, Scenario(gpus=gpus, strategy=strategy, engine=name, **ENGINE_TABLE))
+                row = one_row(
+                    inputs, Scenario(gpus=gpus, strategy=strategy, engine=name, **ENGINE_TABLE)
+                )
                 mark = " ‡" if row["extrapolated"] else ""
                 cells.append(display.of("stall_s", row["stall_s"]) + mark)
         largest = engine.largest_case

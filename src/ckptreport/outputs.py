@@ -17,17 +17,23 @@ from typing import TYPE_CHECKING
 
 from .answer.types import BRIEFS, PAGE, WORKBOOK, Report, Sampled
 
-if TYPE_CHECKING:  # the command line reads the registry at once; the writers' libraries load when they write
+if (
+    TYPE_CHECKING
+):  # the command line reads the registry at once; the writers' libraries load when they write
     import pandas as pd
 
 
 Progress = Callable[[str], None]
 
 
-CSV_MAX_ROWS = 1_000_000  # above it scenarios.csv is written only when asked (--csv): GBs no one opens
+CSV_MAX_ROWS = (
+    1_000_000  # above it scenarios.csv is written only when asked (--csv): GBs no one opens
+)
 
 
-def sample(report: Report, staging: Path, meta: dict[str, str], samples: int, seed: int, progress: Progress):
+def sample(
+    report: Report, staging: Path, meta: dict[str, str], samples: int, seed: int, progress: Progress
+):
     """Monte Carlo over the summary lines (``answer.uncertainty.montecarlo``): every draw streamed to
     samples.parquet a chunk at a time, the quantiles and win shares returned."""
     import pyarrow.parquet as pq
@@ -36,8 +42,10 @@ def sample(report: Report, staging: Path, meta: dict[str, str], samples: int, se
     from .render.tables import arrow_table
 
     params = report.params
-    progress(f"drawing {samples:,} samples of {len(params)} uncertain input(s) (seed {seed}) over "
-             f"{len(report.summary):,} summary lines")
+    progress(
+        f"drawing {samples:,} samples of {len(params)} uncertain input(s) (seed {seed}) over "
+        f"{len(report.summary):,} summary lines"
+    )
     writer = None
 
     def sink(frame: pd.DataFrame) -> None:
@@ -74,11 +82,15 @@ class Run:
     seed: int = 1
     report: Report | None = None  # once the compute stage has run
     sampled: Sampled | None = None  # once the samples are drawn
-    state: dict[str, object] = field(default_factory=dict)  # an output's own work in progress (briefs: the pool)
+    state: dict[str, object] = field(
+        default_factory=dict
+    )  # an output's own work in progress (briefs: the pool)
 
     def links(self) -> list[tuple[str, str]]:
         """What the review page links to, (label, path in ``out``), in the order a reviewer reaches for them."""
-        return [link for name in LINKED for o in self.chosen if o.name == name for link in o.links(self)]
+        return [
+            link for name in LINKED for o in self.chosen if o.name == name for link in o.links(self)
+        ]
 
 
 class Output:
@@ -138,8 +150,9 @@ class SamplesOutput(Output):
 
     def start(self, run: Run) -> None:
         t = time.perf_counter()
-        run.sampled = run.result.sampled = sample(run.report, run.staging, run.meta, run.samples, run.seed,
-                                                  run.progress)
+        run.sampled = run.result.sampled = sample(
+            run.report, run.staging, run.meta, run.samples, run.seed, run.progress
+        )
         run.result.seconds["samples"] = time.perf_counter() - t
 
     def links(self, run: Run) -> list[tuple[str, str]]:
@@ -155,7 +168,9 @@ class BriefsOutput(Output):
         from .render import brief as render_brief
 
         run.state["briefs_t"] = time.perf_counter()
-        run.state["briefs"] = render_brief.start(run.staging / "briefs", run.report, run.meta, run.paper, run.progress)
+        run.state["briefs"] = render_brief.start(
+            run.staging / "briefs", run.report, run.meta, run.paper, run.progress
+        )
 
     def finish(self, run: Run) -> None:
         pending = run.state.pop("briefs", None)
@@ -175,7 +190,11 @@ class BriefsOutput(Output):
 
     def links(self, run: Run) -> list[tuple[str, str]]:
         pending = run.state.get("briefs")
-        return [] if pending is None else [(f"brief: {path.name}", f"briefs/{path.name}") for _, path, _ in pending.jobs]
+        return (
+            []
+            if pending is None
+            else [(f"brief: {path.name}", f"briefs/{path.name}") for _, path, _ in pending.jobs]
+        )
 
 
 class WorkbookOutput(Output):
@@ -186,10 +205,13 @@ class WorkbookOutput(Output):
     def start(self, run: Run) -> None:
         from .render import workbook as render_workbook
 
-        run.progress(f"writing the workbook ({len(run.report.workbook_index):,} scenario rows of formulas)")
+        run.progress(
+            f"writing the workbook ({len(run.report.workbook_index):,} scenario rows of formulas)"
+        )
         t = time.perf_counter()
-        run.result.notes += render_workbook.write(run.staging / "ckptreport.xlsx", run.report, run.meta, run.when,
-                                                  run.progress)
+        run.result.notes += render_workbook.write(
+            run.staging / "ckptreport.xlsx", run.report, run.meta, run.when, run.progress
+        )
         run.result.seconds["workbook"] = time.perf_counter() - t
 
     def links(self, run: Run) -> list[tuple[str, str]]:
@@ -206,7 +228,9 @@ class PageOutput(Output):
 
         t = time.perf_counter()
         run.progress("writing report.html")
-        render_html.write(run.staging / "report.html", run.report, run.meta, run.links(), run.sampled)
+        render_html.write(
+            run.staging / "report.html", run.report, run.meta, run.links(), run.sampled
+        )
         run.result.seconds["html"] = time.perf_counter() - t
 
 
@@ -219,7 +243,11 @@ class ManifestOutput(Output):
         from .render.manifest import file_sha256, manifest, sampled_doc
 
         staging = run.staging
-        files = {str(p.relative_to(staging).as_posix()): file_sha256(p) for p in sorted(staging.rglob("*")) if p.is_file()}
+        files = {
+            str(p.relative_to(staging).as_posix()): file_sha256(p)
+            for p in sorted(staging.rglob("*"))
+            if p.is_file()
+        }
         doc = manifest(run.report, run.meta, files)
         if run.sampled is not None:
             doc["samples"] = sampled_doc(run.sampled)
@@ -231,14 +259,22 @@ class ManifestOutput(Output):
 
 
 # Every output, in the order the build starts (and then finishes) them
-OUTPUTS: tuple[Output, ...] = (TablesOutput(), SamplesOutput(), BriefsOutput(), WorkbookOutput(), PageOutput(),
-                               ManifestOutput())
+OUTPUTS: tuple[Output, ...] = (
+    TablesOutput(),
+    SamplesOutput(),
+    BriefsOutput(),
+    WorkbookOutput(),
+    PageOutput(),
+    ManifestOutput(),
+)
 
 
 LINKED = ("workbook", "briefs", "tables", "samples", "manifest")  # the page's links, in this order
 
 
-SKIPPABLE = tuple(o.name for o in OUTPUTS if not o.always and o.name != "samples")  # --no-workbook ...
+SKIPPABLE = tuple(
+    o.name for o in OUTPUTS if not o.always and o.name != "samples"
+)  # --no-workbook ...
 
 
 def choose(skip=(), **options) -> list[Output]:
@@ -246,7 +282,9 @@ def choose(skip=(), **options) -> list[Output]:
     those its ``options`` ask for (samples)."""
     unknown = set(skip) - set(SKIPPABLE)
     if unknown:
-        raise ValueError(f"no output named {sorted(unknown)} to skip; the outputs are {', '.join(SKIPPABLE)}")
+        raise ValueError(
+            f"no output named {sorted(unknown)} to skip; the outputs are {', '.join(SKIPPABLE)}"
+        )
     return [o for o in OUTPUTS if (o.always or o.name not in skip) and o.wanted(options)]
 
 
@@ -261,7 +299,9 @@ class Result:
     written: list[Path] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    refused: dict[str, list[str]] = field(default_factory=dict)  # per brief: URLs its renderer refused
+    refused: dict[str, list[str]] = field(
+        default_factory=dict
+    )  # per brief: URLs its renderer refused
     sampled: Sampled | None = None  # when the build drew samples (--samples)
 
     @property

@@ -40,12 +40,17 @@ def host_memcpy(size: int, repeat: int) -> dict:
         t = time.perf_counter()
         np.copyto(dst, src)
         samples.append(_rate(src.nbytes, time.perf_counter() - t))
-    return {"value": statistics.median(samples), "samples": samples,
-            "method": f"numpy copy of {src.nbytes / 2**20:.0f} MiB in host memory, {repeat} repetitions; median"}
+    return {
+        "value": statistics.median(samples),
+        "samples": samples,
+        "method": f"numpy copy of {src.nbytes / 2**20:.0f} MiB in host memory, {repeat} repetitions; median",
+    }
 
 
 def _buffer(direct: bool) -> memoryview:
-    data = np.random.default_rng(0).bytes(CHUNK)  # incompressible, so a compressing filesystem is not flattered
+    data = np.random.default_rng(0).bytes(
+        CHUNK
+    )  # incompressible, so a compressing filesystem is not flattered
     if not direct:
         return memoryview(data)
     buf = mmap.mmap(-1, CHUNK)  # page-aligned, as O_DIRECT needs
@@ -53,14 +58,17 @@ def _buffer(direct: bool) -> memoryview:
     return memoryview(buf)
 
 
-def write_files(dirs: list[Path], size: int, writers: int, direct: bool, progress: Progress | None,
-                label: str) -> float:
+def write_files(
+    dirs: list[Path], size: int, writers: int, direct: bool, progress: Progress | None, label: str
+) -> float:
     """N writers, spread over dirs, each writes its share sequentially then fsyncs; returns bytes/s."""
     share = max(CHUNK, (size // writers) // CHUNK * CHUNK)
     buf = _buffer(direct)
     written = [0] * writers
     errors: list[BaseException] = []
-    paths = [Path(dirs[i % len(dirs)]) / f".ckptreport-probe-{os.getpid()}-{i}" for i in range(writers)]
+    paths = [
+        Path(dirs[i % len(dirs)]) / f".ckptreport-probe-{os.getpid()}-{i}" for i in range(writers)
+    ]
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | (getattr(os, "O_DIRECT", 0) if direct else 0)
     stop = threading.Event()
 
@@ -99,13 +107,22 @@ def write_files(dirs: list[Path], size: int, writers: int, direct: bool, progres
     return _rate(sum(written), elapsed)
 
 
-def disk_write(dirs: list[Path], size: int, writers: int, direct: bool, repeat: int, progress, label) -> dict:
-    samples = [write_files(dirs, size, writers, direct, progress, f"{label} ({k + 1}/{repeat})") for k in range(repeat)]
-    return {"value": statistics.median(samples), "samples": samples, "writers": writers,
-            "path": ", ".join(map(str, dirs)),
-            "method": f"{writers} writer thread(s), {size / 2**20:.0f} MiB in all, {CHUNK // 2**20} MiB sequential "
-                      f"writes{' with O_DIRECT' if direct else ''}, fsync before the clock stops, "
-                      f"{repeat} repetitions; median"}
+def disk_write(
+    dirs: list[Path], size: int, writers: int, direct: bool, repeat: int, progress, label
+) -> dict:
+    samples = [
+        write_files(dirs, size, writers, direct, progress, f"{label} ({k + 1}/{repeat})")
+        for k in range(repeat)
+    ]
+    return {
+        "value": statistics.median(samples),
+        "samples": samples,
+        "writers": writers,
+        "path": ", ".join(map(str, dirs)),
+        "method": f"{writers} writer thread(s), {size / 2**20:.0f} MiB in all, {CHUNK // 2**20} MiB sequential "
+        f"writes{' with O_DIRECT' if direct else ''}, fsync before the clock stops, "
+        f"{repeat} repetitions; median",
+    }
 
 
 def _torch():
@@ -150,10 +167,16 @@ def gpu_copies(torch, size: int, repeat: int) -> tuple[dict, dict, dict]:
         together.append(_rate(n * count, time.perf_counter() - t))
     name = torch.cuda.get_device_name(0)
     how = f"PyTorch {torch.__version__} CUDA copy_ (copy engine) of {n / 2**20:.0f} MiB per GPU into pinned memory"
-    one = {"value": statistics.median(per_gpu), "samples": per_gpu,
-           "method": f"{how}, one GPU at a time, median of {repeat} per GPU; median over {count} GPUs"}
-    node = {"value": statistics.median(together), "samples": together,
-            "method": f"{how}, all {count} GPUs at once on their own streams; {repeat} repetitions; median"}
+    one = {
+        "value": statistics.median(per_gpu),
+        "samples": per_gpu,
+        "method": f"{how}, one GPU at a time, median of {repeat} per GPU; median over {count} GPUs",
+    }
+    node = {
+        "value": statistics.median(together),
+        "samples": together,
+        "method": f"{how}, all {count} GPUs at once on their own streams; {repeat} repetitions; median",
+    }
     return one, node, {"model": name, "count": count}
 
 
@@ -173,20 +196,35 @@ def torch_save(torch, directory: Path, size: int, repeat: int) -> dict:
             samples.append(_rate(total, time.perf_counter() - t))
     finally:
         path.unlink(missing_ok=True)
-    return {"value": statistics.median(samples), "samples": samples, "path": str(directory),
-            "method": f"torch.save of a {total / 2**20:.0f} MiB state dict (8 CPU tensors) to {directory}, "
-                      f"fsync, {repeat} repetitions; median"}
+    return {
+        "value": statistics.median(samples),
+        "samples": samples,
+        "path": str(directory),
+        "method": f"torch.save of a {total / 2**20:.0f} MiB state dict (8 CPU tensors) to {directory}, "
+        f"fsync, {repeat} repetitions; median",
+    }
 
 
-def run(sku: str, local: list[Path], tiers: dict[str, Path], size: int, writers: int, direct: bool,
-        repeat: int = 3, progress: Progress | None = None, note: Callable[[str], None] = lambda _: None) -> dict:
+def run(
+    sku: str,
+    local: list[Path],
+    tiers: dict[str, Path],
+    size: int,
+    writers: int,
+    direct: bool,
+    repeat: int = 3,
+    progress: Progress | None = None,
+    note: Callable[[str], None] = lambda _: None,
+) -> dict:
     """Measure what exists on this host; return the measured file's content."""
     metrics: dict[str, dict] = {}
     skipped: list[str] = []
     gpus = None
     torch = _torch()
     if torch is None:
-        skipped.append("GPU -> host copies and torch.save: PyTorch is not installed (pip install 'ckptreport[probe]')")
+        skipped.append(
+            "GPU -> host copies and torch.save: PyTorch is not installed (pip install 'ckptreport[probe]')"
+        )
     elif not torch.cuda.is_available():
         skipped.append(f"GPU -> host copies: PyTorch {torch.__version__} sees no CUDA device")
     else:
@@ -195,7 +233,9 @@ def run(sku: str, local: list[Path], tiers: dict[str, Path], size: int, writers:
     note("host memory copy")
     metrics["host_memcpy"] = host_memcpy(min(size, 2**30), repeat)
     if local:
-        metrics["local_nvme_write"] = disk_write(local, size, writers, direct, repeat, progress, "local write")
+        metrics["local_nvme_write"] = disk_write(
+            local, size, writers, direct, repeat, progress, "local write"
+        )
     for tier, directory in tiers.items():
         m = disk_write([directory], size, writers, direct, repeat, progress, f"write into {tier}")
         metrics["tier_write_per_node"] = {**m, "tier": tier}
@@ -205,4 +245,6 @@ def run(sku: str, local: list[Path], tiers: dict[str, Path], size: int, writers:
         metrics["checkpoint_writer"] = torch_save(torch, target, min(size, 2**30), repeat)
     if not local and not tiers:
         skipped.append("disk writes: no --path or --tier given")
-    return measured.document(socket.gethostname(), f"ckptreport probe {__version__}", sku, metrics, gpus, skipped)
+    return measured.document(
+        socket.gethostname(), f"ckptreport probe {__version__}", sku, metrics, gpus, skipped
+    )

@@ -37,7 +37,13 @@ def _exchange(a: Path, b: Path) -> bool:
         renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
     except (AttributeError, OSError):
         return False
-    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    renameat2.argtypes = [
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_uint,
+    ]
     if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
         return True
     err = ctypes.get_errno()
@@ -85,7 +91,9 @@ class Publisher:
             out.parent.mkdir(parents=True, exist_ok=True)
             self._lock = os.open(out.parent, os.O_RDONLY)
         except OSError as e:
-            raise _fail(out, f"cannot write the output directory: {(e.strerror or str(e)).lower()}") from None
+            raise _fail(
+                out, f"cannot write the output directory: {(e.strerror or str(e)).lower()}"
+            ) from None
         try:
             fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -93,13 +101,21 @@ class Publisher:
             fcntl.flock(self._lock, fcntl.LOCK_EX)
         try:
             for stale in out.parent.glob(f".{out.name}.ckptreport-*"):
-                if stale.is_dir() and not stale.is_symlink() and len(stale.name) == len(out.name) + 21:
-                    shutil.rmtree(stale, ignore_errors=True)  # a killed build's: nobody else holds the lock
+                if (
+                    stale.is_dir()
+                    and not stale.is_symlink()
+                    and len(stale.name) == len(out.name) + 21
+                ):
+                    shutil.rmtree(
+                        stale, ignore_errors=True
+                    )  # a killed build's: nobody else holds the lock
             self.staging = out.parent / f".{out.name}.ckptreport-{secrets.token_hex(4)}"
             self.staging.mkdir()
         except OSError as e:
             self._release()
-            raise _fail(out, f"cannot write beside the output directory: {(e.strerror or str(e)).lower()}") from None
+            raise _fail(
+                out, f"cannot write beside the output directory: {(e.strerror or str(e)).lower()}"
+            ) from None
         return self.staging
 
     def __exit__(self, *exc) -> None:
@@ -128,11 +144,16 @@ class Publisher:
         carried = []
         for path in sorted(self.out.rglob("*")):
             rel = path.relative_to(self.out).as_posix()
-            if rel in ours or (path.is_dir() and not path.is_symlink() and (self.staging / rel).is_dir()):
+            if rel in ours or (
+                path.is_dir() and not path.is_symlink() and (self.staging / rel).is_dir()
+            ):
                 continue  # the previous build's, or a directory both sets have (briefs/)
             if rel in new:
-                raise _fail(self.out / rel, "was not written by ckptreport (out/manifest.json does not list it) "
-                                            "and a new output has its name: move it away, or build into another --out")
+                raise _fail(
+                    self.out / rel,
+                    "was not written by ckptreport (out/manifest.json does not list it) "
+                    "and a new output has its name: move it away, or build into another --out",
+                )
             target = self.staging / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             if path.is_symlink():
@@ -161,7 +182,9 @@ class Publisher:
                 os.replace(self.staging, self.out)
                 self.staging = None
         except OSError as e:
-            raise _fail(self.out, f"cannot replace the output directory: {(e.strerror or str(e)).lower()}") from None
+            raise _fail(
+                self.out, f"cannot replace the output directory: {(e.strerror or str(e)).lower()}"
+            ) from None
         if self.staging is not None:
             carried += self._rescue(set(carried))
         return carried

@@ -16,15 +16,29 @@ def test_a_strategy_built_on_another_finds_an_engine_that_runs_it(shipped):
 
 
 def test_the_traits_a_row_reads_are_cited_from_the_strategy_table(shipped):
-    steps = explanation(shipped, Scenario("llama3-70b", "dgx-h100", "pfs-100", 1024, 1800.0, "tiered"))
+    steps = explanation(
+        shipped, Scenario("llama3-70b", "dgx-h100", "pfs-100", 1024, 1800.0, "tiered")
+    )
     inputs = {i["name"]: i for i in steps["inputs"]}
-    assert inputs["lands_on_nvme"]["display"] == "yes" and inputs["blocks_for_persist"]["display"] == "no"
+    assert (
+        inputs["lands_on_nvme"]["display"] == "yes"
+        and inputs["blocks_for_persist"]["display"] == "no"
+    )
     assert inputs["fixed_cost"]["display"] == "tiered"
     for trait in ("lands_on_nvme", "stages_snapshot", "fixed_cost"):
-        assert (inputs[trait]["basis"], inputs[trait]["file"], inputs[trait]["line"]) == ("definition",
-                                                                                          "the strategy table", 0)
-        assert inputs[trait]["source"].startswith("tiered: as async, but the background write lands on node-local")
-    assert "peer_replicas" not in inputs and "full_every" not in inputs  # only a layered strategy's rows read them
+        assert (inputs[trait]["basis"], inputs[trait]["file"], inputs[trait]["line"]) == (
+            "definition",
+            "the strategy table",
+            0,
+        )
+        assert inputs[trait]["source"].startswith(
+            "tiered: as async, but the background write lands on node-local"
+        )
+    assert (
+        "peer_replicas" not in inputs and "full_every" not in inputs
+    )  # only a layered strategy's rows read them
     nvme = next(s for s in steps["steps"] if s["name"] == "nvme_s")
-    assert nvme["formula"].startswith("if(lands_on_nvme,") and nvme["substituted"].startswith("if(yes,")
+    assert nvme["formula"].startswith("if(lands_on_nvme,") and nvme["substituted"].startswith(
+        "if(yes,"
+    )
     assert nvme["value"] > 0

@@ -13,21 +13,32 @@ import openpyxl
 import pandas as pd
 import pytest
 
-from ckptreport.render.terminal import summary as summary_text
 from ckptreport.answer.recommend import recommend
 from ckptreport.answer.types import option_label
+from ckptreport.render.terminal import summary as summary_text
 
-pytestmark = pytest.mark.skipif(shutil.which("pdftotext") is None, reason="poppler-utils not installed")
+pytestmark = pytest.mark.skipif(
+    shutil.which("pdftotext") is None, reason="poppler-utils not installed"
+)
 
 
 def expected_option(rows: pd.DataFrame) -> tuple[str, str, str, str]:
     """The rule, restated: durable options that meet the target; priced before unpriced; the lowest
     GPU-hours-plus-storage over the run."""
-    ok = rows[rows["tier_durable"] & rows["meets_target"] & rows["host_memory_ok"] & rows["capacity_ok"]
-              & rows["storage_usd_month"].notna()]
+    ok = rows[
+        rows["tier_durable"]
+        & rows["meets_target"]
+        & rows["host_memory_ok"]
+        & rows["capacity_ok"]
+        & rows["storage_usd_month"].notna()
+    ]
     assert not ok.empty, "the test plan should have a priced, durable option meeting the target"
     cost = ok["storage_run_usd"] + ok["waste_usd"]  # storage over the run + GPU time lost
-    best = ok.loc[cost == cost.min()].sort_values(["tier_bought_GBps", "overhead_pct"], kind="stable").iloc[0]
+    best = (
+        ok.loc[cost == cost.min()]
+        .sort_values(["tier_bought_GBps", "overhead_pct"], kind="stable")
+        .iloc[0]
+    )
     return str(best["sku"]), str(best["tier"]), str(best["strategy"]), str(best["engine"])
 
 
@@ -40,32 +51,63 @@ def test_every_output_names_the_same_recommended_option(small_build, small_recal
     rows = list(wb["Summary"].iter_rows(values_only=True))
     start = next(i for i, r in enumerate(rows) if r and r[0] == "model")
     header, lines = rows[start], []
-    for r in rows[start + 1:]:
+    for r in rows[start + 1 :]:
         if not r or r[0] is None:  # the summary table ends at its first empty row
             break
         lines.append(r)
     workbook = {(r[0], r[2]): r[header.index("recommended")] for r in lines}
-    terminal = {tuple(line.split()[:2]): line for line in summary_text(report).splitlines()[5:] if line.strip()}
+    terminal = {
+        tuple(line.split()[:2]): line
+        for line in summary_text(report).splitlines()[5:]
+        if line.strip()
+    }
     checked = 0
     for data in report.briefs:
         spec = data.spec
         f = report.frame
-        rows_ = f[(f["model"] == spec.model) & (f["sku"] == point.sku) & (f["gpus"] == point.gpus)
-                  & (f["interval_s"] == point.interval_s) & (f["recipe"] == spec.recipe)]
+        rows_ = f[
+            (f["model"] == spec.model)
+            & (f["sku"] == point.sku)
+            & (f["gpus"] == point.gpus)
+            & (f["interval_s"] == point.interval_s)
+            & (f["recipe"] == spec.recipe)
+        ]
         sku, tier, strategy, engine = expected_option(rows_)
-        assert (sku, tier, strategy, engine) == (data.pick.option["sku"], data.pick.option["tier"],
-                                                 data.pick.option["strategy"], data.pick.option["engine"])
+        assert (sku, tier, strategy, engine) == (
+            data.pick.option["sku"],
+            data.pick.option["tier"],
+            data.pick.option["strategy"],
+            data.pick.option["engine"],
+        )
         assert data.pick.meets
         words = option_label(strategy, tier, engine)
         assert workbook[(spec.model, sku)] == words, spec.model
         assert re.search(rf"  {re.escape(words)}( \*)?  ", terminal[(spec.model, sku)]), spec.model
-        line = next(r for r in manifest["recommendations"] if r["model"] == spec.model and r["sku"] == sku)
-        assert (line["tier"], line["strategy"], line["engine"], line["meets_target"]) == (tier, strategy, engine, True)
+        line = next(
+            r for r in manifest["recommendations"] if r["model"] == spec.model and r["sku"] == sku
+        )
+        assert (line["tier"], line["strategy"], line["engine"], line["meets_target"]) == (
+            tier,
+            strategy,
+            engine,
+            True,
+        )
         entry = next(b for b in manifest["briefs"] if b["name"] == spec.name)
-        assert (entry["sku"], entry["tier"], entry["strategy"], entry["engine"]) == (sku, tier, strategy, engine)
-        text = subprocess.run(["pdftotext", str(out / "briefs" / f"{spec.name}.pdf"), "-"], check=True,
-                              capture_output=True, text=True).stdout
-        assert f"Recommended: {strategy} checkpoints to {tier} on {sku} with {engine}" in re.sub(r"\s+", " ", text)
+        assert (entry["sku"], entry["tier"], entry["strategy"], entry["engine"]) == (
+            sku,
+            tier,
+            strategy,
+            engine,
+        )
+        text = subprocess.run(
+            ["pdftotext", str(out / "briefs" / f"{spec.name}.pdf"), "-"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        assert f"Recommended: {strategy} checkpoints to {tier} on {sku} with {engine}" in re.sub(
+            r"\s+", " ", text
+        )
         checked += 1
     assert checked == len(report.frame["model"].cat.categories) == 2
 
@@ -86,8 +128,12 @@ def test_each_brief_names_the_best_option_and_the_best_on_another_tier_as_runner
 
 
 def test_when_nothing_meets_the_target_the_closest_option_is_named(frame):
-    rows = frame[(frame["model"] == "llama3-405b") & (frame["strategy"] == "sync") & (frame["gpus"] == 16384)
-                 & (frame["interval_s"] == 600)].copy()
+    rows = frame[
+        (frame["model"] == "llama3-405b")
+        & (frame["strategy"] == "sync")
+        & (frame["gpus"] == 16384)
+        & (frame["interval_s"] == 600)
+    ].copy()
     rows["meets_target"] = False
     rows["recommendable"] = False
     pick = recommend(rows)

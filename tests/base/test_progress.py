@@ -12,8 +12,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from ckptreport.cli import main
 from ckptreport.base.progress import Progress, task
+from ckptreport.cli import main
 
 
 def test_plain_lines_at_each_tenth_each_item_and_the_end(monkeypatch):
@@ -31,7 +31,9 @@ def test_plain_lines_at_each_tenth_each_item_and_the_end(monkeypatch):
     lines = stream.getvalue().splitlines()
     # rows stopped at 80 of 100: a line at each tenth, and no end line claiming it finished
     assert lines == [f"ckptreport: rows {n}/100" for n in range(10, 90, 10)] + [
-        "ckptreport: briefs 1/2: a.pdf", "ckptreport: briefs 2/2: b.pdf"]
+        "ckptreport: briefs 1/2: a.pdf",
+        "ckptreport: briefs 2/2: b.pdf",
+    ]
     with task(p, "rows", 5) as advance:
         advance(5)
     assert stream.getvalue().splitlines()[-1].startswith("ckptreport: rows 5/5 in ")
@@ -52,13 +54,19 @@ def test_a_plain_function_hears_no_counted_step():
 
 
 def test_a_build_in_a_log_prints_lines_and_nothing_with_quiet(small_models, tmp_path):
-    result = CliRunner().invoke(main, ["build", "--models", str(small_models), "--out", str(tmp_path / "a")])
+    result = CliRunner().invoke(
+        main, ["build", "--models", str(small_models), "--out", str(tmp_path / "a")]
+    )
     assert result.exit_code == 0, result.output
     err = result.stderr.splitlines()
-    briefs = [line for line in err if line.startswith("ckptreport: briefs ") and line.endswith(".pdf")]
+    briefs = [
+        line for line in err if line.startswith("ckptreport: briefs ") and line.endswith(".pdf")
+    ]
     assert len(briefs) == len(list((tmp_path / "a" / "briefs").glob("*.pdf"))) > 0
     assert not any("\r" in line or "[#" in line for line in err)  # no bar drawn into a log
-    quiet = CliRunner().invoke(main, ["build", "--models", str(small_models), "--out", str(tmp_path / "b"), "-q"])
+    quiet = CliRunner().invoke(
+        main, ["build", "--models", str(small_models), "--out", str(tmp_path / "b"), "-q"]
+    )
     assert quiet.exit_code == 0 and quiet.stderr == ""
 
 
@@ -66,8 +74,13 @@ def test_a_build_on_a_terminal_draws_bars(small_models, tmp_path):
     """The real command under a pseudo-terminal, as a person at a shell runs it."""
     exe = Path(sys.executable).with_name("ckptreport")
     leader, follower = pty.openpty()
-    proc = subprocess.Popen([str(exe), "build", "--models", str(small_models), "--out", str(tmp_path / "out")],
-                            stdin=follower, stdout=subprocess.DEVNULL, stderr=follower, env={**os.environ})
+    proc = subprocess.Popen(
+        [str(exe), "build", "--models", str(small_models), "--out", str(tmp_path / "out")],
+        stdin=follower,
+        stdout=subprocess.DEVNULL,
+        stderr=follower,
+        env={**os.environ},
+    )
     os.close(follower)
     seen = b""
     while True:

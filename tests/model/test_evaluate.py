@@ -10,16 +10,17 @@ import pandas as pd
 import pytest
 
 from ckptreport.model import evaluate as engine
-from ckptreport.read.load import load
 from ckptreport.model.plan import plan_rows
+from ckptreport.read.load import load
 
 
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
     import shutil
 
-    from conftest import SMALL_PLAN
     from ckptreport.base.paths import shipped_models
+
+    from conftest import SMALL_PLAN
 
     root = tmp_path_factory.mktemp("engine") / "models"
     shutil.copytree(shipped_models(), root)
@@ -41,8 +42,13 @@ def test_the_numpy_columns_are_the_frame(small):
     for i in (0, len(frame) // 2, len(frame) - 1):
         row = engine.row_at(cols, i)
         assert set(row) == set(frame.columns)
-        assert all(_same(row[k], frame.iloc[i][k].item() if hasattr(frame.iloc[i][k], "item") else frame.iloc[i][k])
-                   for k in row), i
+        assert all(
+            _same(
+                row[k],
+                frame.iloc[i][k].item() if hasattr(frame.iloc[i][k], "item") else frame.iloc[i][k],
+            )
+            for k in row
+        ), i
 
 
 def test_chunks_make_up_the_frame(small):
@@ -50,8 +56,12 @@ def test_chunks_make_up_the_frame(small):
     frame, _ = engine.scenarios(small)
     pieces = list(engine.chunks(small, 100))
     assert len(pieces) > 3
-    whole = pd.concat([p.astype({c: object for c in p.columns if isinstance(p[c].dtype, pd.CategoricalDtype)})
-                       for p in pieces])
+    whole = pd.concat(
+        [
+            p.astype({c: object for c in p.columns if isinstance(p[c].dtype, pd.CategoricalDtype)})
+            for p in pieces
+        ]
+    )
     assert list(whole.index) == list(frame.index)
     for c in ("model", "sku", "tier", "strategy"):
         assert list(whole[c]) == list(frame[c].astype(object)), c

@@ -8,7 +8,23 @@ import math
 import numpy as np
 import pytest
 
-from ckptreport.model.expr import GB, INFINITY, PERCENT, Named, Var, ceil, evaluate, excel_number, floor, largest, maximum, minimum, render, sqrt, where
+from ckptreport.model.expr import (
+    GB,
+    INFINITY,
+    PERCENT,
+    Named,
+    Var,
+    ceil,
+    evaluate,
+    excel_number,
+    floor,
+    largest,
+    maximum,
+    minimum,
+    render,
+    sqrt,
+    where,
+)
 
 cell = {"a": "A3", "b": "B3", "c": "C3"}.get
 
@@ -35,7 +51,10 @@ def test_brackets_only_where_precedence_needs_them():
 
 def test_functions_print_as_the_spreadsheet_and_the_planner_read_them():
     assert excel(minimum(a, b)) == "MIN(A3,B3)" and text(minimum(a, b)) == "min(a, b)"
-    assert excel(where(a > b, a, 0)) == "IF(A3>B3,A3,0)" and text(where(a > b, a, 0)) == "if(a > b, a, 0)"
+    assert (
+        excel(where(a > b, a, 0)) == "IF(A3>B3,A3,0)"
+        and text(where(a > b, a, 0)) == "if(a > b, a, 0)"
+    )
     assert excel(ceil(a)) == "ROUNDUP(A3,0)" and text(ceil(a)) == "ceil(a)"
     assert excel(floor(a)) == "ROUNDDOWN(A3,0)" and text(sqrt(a)) == "sqrt(a)"
     assert excel(largest(d2h=a, tier=b)) == 'IF(A3>=MAX(A3,B3),"d2h","tier")'
@@ -56,7 +75,9 @@ def test_a_percentage_is_a_fraction_in_the_workbook_and_whole_percents_elsewhere
 
 
 def test_numbers_in_a_cell():
-    assert excel_number(3.0) == "3" and excel_number(0.25) == "0.25" and excel_number(1e-9) == "1E-09"
+    assert (
+        excel_number(3.0) == "3" and excel_number(0.25) == "0.25" and excel_number(1e-9) == "1E-09"
+    )
     assert excel_number(math.inf) == excel_number(1e290)
 
 
@@ -69,13 +90,18 @@ def test_a_definition_computes_with_arrays_and_its_tree_with_scalars_alike():
         numbers = overhead(stall, interval)
     tree = overhead(Var("stall"), Var("interval"))
     for i in range(2):
-        assert evaluate(tree, {"stall": stall[i], "interval": interval[i]}) == pytest.approx(numbers[i])
+        assert evaluate(tree, {"stall": stall[i], "interval": interval[i]}) == pytest.approx(
+            numbers[i]
+        )
     assert numbers[0] == pytest.approx(3.6111, rel=1e-4) and numbers[1] == math.inf
 
 
 def test_maximum_and_largest_on_arrays():
     assert list(maximum(np.array([1.0, 5.0]), np.array([2.0, 3.0]))) == [2.0, 5.0]
-    assert list(largest(d2h=np.array([1.0, 5.0]), tier=np.array([2.0, 5.0]))) == ["tier", "d2h"]  # a tie: the first
+    assert list(largest(d2h=np.array([1.0, 5.0]), tier=np.array([2.0, 5.0]))) == [
+        "tier",
+        "d2h",
+    ]  # a tie: the first
 
 
 def test_what_a_definition_cannot_use_is_refused():

@@ -9,17 +9,29 @@ import pytest
 from hypothesis import given, settings
 
 from ckptreport.model.evaluate import compute
+
 from rows import _f, arrays, rows_strategy
 
 # When a property fails, hypothesis's pytest plugin imports libcst (hypothesis.extra._patching) to
 # suggest a patch, and libcst's import of mypy_extensions.TypedDict warns; with filterwarnings=error
 # that warning turns the failure report into a pytest INTERNALERROR. Ignore that one warning only.
 pytestmark = pytest.mark.filterwarnings(
-    "ignore:mypy_extensions.TypedDict is deprecated:DeprecationWarning")
+    "ignore:mypy_extensions.TypedDict is deprecated:DeprecationWarning"
+)
 
-HOPS = ("d2h_gpu_GBps", "d2h_node_GBps", "storage_nic_GBps", "tier_write_GBps",
-        "tier_node_write_GBps", "nvme_write_GBps", "writer_GBps", "staging_gpu_GBps", "tier_read_GBps",
-        "tier_node_read_GBps", "nvme_read_GBps")
+HOPS = (
+    "d2h_gpu_GBps",
+    "d2h_node_GBps",
+    "storage_nic_GBps",
+    "tier_write_GBps",
+    "tier_node_write_GBps",
+    "nvme_write_GBps",
+    "writer_GBps",
+    "staging_gpu_GBps",
+    "tier_read_GBps",
+    "tier_node_read_GBps",
+    "nvme_read_GBps",
+)
 TIMES = ("d2h_s", "write_s", "stall_s", "checkpoint_cost_s")
 REL = 1e-12  # "never longer", allowing for rounding in the last bits
 SETTINGS = settings(max_examples=40, deadline=None)
@@ -33,6 +45,7 @@ def assert_not_longer(after: np.ndarray, before: np.ndarray, what: str) -> None:
 
 # ---- the engine's physics -----------------------------------------------------------------------
 
+
 @SETTINGS
 @given(rows=rows_strategy, factor=_f(1, 100))
 def test_more_bandwidth_never_lengthens_anything(rows, factor):
@@ -43,8 +56,9 @@ def test_more_bandwidth_never_lengthens_anything(rows, factor):
     the write more time: that is the sizing working, see test_a_sized_tier_buys_what_the_target_needs)."""
     values = arrays(rows)
     before = compute(values)
-    values["tier_capacity_bytes"] = np.where(before["sized_per_TiB"], before["provisioned_bytes"],
-                                             values["tier_capacity_bytes"])
+    values["tier_capacity_bytes"] = np.where(
+        before["sized_per_TiB"], before["provisioned_bytes"], values["tier_capacity_bytes"]
+    )
     before = compute(values)
     for hop in HOPS:
         after = compute({**values, hop: values[hop] * factor})
@@ -59,9 +73,15 @@ def test_a_sized_tier_buys_what_the_target_needs(rows):
     reachable, gives at least the bandwidth the target requires (unless a request ceiling caps it)."""
     env = compute(arrays(rows))
     sized = env["sized_per_TiB"]
-    assert (env["provisioned_bytes"][sized] >= env["capacity_needed_bytes"][sized] * (1 - REL)).all()
-    reachable = sized & np.isfinite(env["required_write_GBps"]) & ~np.isfinite(env["request_ceiling_GBps"])
-    assert (env["tier_bought_GBps"][reachable] >= env["required_write_GBps"][reachable] * (1 - REL)).all()
+    assert (
+        env["provisioned_bytes"][sized] >= env["capacity_needed_bytes"][sized] * (1 - REL)
+    ).all()
+    reachable = (
+        sized & np.isfinite(env["required_write_GBps"]) & ~np.isfinite(env["request_ceiling_GBps"])
+    )
+    assert (
+        env["tier_bought_GBps"][reachable] >= env["required_write_GBps"][reachable] * (1 - REL)
+    ).all()
 
 
 @SETTINGS
@@ -81,15 +101,22 @@ def test_async_never_blocks_longer_than_sync_and_tiered_never_costs_more(rows):
     values = arrays(rows)
     n = len(rows)
     sync = compute({**values, "strategy": np.full(n, "sync")})
-    fixed = np.where(sync["sized_per_TiB"], sync["provisioned_bytes"], values["tier_capacity_bytes"])
+    fixed = np.where(
+        sync["sized_per_TiB"], sync["provisioned_bytes"], values["tier_capacity_bytes"]
+    )
     asyn = compute({**values, "strategy": np.full(n, "async"), "tier_capacity_bytes": fixed})
     fits = asyn["snapshot_s"] <= values["interval_s"]
     blocking = asyn["stall_s"] - asyn["interference_s"]
-    assert_not_longer(blocking[fits], sync["stall_s"][fits], "async stall_s less its interference vs sync")
+    assert_not_longer(
+        blocking[fits], sync["stall_s"][fits], "async stall_s less its interference vs sync"
+    )
     tierable = (values["nvme_write_GBps"] > 0) & (values["tier_kind"] != "local_nvme")
     tiered = compute({**values, "strategy": np.full(n, "tiered")})
-    assert_not_longer(tiered["checkpoint_cost_s"][tierable], sync["checkpoint_cost_s"][tierable],
-                      "tiered checkpoint_cost_s vs sync")
+    assert_not_longer(
+        tiered["checkpoint_cost_s"][tierable],
+        sync["checkpoint_cost_s"][tierable],
+        "tiered checkpoint_cost_s vs sync",
+    )
 
 
 @SETTINGS

@@ -17,12 +17,23 @@ import pytest
 from ckptreport.answer.calibration import predict_many
 
 GB = 1e9
-CASE = dict(gpus=16.0, interval_s=1800.0, tier_write_GBps=100.0, tier_read_GBps=100.0, peer_nic_GBps=50.0,
-            host_recoverable_pct=75.0, node_loss_pct=20.0, restart_s=600.0, retention=3.0)
+CASE = dict(
+    gpus=16.0,
+    interval_s=1800.0,
+    tier_write_GBps=100.0,
+    tier_read_GBps=100.0,
+    peer_nic_GBps=50.0,
+    host_recoverable_pct=75.0,
+    node_loss_pct=20.0,
+    restart_s=600.0,
+    retention=3.0,
+)
 CKPT, NODE_BYTES = 14 * GB, 7 * GB
 SNAPSHOT_S = NODE_BYTES / (200 * GB)  # 0.035 s: 8 GPUs x 25 GB/s into host memory
 HOST_S = SNAPSHOT_S  # back from host memory to the GPUs at the same rate
-TIER_READ_S = CKPT / (100 * GB) + HOST_S  # every node reads its shard at once: 14 GB at 100 GB/s, then to the GPUs
+TIER_READ_S = (
+    CKPT / (100 * GB) + HOST_S
+)  # every node reads its shard at once: 14 GB at 100 GB/s, then to the GPUs
 MTBF_S = 50677 * 3600.0 / 16
 
 
@@ -32,7 +43,9 @@ def row(strategy: str, **inputs) -> dict:
 
 def test_the_case_is_what_the_docstring_says():
     r = row("async")
-    assert r["ckpt_bytes"] == pytest.approx(CKPT) and r["bytes_per_node"] == pytest.approx(NODE_BYTES)
+    assert r["ckpt_bytes"] == pytest.approx(CKPT) and r["bytes_per_node"] == pytest.approx(
+        NODE_BYTES
+    )
     assert r["nodes"] == 2 and r["snapshot_s"] == pytest.approx(SNAPSHOT_S)
     assert r["write_s"] == pytest.approx(CKPT / (100 * GB))  # 0.14 s into the tier
     assert r["cluster_mtbf_s"] == pytest.approx(MTBF_S)
@@ -49,7 +62,9 @@ def test_peer_memory_against_hand_arithmetic():
     # storage: a save must land within 6 intervals (10,800 s), not one: a sixth of async's bandwidth
     assert r["required_write_GBps"] == pytest.approx(CKPT / (6 * 1800.0) / GB)
     assert r["required_write_GBps"] == pytest.approx(row("async")["required_write_GBps"] / 6)
-    assert r["host_memory_needed_bytes"] == pytest.approx(NODE_BYTES * (1 + 1))  # its own copy and its peer's
+    assert r["host_memory_needed_bytes"] == pytest.approx(
+        NODE_BYTES * (1 + 1)
+    )  # its own copy and its peer's
     # restore: 75% from host memory, 20% from a peer (7 GB at 50 GB/s, then to the GPUs), 5% from the tier
     restore = 0.75 * HOST_S + 0.20 * (NODE_BYTES / (50 * GB) + HOST_S) + 0.05 * TIER_READ_S
     assert r["restore_s"] == pytest.approx(restore)
@@ -57,7 +72,9 @@ def test_peer_memory_against_hand_arithmetic():
     lost = 0.95 * 900 + 0.05 * 6 * 1800 / 2
     assert r["lost_work_s"] == pytest.approx(lost)
     assert r["rework_pct"] == pytest.approx(100 * (lost + 600 + restore) / MTBF_S)
-    assert r["waste_pct"] == pytest.approx(100 * SNAPSHOT_S / 1800 + 100 * (lost + 600 + restore) / MTBF_S)
+    assert r["waste_pct"] == pytest.approx(
+        100 * SNAPSHOT_S / 1800 + 100 * (lost + 600 + restore) / MTBF_S
+    )
     assert r["capacity_needed_bytes"] == pytest.approx(3 * CKPT)  # retention 3 durable saves
     assert r["layout_ok"]
     assert not row("peer_memory", peer_replicas=2.0)["layout_ok"]  # two peers need three nodes
@@ -78,7 +95,9 @@ def test_differential_against_hand_arithmetic():
     chain = 1 + 1.5 * 0.25
     tier = CKPT * chain / (100 * GB) + HOST_S
     assert r["restore_tier_s"] == pytest.approx(tier)
-    assert r["restore_s"] == pytest.approx(0.75 * HOST_S + 0.25 * tier)  # node losses read the tier too
+    assert r["restore_s"] == pytest.approx(
+        0.75 * HOST_S + 0.25 * tier
+    )  # node losses read the tier too
     assert r["lost_work_s"] == pytest.approx(900)
 
 
@@ -88,8 +107,12 @@ def test_jit_against_hand_arithmetic():
     r = row("jit", jit_overhead_pct=0.1, batch_tokens=4e6)
     assert r["stall_s"] == pytest.approx(0.001 * 1800) and r["overhead_pct"] == pytest.approx(0.1)
     assert r["snapshot_s"] == 0 and r["background_s"] == 0 and r["host_memory_needed_bytes"] == 0
-    assert r["required_write_GBps"] == 0  # nothing periodic to write: storage is bought for capacity alone
-    assert r["capacity_needed_bytes"] == pytest.approx(CKPT)  # the one state written after a failure
+    assert (
+        r["required_write_GBps"] == 0
+    )  # nothing periodic to write: storage is bought for capacity alone
+    assert r["capacity_needed_bytes"] == pytest.approx(
+        CKPT
+    )  # the one state written after a failure
     compute = 6 * 1e9 * 1e12 / (16 * 312e12 * 0.40)
     step = compute * 4e6 / 1e12
     assert r["step_s"] == pytest.approx(step) and r["lost_work_s"] == pytest.approx(step)
@@ -113,10 +136,13 @@ def _readme_answer() -> list[list[str]]:
     from conftest import REPO
 
     text = (REPO / "README.md").read_text()
-    part = text[text.index("**The shipped defaults' answer.**"):]
-    part = part[:part.index("\n\n", part.index("| strategies allowed"))]
-    return [[c.strip() for c in line.strip("|").split("|")] for line in part.splitlines()
-            if line.startswith("| ") and not line.startswith("| strategies allowed")]
+    part = text[text.index("**The shipped defaults' answer.**") :]
+    part = part[: part.index("\n\n", part.index("| strategies allowed"))]
+    return [
+        [c.strip() for c in line.strip("|").split("|")]
+        for line in part.splitlines()
+        if line.startswith("| ") and not line.startswith("| strategies allowed")
+    ]
 
 
 def test_the_readmes_answer_for_the_on_premises_405b_buyer_is_what_the_tool_says(monkeypatch):
@@ -124,11 +150,11 @@ def test_the_readmes_answer_for_the_on_premises_405b_buyer_is_what_the_tool_says
     the summary's recommendation for a build of the shipped models with those strategies."""
     import dataclasses
 
-    from ckptreport.model import display
-    from ckptreport.read.load import load
-    from ckptreport.base.paths import shipped_models
     from ckptreport.answer.report import compute
     from ckptreport.answer.types import option_label
+    from ckptreport.base.paths import shipped_models
+    from ckptreport.model import display
+    from ckptreport.read.load import load
 
     rows = _readme_answer()
     assert len(rows) == 4
@@ -138,11 +164,15 @@ def test_the_readmes_answer_for_the_on_premises_405b_buyer_is_what_the_tool_says
     for extra, row in zip([None, "peer_memory", "differential", "jit"], rows):
         if extra:
             allowed.append(extra)
-        plan = inputs.plan.model_copy(update={"strategies": list(allowed), "models": ["llama3-405b"],
-                                              "skus": ["dgx-h100"]})
+        plan = inputs.plan.model_copy(
+            update={"strategies": list(allowed), "models": ["llama3-405b"], "skus": ["dgx-h100"]}
+        )
         line = compute(dataclasses.replace(inputs, plan=plan), needs=frozenset()).summary.iloc[0]
         option = option_label(line["option_strategy"], line["option_tier"], line["option_engine"])
-        assert row[1] == option or (row[1].startswith("the same") and option == previous), (row, option)
+        assert row[1] == option or (row[1].startswith("the same") and option == previous), (
+            row,
+            option,
+        )
         assert row[2] == display.of("tier_bought_GBps", line["option_bought_GBps"])
         assert row[3] == display.value(line["option_storage_usd_month"], "usd")
         assert row[4] == display.value(line["option_lost_gpu_usd_month"], "usd")
@@ -155,26 +185,34 @@ def test_jit_on_a_single_replica_is_left_out_with_the_reason():
     Its jit rows there are left out, counted with the reason; at 1,024 GPUs (8 replicas) they exist."""
     import dataclasses
 
-    from ckptreport.model.evaluate import scenarios
-    from ckptreport.read.load import load
     from ckptreport.base.paths import shipped_models
+    from ckptreport.model.evaluate import scenarios
     from ckptreport.model.plan import plan_rows, replicas_needed
+    from ckptreport.read.load import load
     from ckptreport.read.quantity import Q
 
     inputs = load(shipped_models())
     model = inputs.models["llama3-405b"]
     assert model.tp.value * model.pp.value == 128
-    plan = inputs.plan.model_copy(update={"strategies": ["async", "jit"], "models": ["llama3-405b"],
-                                          "skus": ["dgx-h100"], "gpus": [Q(128.0, "128", "count"),
-                                                                          Q(1024.0, "1024", "count")]})
+    plan = inputs.plan.model_copy(
+        update={
+            "strategies": ["async", "jit"],
+            "models": ["llama3-405b"],
+            "skus": ["dgx-h100"],
+            "gpus": [Q(128.0, "128", "count"), Q(1024.0, "1024", "count")],
+        }
+    )
     narrow = dataclasses.replace(inputs, plan=plan)
     frame, dropped = scenarios(narrow)
     jit = frame[frame["strategy"] == "jit"]
     assert len(jit) > 0 and set(jit["gpus"]) == {1024.0} and (jit["dp_ranks"] >= 2).all()
     assert 128.0 in set(frame[frame["strategy"] == "async"]["gpus"])
     reasons = {d.reason: d.rows for d in dropped}
-    assert replicas_needed("jit") == ("jit needs a second data-parallel replica to save from (tp x pp of the model "
-                                      "fills the job)")
-    assert reasons[replicas_needed("jit")] == len(jit)  # as many as at 1,024 GPUs: the same tiers, engines and intervals
+    assert replicas_needed("jit") == (
+        "jit needs a second data-parallel replica to save from (tp x pp of the model fills the job)"
+    )
+    assert reasons[replicas_needed("jit")] == len(
+        jit
+    )  # as many as at 1,024 GPUs: the same tiers, engines and intervals
     rows, counted = plan_rows(narrow)
     assert rows == len(frame) and {d.reason: d.rows for d in counted} == reasons

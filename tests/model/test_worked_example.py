@@ -16,9 +16,17 @@ from ckptreport.model.columns import COLUMNS
 from ckptreport.model.evaluate import compute
 from ckptreport.read.inputs import INPUTS, trait_values
 
-WORKED = dict(model="llama3-405b", recipe="adamw-bf16-grads", sku="dgx-h100", tier="pfs-100",
-              gpus=1024, interval_s=1800.0)  # as `ckptreport explain` computes it (the recipe is outside the plan)
-SYNC = dict(strategy="sync", engine="megatron-dist-ckpt")  # the shipped plan's engines (models/plan.yaml)
+WORKED = dict(
+    model="llama3-405b",
+    recipe="adamw-bf16-grads",
+    sku="dgx-h100",
+    tier="pfs-100",
+    gpus=1024,
+    interval_s=1800.0,
+)  # as `ckptreport explain` computes it (the recipe is outside the plan)
+SYNC = dict(
+    strategy="sync", engine="megatron-dist-ckpt"
+)  # the shipped plan's engines (models/plan.yaml)
 ASYNC = dict(strategy="async", engine="dcp-async-cached")
 
 
@@ -82,15 +90,27 @@ def test_worked_example_async_stalls_for_the_snapshot_and_the_interference(shipp
     row = worked(shipped, **ASYNC)
     bytes_per_node = 6.4936e12 / 128
     assert row["snapshot_s"] == pytest.approx(bytes_per_node / 358.66e9, rel=1e-9)
-    assert row["background_s"] == pytest.approx(row["write_s"]) == pytest.approx(6.4936e12 / 100e9 + 1.5)
+    assert (
+        row["background_s"]
+        == pytest.approx(row["write_s"])
+        == pytest.approx(6.4936e12 / 100e9 + 1.5)
+    )
     # the optimum cadence weighs what a checkpoint costs, its interference included (not the 0.25 s stop alone)
     assert row["lost_per_checkpoint_s"] == pytest.approx(row["stall_s"])
-    assert row["young_interval_s"] == pytest.approx(math.sqrt(2 * row["stall_s"] * row["cluster_mtbf_s"]))
-    assert row["stall_s"] == pytest.approx(0.113 + bytes_per_node / 358.66e9 + 0.24 * row["background_s"], rel=1e-9)
+    assert row["young_interval_s"] == pytest.approx(
+        math.sqrt(2 * row["stall_s"] * row["cluster_mtbf_s"])
+    )
+    assert row["stall_s"] == pytest.approx(
+        0.113 + bytes_per_node / 358.66e9 + 0.24 * row["background_s"], rel=1e-9
+    )
     assert row["overhead_pct"] < worked(shipped, **SYNC)["overhead_pct"] / 2
     assert row["backpressure_s"] == 0 and row["host_memory_ok"]
-    pinned = _row(strategy="async", params=405.85e9, grads_bytes_per_param=2.0)  # no fixed cost, no interference
-    assert pinned["stall_s"] == pytest.approx(bytes_per_node / 358.66e9, rel=1e-9) == pinned["d2h_s"]
+    pinned = _row(
+        strategy="async", params=405.85e9, grads_bytes_per_param=2.0
+    )  # no fixed cost, no interference
+    assert (
+        pinned["stall_s"] == pytest.approx(bytes_per_node / 358.66e9, rel=1e-9) == pinned["d2h_s"]
+    )
 
 
 def test_mlperf_storage_llama3_70b_size(shipped, frame):
@@ -120,7 +140,11 @@ def test_bloom_stages_heaviest_and_lightest_rank(frame):
     embedding, layer = 250_880 * 14_336, (176e9 - 2 * 250_880 * 14_336) / 70
     assert row["stage_params_max"] == math.ceil(6 * layer + embedding)  # whole parameters
     assert row["stage_params_min"] == math.floor(5 * layer)
-    assert row["stage_bytes_first"] == row["stage_bytes_last"] == pytest.approx((6 * layer + embedding) * 14)
+    assert (
+        row["stage_bytes_first"]
+        == row["stage_bytes_last"]
+        == pytest.approx((6 * layer + embedding) * 14)
+    )
     assert row["stage_bytes_middle"] == pytest.approx(5 * layer * 14)
     dp = row["gpus"] // 48  # whole replicas: 1,024 GPUs hold 21 of 48, and 16 GPUs stand idle
     assert row["dp_ranks"] == dp == 21 and row["training_gpus"] == 1008 and row["idle_gpus"] == 16
@@ -128,29 +152,36 @@ def test_bloom_stages_heaviest_and_lightest_rank(frame):
     assert row["bytes_per_gpu_min"] < row["bytes_per_gpu_max"]
     assert (frame["bytes_per_gpu_min"] <= frame["bytes_per_gpu_max"] * (1 + 1e-12)).all()
     unpiped = frame[frame["model"] == "llama3-8b"].iloc[0]  # PP1: one stage, no middle
-    assert unpiped["stage_bytes_middle"] == 0 and unpiped["bytes_per_gpu_min"] == unpiped["bytes_per_gpu_max"]
+    assert (
+        unpiped["stage_bytes_middle"] == 0
+        and unpiped["bytes_per_gpu_min"] == unpiped["bytes_per_gpu_max"]
+    )
 
 
 @pytest.mark.parametrize("mtbf_h, published_min", [(24, 117), (6, 57), (0.25, 9.1)])
 def test_daly_published_optima(mtbf_h, published_min):
     """Daly (2006) fig. 3-5: checkpoint 5 min, MTBF 24 h -> 117 min; 6 h -> 57 min; 15 min -> 9.1 min
     (calibration.yaml daly_2006_formula_and_validation; tolerance 0.5 min)."""
-    got = COLUMNS["daly_interval_s"].fn(lost_per_checkpoint_s=np.array([300.0]),
-                                        cluster_mtbf_s=np.array([mtbf_h * 3600.0]))[0]
+    got = COLUMNS["daly_interval_s"].fn(
+        lost_per_checkpoint_s=np.array([300.0]), cluster_mtbf_s=np.array([mtbf_h * 3600.0])
+    )[0]
     assert abs(got / 60 - published_min) <= 0.5
 
 
 def test_daly_is_mtbf_when_cost_exceeds_twice_mtbf():
     """Daly: for d >= 2M the optimum is M."""
-    got = COLUMNS["daly_interval_s"].fn(lost_per_checkpoint_s=np.array([5000.0]),
-                                        cluster_mtbf_s=np.array([2000.0]))[0]
+    got = COLUMNS["daly_interval_s"].fn(
+        lost_per_checkpoint_s=np.array([5000.0]), cluster_mtbf_s=np.array([2000.0])
+    )[0]
     assert got == 2000.0
 
 
 def test_young_close_to_daly_for_small_cost(shipped):
     """Young's sqrt(2dM) and Daly's higher-order optimum agree to first order when d << M."""
     row = worked(shipped, **SYNC)
-    assert row["young_interval_s"] == pytest.approx(math.sqrt(2 * row["lost_per_checkpoint_s"] * row["cluster_mtbf_s"]))
+    assert row["young_interval_s"] == pytest.approx(
+        math.sqrt(2 * row["lost_per_checkpoint_s"] * row["cluster_mtbf_s"])
+    )
     assert row["lost_per_checkpoint_s"] == row["checkpoint_cost_s"]  # sync: no background persist
     assert row["daly_interval_s"] == pytest.approx(row["young_interval_s"], rel=0.02)
 
@@ -173,11 +204,15 @@ def test_replica0_counts_only_replica_0s_ranks_as_a_nodes_writers():
     assert row["bytes_per_node"] == pytest.approx(row["ckpt_bytes"])
     assert row["d2h_GBps"] == pytest.approx(min(4 * BASE["d2h_gpu_GBps"], row["d2h_node_GBps"]))
     assert row["host_memory_needed_bytes"] == pytest.approx(row["ckpt_bytes"])
-    wide = _row(sharding="replica0", tp=2.0, pp=8.0)  # 16 ranks over two nodes: each node's 8 GPUs write
+    wide = _row(
+        sharding="replica0", tp=2.0, pp=8.0
+    )  # 16 ranks over two nodes: each node's 8 GPUs write
     assert wide["writers_on_node"] == 8 and wide["nodes_writing"] == 2
     assert wide["bytes_per_node"] == pytest.approx(wide["ckpt_bytes"] / 2)
     sharded = _row(tp=1.0, pp=4.0)  # fully sharded: every GPU of every node writes its share
-    assert sharded["writers_on_node"] == 8 and sharded["bytes_per_node"] == pytest.approx(sharded["ckpt_bytes"] / 128)
+    assert sharded["writers_on_node"] == 8 and sharded["bytes_per_node"] == pytest.approx(
+        sharded["ckpt_bytes"] / 128
+    )
 
 
 def test_async_needs_host_memory_for_its_buffers():
@@ -202,7 +237,14 @@ def test_unreachable_target_when_the_copy_to_host_alone_misses_it():
 
 def test_run_length_from_6ND():
     """Compute time = 6 x active params x tokens / (GPUs x peak x MFU); MoE uses active params."""
-    row = _row(params=671e9, active_params=37e9, tokens=14.8e12, gpus=2048.0, peak_TFLOPS=989.0, mfu_pct=40.0)
+    row = _row(
+        params=671e9,
+        active_params=37e9,
+        tokens=14.8e12,
+        gpus=2048.0,
+        peak_TFLOPS=989.0,
+        mfu_pct=40.0,
+    )
     assert row["compute_s"] == pytest.approx(6 * 37e9 * 14.8e12 / (2048 * 989e12 * 0.4))
     assert row["ckpt_bytes"] == pytest.approx(671e9 * row["bytes_per_param"])
     assert row["run_days"] == pytest.approx(row["compute_s"] * (1 + row["waste_pct"] / 100) / 86400)
@@ -218,34 +260,80 @@ def test_tiered_lands_on_nvme_then_drains():
 
 def test_local_nvme_tier_skips_the_nic():
     """Node-local NVMe is written without crossing the storage NIC, at the node's drive speed."""
-    row = _row(tier_kind="local_nvme", storage_nic_GBps=0.001, tier_write_GBps=math.inf,
-               tier_node_write_GBps=math.inf, nvme_write_GBps=26.0)
+    row = _row(
+        tier_kind="local_nvme",
+        storage_nic_GBps=0.001,
+        tier_write_GBps=math.inf,
+        tier_node_write_GBps=math.inf,
+        nvme_write_GBps=26.0,
+    )
     assert row["nic_s"] == 0
     assert row["tier_share_GBps"] == 26.0
 
 
 BASE = {i.name: i.default for i in INPUTS.values() if i.default is not None} | dict(
-            model="m", recipe="r", sku="s", tier="t", strategy="sync", tier_kind="parallel_fs",
-            gpus=1024.0, interval_s=1800.0, params=405.85e9, active_params=405.85e9, tokens=15.6e12,
-            weights_bytes_per_param=2.0, master_bytes_per_param=4.0, optimizer_bytes_per_param=8.0,
-            grads_bytes_per_param=0.0, gpus_per_node=8.0, peak_TFLOPS=989.0, d2h_gpu_GBps=55.0,
-            d2h_node_GBps=358.66, host_memory_bytes=2e12, storage_nic_GBps=100.0, peer_nic_GBps=100.0, nvme_write_GBps=26.0,
-            nvme_capacity_bytes=30.72e12, usd_per_gpu_hour=4.916, gpu_mtbf_s=50677 * 3600.0,
-            tier_write_GBps=100.0, tier_node_write_GBps=20.0, usd_per_tb_month=23.0,
-            target_overhead_pct=1.0, mfu_pct=40.0, restart_s=600.0, retention=3.0, buffers=1.0,
-            sharding="fully_sharded", tp=1.0, pp=1.0, layers=0.0, hidden=0.0, vocab=0.0, writer_GBps=math.inf,
-            sync_fixed_s=0.0, async_fixed_s=0.0, tiered_fixed_s=0.0, async_slowdown_pct=0.0,
-            staging_gpu_GBps=55.0)  # the bandwidth-only model: pinned staging, no fitted term
+    model="m",
+    recipe="r",
+    sku="s",
+    tier="t",
+    strategy="sync",
+    tier_kind="parallel_fs",
+    gpus=1024.0,
+    interval_s=1800.0,
+    params=405.85e9,
+    active_params=405.85e9,
+    tokens=15.6e12,
+    weights_bytes_per_param=2.0,
+    master_bytes_per_param=4.0,
+    optimizer_bytes_per_param=8.0,
+    grads_bytes_per_param=0.0,
+    gpus_per_node=8.0,
+    peak_TFLOPS=989.0,
+    d2h_gpu_GBps=55.0,
+    d2h_node_GBps=358.66,
+    host_memory_bytes=2e12,
+    storage_nic_GBps=100.0,
+    peer_nic_GBps=100.0,
+    nvme_write_GBps=26.0,
+    nvme_capacity_bytes=30.72e12,
+    usd_per_gpu_hour=4.916,
+    gpu_mtbf_s=50677 * 3600.0,
+    tier_write_GBps=100.0,
+    tier_node_write_GBps=20.0,
+    usd_per_tb_month=23.0,
+    target_overhead_pct=1.0,
+    mfu_pct=40.0,
+    restart_s=600.0,
+    retention=3.0,
+    buffers=1.0,
+    sharding="fully_sharded",
+    tp=1.0,
+    pp=1.0,
+    layers=0.0,
+    hidden=0.0,
+    vocab=0.0,
+    writer_GBps=math.inf,
+    sync_fixed_s=0.0,
+    async_fixed_s=0.0,
+    tiered_fixed_s=0.0,
+    async_slowdown_pct=0.0,
+    staging_gpu_GBps=55.0,
+)  # the bandwidth-only model: pinned staging, no fitted term
 
 
 def _row(**changes):
-    traits = trait_values(changes.get("strategy", BASE["strategy"]))  # the strategy's, as the table declares them
-    values = {k: np.array([v], dtype=bool if INPUTS[k].unit == "bool" else None)
-              for k, v in {**BASE, **traits, **changes}.items()}
+    traits = trait_values(
+        changes.get("strategy", BASE["strategy"])
+    )  # the strategy's, as the table declares them
+    values = {
+        k: np.array([v], dtype=bool if INPUTS[k].unit == "bool" else None)
+        for k, v in {**BASE, **traits, **changes}.items()
+    }
     return {k: v[0] for k, v in compute(values).items()}
 
 
 # ---- issue 14: the terms published measurements need, each by hand ----
+
 
 def test_writers_share_a_node_sub_linearly():
     """writer_scaling 45%: one writer 1.5 GB/s, eight 1.5 x (1 + 7 x 0.45) = 6.225 GB/s; the heaviest
@@ -267,9 +355,14 @@ def test_coordination_grows_with_ranks_and_sits_in_the_persist():
     assert row["write_s"] == pytest.approx(10.24 + row["tier_s"])
     assert row["stall_s"] == pytest.approx(row["d2h_s"] + row["write_s"])
     big = _row(coordination_per_rank_s=0.01, gpus=4096.0)
-    assert big["coordination_s"] == pytest.approx(40.96) and big["bytes_per_node"] < row["bytes_per_node"]
+    assert (
+        big["coordination_s"] == pytest.approx(40.96)
+        and big["bytes_per_node"] < row["bytes_per_node"]
+    )
     asy = _row(coordination_per_rank_s=0.01, strategy="async", coordination_blocks=False)
-    assert asy["stall_s"] == pytest.approx(asy["snapshot_s"]) and asy["background_s"] == pytest.approx(row["write_s"])
+    assert asy["stall_s"] == pytest.approx(asy["snapshot_s"]) and asy[
+        "background_s"
+    ] == pytest.approx(row["write_s"])
     budget = _row(coordination_per_rank_s=0.01)  # the target's budget leaves the coordination out
     assert budget["write_budget_s"] == pytest.approx(0.01 * 1800 - budget["d2h_s"] - 10.24)
 
@@ -281,7 +374,9 @@ def test_async_snapshot_at_the_staging_rate_plus_its_fixed_cost():
     node = 405.85e9 * 14 / 128
     assert row["staging_GBps"] == 40.0
     assert row["stall_s"] == pytest.approx(0.2 + node / 40e9)
-    capped = _row(strategy="async", staging_kind="pageable", staging_gpu_GBps=100.0)  # the node's GPU->host total still caps it
+    capped = _row(
+        strategy="async", staging_kind="pageable", staging_gpu_GBps=100.0
+    )  # the node's GPU->host total still caps it
     assert capped["staging_GBps"] == 358.66
 
 
@@ -299,24 +394,42 @@ def test_restore_by_recovery_class_feeds_the_waste_by_hand():
     host_s = node / 358.66e9
     args = dict(tier_read_GBps=200.0, tier_node_read_GBps=40.0, host_recoverable_pct=75.0)
     asy = _row(strategy="async", **args)
-    assert asy["restore_tier_s"] == pytest.approx(tier_s) and asy["restore_host_s"] == pytest.approx(host_s)
+    assert asy["restore_tier_s"] == pytest.approx(tier_s) and asy[
+        "restore_host_s"
+    ] == pytest.approx(host_s)
     assert asy["host_restore_pct"] == 75.0
     assert asy["restore_s"] == pytest.approx(0.75 * host_s + 0.25 * tier_s)
     mtbf = 50677 * 3600.0 / 1024
-    assert asy["rework_pct"] == pytest.approx(100 * (900 + 600 + 0.75 * host_s + 0.25 * tier_s) / mtbf)
+    assert asy["rework_pct"] == pytest.approx(
+        100 * (900 + 600 + 0.75 * host_s + 0.25 * tier_s) / mtbf
+    )
     syn = _row(strategy="sync", **args)
     assert syn["host_restore_pct"] == 0 and syn["restore_s"] == pytest.approx(tier_s)
     none = _row(strategy="async", **{**args, "host_recoverable_pct": 0.0})
     assert none["optimal_interval_s"] == asy["optimal_interval_s"]
-    assert none["optimal_waste_pct"] - asy["optimal_waste_pct"] == pytest.approx(100 * 0.75 * (tier_s - host_s) / mtbf)
-    omitted = _row(strategy="async")  # no read figures: the write bandwidth bought, the per-node write, the NIC
+    assert none["optimal_waste_pct"] - asy["optimal_waste_pct"] == pytest.approx(
+        100 * 0.75 * (tier_s - host_s) / mtbf
+    )
+    omitted = _row(
+        strategy="async"
+    )  # no read figures: the write bandwidth bought, the per-node write, the NIC
     assert omitted["read_GBps"] == 100.0 and omitted["node_read_GBps"] == 20.0
 
 
 def test_restore_from_local_nvme_reads_the_drives():
-    row = _row(tier_kind="local_nvme", tier_write_GBps=math.inf, tier_node_write_GBps=math.inf, nvme_read_GBps=48.0)
+    row = _row(
+        tier_kind="local_nvme",
+        tier_write_GBps=math.inf,
+        tier_node_write_GBps=math.inf,
+        nvme_read_GBps=48.0,
+    )
     assert row["node_read_GBps"] == 48.0
-    assert _row(tier_kind="local_nvme", tier_write_GBps=math.inf, tier_node_write_GBps=math.inf)["node_read_GBps"] == 26.0
+    assert (
+        _row(tier_kind="local_nvme", tier_write_GBps=math.inf, tier_node_write_GBps=math.inf)[
+            "node_read_GBps"
+        ]
+        == 26.0
+    )
 
 
 def test_a_models_size_given_directly_replaces_the_recipe():
@@ -326,7 +439,9 @@ def test_a_models_size_given_directly_replaces_the_recipe():
     assert row["bytes_per_param"] == 16.0 and row["ckpt_bytes"] == pytest.approx(405.85e9 * 16)
     assert row["other_bytes"] == pytest.approx(405.85e9 * 2)
     sized = _row(model_bytes_per_param=16.0, checkpoint_size_bytes=2.3e12)
-    assert sized["ckpt_bytes"] == pytest.approx(2.3e12) and sized["bytes_per_param"] == pytest.approx(2.3e12 / 405.85e9)
+    assert sized["ckpt_bytes"] == pytest.approx(2.3e12) and sized[
+        "bytes_per_param"
+    ] == pytest.approx(2.3e12 / 405.85e9)
     assert sized["bytes_per_node"] == pytest.approx(2.3e12 / 128)
 
 
@@ -346,6 +461,7 @@ def test_a_consolidated_copy_is_written_by_one_rank():
 
 # ---- issue 24: an engine's terms, each by hand ----
 
+
 def test_an_engine_that_plans_before_training_resumes_stalls_for_it():
     """coordination_blocks yes (the default): an async save's 10.24 s of planning is in its stall and out of
     its background persist, and its budget requires snapshot + planning to meet the target."""
@@ -353,17 +469,23 @@ def test_an_engine_that_plans_before_training_resumes_stalls_for_it():
     assert asy["blocking_coordination_s"] == pytest.approx(10.24)
     assert asy["stall_s"] == pytest.approx(asy["snapshot_s"] + 10.24)
     assert asy["write_s"] == pytest.approx(asy["tier_s"])  # planning already done
-    tight = _row(coordination_per_rank_s=0.01, strategy="async", target_overhead_pct=0.5)  # 9 s < 10.24 s
+    tight = _row(
+        coordination_per_rank_s=0.01, strategy="async", target_overhead_pct=0.5
+    )  # 9 s < 10.24 s
     assert tight["write_budget_s"] == 0 and math.isinf(tight["required_write_GBps"])
 
 
 def test_first_and_cached_coordination_constant_per_rank_and_squared():
     """First save: 40 s + 0.1 s x 1,024 + 1e-5 s x 1,024^2 = 40 + 102.4 + 10.486 = 152.9 s. With cached
     plans, later saves: 1.5 s + 0.001 s x 1,024 = 2.524 s, which every steady-state save pays."""
-    terms = dict(coordination_constant_s=40.0, coordination_per_rank_s=0.1, coordination_per_rank2_s=1e-5)
+    terms = dict(
+        coordination_constant_s=40.0, coordination_per_rank_s=0.1, coordination_per_rank2_s=1e-5
+    )
     first = _row(**terms)
-    assert first["first_coordination_s"] == pytest.approx(40 + 102.4 + 1e-5 * 1024 ** 2)
-    assert first["coordination_s"] == first["first_coordination_s"]  # nothing cached: every save plans anew
+    assert first["first_coordination_s"] == pytest.approx(40 + 102.4 + 1e-5 * 1024**2)
+    assert (
+        first["coordination_s"] == first["first_coordination_s"]
+    )  # nothing cached: every save plans anew
     cached = _row(**terms, cached_constant_s=1.5, cached_per_rank_s=0.001)
     assert cached["first_coordination_s"] == first["first_coordination_s"]
     assert cached["coordination_s"] == pytest.approx(2.524)
@@ -389,7 +511,12 @@ def test_overlap_hides_a_share_of_the_staging_copy():
 def test_shared_memory_staging_at_the_engines_own_rate_capped_by_the_link():
     """An engine staging into shared memory at 4.11 GB/s a GPU: 8 x 4.11 = 32.9 GB/s a node, whatever the
     SKU's staging figure; a faster engine rate than the link's is capped at d2h_per_gpu."""
-    row = _row(strategy="async", staging_kind="shared_memory", engine_staging_gpu_GBps=4.11, staging_gpu_GBps=20.0)
+    row = _row(
+        strategy="async",
+        staging_kind="shared_memory",
+        engine_staging_gpu_GBps=4.11,
+        staging_gpu_GBps=20.0,
+    )
     assert row["staging_rate_GBps"] == 4.11 and row["staging_GBps"] == pytest.approx(8 * 4.11)
     assert row["snapshot_s"] == pytest.approx(405.85e9 * 14 / 128 / (8 * 4.11e9))
     fast = _row(strategy="async", staging_kind="pageable", engine_staging_gpu_GBps=80.0)
@@ -414,7 +541,10 @@ def test_a_fully_parallel_save_spreads_replica0s_state_over_the_replicas():
     node writes and the heaviest rank carries 1/256 of what it did."""
     layout = dict(sharding="replica0", tp=1.0, pp=4.0)
     alone, spread = _row(**layout), _row(**layout, replicated="balanced")
-    assert alone["bytes_per_gpu_max"] == pytest.approx(405.85e9 * 14 / 4) and alone["nodes_writing"] == 1
+    assert (
+        alone["bytes_per_gpu_max"] == pytest.approx(405.85e9 * 14 / 4)
+        and alone["nodes_writing"] == 1
+    )
     assert spread["save_sharding"] == "balanced" and spread["nodes_writing"] == 128
     assert spread["bytes_per_gpu_max"] == pytest.approx(405.85e9 * 14 / 1024)
     assert spread["written_bytes"] == alone["written_bytes"]

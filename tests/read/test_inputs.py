@@ -13,28 +13,73 @@ import pytest
 from pydantic import BaseModel
 
 from ckptreport.answer import calibration
-from ckptreport.read import measured, schema
 from ckptreport.model.columns import COLUMNS, column
-from ckptreport.read.inputs import ENTITIES, GROUPS, INPUTS, PLAN, SCENARIO, SOURCES, STRATEGY_ENTITY, attribute, of
+from ckptreport.read import measured, schema
+from ckptreport.read.inputs import (
+    ENTITIES,
+    GROUPS,
+    INPUTS,
+    PLAN,
+    SCENARIO,
+    SOURCES,
+    STRATEGY_ENTITY,
+    attribute,
+    of,
+)
 from ckptreport.read.provenance import FILE_OF, TABLE, provenance
 from ckptreport.read.quantity import Kind
 from ckptreport.read.strategies import STRATEGIES, Strategy
 from ckptreport.read.units import COLUMN_UNITS
 
-MODEL_OF = {"models": schema.Model, "recipes": schema.Recipe, "skus": schema.Sku, "tiers": schema.Tier,
-            "engines": schema.Engine, "plan": schema.Plan}
+MODEL_OF = {
+    "models": schema.Model,
+    "recipes": schema.Recipe,
+    "skus": schema.Sku,
+    "tiers": schema.Tier,
+    "engines": schema.Engine,
+    "plan": schema.Plan,
+}
 # the key kinds (units.KINDS, "dtype", a Literal) a column of each unit may be read from
-KINDS_OF_UNIT = {"GBps": {"bandwidth"}, "bytes": {"bytes"}, "s": {"duration"}, "count": {"count"},
-                 "usd": {"usd"}, "pct": {"percent"}, "TFLOPS": {"flops"}, "B/param": {"dtype", "count"}, "label": {"literal", "text"},
-                 "bool": {"bool"}}
+KINDS_OF_UNIT = {
+    "GBps": {"bandwidth"},
+    "bytes": {"bytes"},
+    "s": {"duration"},
+    "count": {"count"},
+    "usd": {"usd"},
+    "pct": {"percent"},
+    "TFLOPS": {"flops"},
+    "B/param": {"dtype", "count"},
+    "label": {"literal", "text"},
+    "bool": {"bool"},
+}
 NOT_INPUTS = {  # the keys that are names, prose or output settings, not figures of the model
     "models": {"recipe", "description", "source"},
-    "recipes": {"description", "source"}, "skus": {"description", "source"},
+    "recipes": {"description", "source"},
+    "skus": {"description", "source"},
     "tiers": {"sites", "description", "source"},
     "engines": {"strategies", "description", "source"},
-    STRATEGY_ENTITY: {"name", "doc", "built_on", "replicas_why", "reads"},  # what a trait does not hold
-    "plan": {"models", "recipes", "skus", "tiers", "engines", "gpus", "intervals", "strategies", "max_rows",
-             "workbook_rows", "summary", "briefs", "paper"},
+    STRATEGY_ENTITY: {
+        "name",
+        "doc",
+        "built_on",
+        "replicas_why",
+        "reads",
+    },  # what a trait does not hold
+    "plan": {
+        "models",
+        "recipes",
+        "skus",
+        "tiers",
+        "engines",
+        "gpus",
+        "intervals",
+        "strategies",
+        "max_rows",
+        "workbook_rows",
+        "summary",
+        "briefs",
+        "paper",
+    },
 }
 
 
@@ -63,7 +108,11 @@ def _field(model: type[BaseModel], key: str):
     assert (info.alias or attribute(head)) == head, f"{key}: the field is not spelt as the key"
     if not rest:
         return info
-    sub = next(a for a in typing.get_args(info.annotation) if isinstance(a, type) and issubclass(a, BaseModel))
+    sub = next(
+        a
+        for a in typing.get_args(info.annotation)
+        if isinstance(a, type) and issubclass(a, BaseModel)
+    )
     return _field(sub, rest)
 
 
@@ -73,14 +122,20 @@ def _leaf_keys(entity: str, model: type[BaseModel], prefix: str = "") -> set[str
     for name, info in model.model_fields.items():
         key = prefix + (info.alias or name)
         if (entity, key) in GROUPS:
-            sub = next(a for a in typing.get_args(info.annotation) if isinstance(a, type) and issubclass(a, BaseModel))
+            sub = next(
+                a
+                for a in typing.get_args(info.annotation)
+                if isinstance(a, type) and issubclass(a, BaseModel)
+            )
             out |= _leaf_keys(entity, sub, key + ".")
         else:
             out.add(key)
     return out
 
 
-@pytest.mark.parametrize("name", [n for n, i in INPUTS.items() if i.entity not in (SCENARIO, STRATEGY_ENTITY)])
+@pytest.mark.parametrize(
+    "name", [n for n, i in INPUTS.items() if i.entity not in (SCENARIO, STRATEGY_ENTITY)]
+)
 def test_every_input_is_a_key_of_its_entity_with_a_type_of_its_unit(name):
     """The key exists in the schema, is spelt as users write it, and holds what the unit needs."""
     inp = INPUTS[name]
@@ -90,7 +145,11 @@ def test_every_input_is_a_key_of_its_entity_with_a_type_of_its_unit(name):
     assert info.is_required() == inp.required  # inside its mapping, for a dotted key
 
 
-TRAIT_TYPES = {"bool": "bool", "label": "str", "count": "int"}  # a trait's annotation by its column's unit
+TRAIT_TYPES = {
+    "bool": "bool",
+    "label": "str",
+    "count": "int",
+}  # a trait's annotation by its column's unit
 
 
 def test_every_trait_is_a_field_of_the_strategy_table_and_every_field_a_trait_or_named_as_not_one():
@@ -128,8 +187,11 @@ def test_every_optional_input_says_what_omitting_it_means():
         if inp.derive is not None:
             assert inp.derived_from and inp.derived_doc, inp.name
         assert inp.unit in COLUMN_UNITS and inp.name not in COLUMNS, inp.name
-    assert {g.key for g in GROUPS.values()} == {i.key.split(".")[0] for i in INPUTS.values() if i.key and "." in i.key
-                                               and i.entity != SCENARIO}
+    assert {g.key for g in GROUPS.values()} == {
+        i.key.split(".")[0]
+        for i in INPUTS.values()
+        if i.key and "." in i.key and i.entity != SCENARIO
+    }
 
 
 def test_provenance_of_every_input_of_every_entity(shipped):
@@ -141,7 +203,9 @@ def test_provenance_of_every_input_of_every_entity(shipped):
         for name in names:
             prov = provenance(shipped, inp, {inp.entity: name})
             if inp.entity == STRATEGY_ENTITY:  # declared in code: the table and the strategy's doc
-                assert (prov.file, prov.basis) == (TABLE, "definition") and STRATEGIES[name].doc in prov.source
+                assert (prov.file, prov.basis) == (TABLE, "definition") and STRATEGIES[
+                    name
+                ].doc in prov.source
                 continue
             assert prov.file == FILE_OF[inp.entity] and prov.line > 0, (inp.name, name, prov)
             entity = shipped.entity(inp.entity, name)
@@ -156,6 +220,7 @@ def test_provenance_of_every_input_of_every_entity(shipped):
 def test_an_omitted_key_takes_its_declared_default_and_a_derived_one_its_rule(shipped, frame):
     """gh200 gives no d2h_per_node (derived: gpus_per_node x d2h_per_gpu) and no local NVMe (0);
     s3-standard gives no aggregate write (unbounded); fsx-lustre-1000 derives it from per-TiB x capacity."""
+
     def row(**where):
         mask = True
         for k, v in where.items():
@@ -168,7 +233,9 @@ def test_an_omitted_key_takes_its_declared_default_and_a_derived_one_its_rule(sh
     assert math.isinf(row(tier="s3-standard")["tier_write_GBps"])
     fsx = row(tier="fsx-lustre-1000")  # per TiB without a capacity: sized by the plan
     assert fsx["sized_per_TiB"] and math.isnan(fsx["tier_capacity_bytes"])
-    assert fsx["tier_bought_GBps"] == pytest.approx(fsx["tier_write_per_TiB_GBps"] * fsx["provisioned_bytes"] / 2**40)
+    assert fsx["tier_bought_GBps"] == pytest.approx(
+        fsx["tier_write_per_TiB_GBps"] * fsx["provisioned_bytes"] / 2**40
+    )
     assert fsx["tier_source"] == "spec"  # its per-TiB rate
 
 
@@ -196,10 +263,14 @@ def test_a_column_reading_an_undeclared_name_is_refused():
     with pytest.raises(NameError, match="neither an input nor an earlier column"):
         column("s")(lambda not_declared_anywhere: not_declared_anywhere)
     with pytest.raises(NameError, match="defined twice"):
+
         def stall_s(d2h_s):
             return d2h_s
+
         column("s")(stall_s)
     with pytest.raises(NameError, match="unknown unit"):
+
         def fresh_name_s(d2h_s):
             return d2h_s
+
         column("seconds")(fresh_name_s)

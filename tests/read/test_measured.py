@@ -14,12 +14,13 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from ckptreport.read import importers, measured, units
 from ckptreport import probe
+from ckptreport.answer.uncertainty.ranges import parameters
 from ckptreport.build import build
 from ckptreport.cli import main
+from ckptreport.read import importers, measured, units
+
 from conftest import REPO
-from ckptreport.answer.uncertainty.ranges import parameters
 
 FIXTURES = REPO / "tests" / "fixtures" / "measured"
 
@@ -30,14 +31,28 @@ def cli(*args):
 
 # ---- probe --------------------------------------------------------------------------------------
 
+
 def test_probe_measures_this_host_and_its_file_loads_into_build(tmp_path, small_models):
     """On a machine without GPUs the probe measures the host copy and a real fsync'd disk write into
     a temp dir, says what it skipped, leaves no test files, and build uses the figure."""
     disk = tmp_path / "nvme"
     disk.mkdir()
     out = tmp_path / "measured" / "host.yaml"
-    result = cli("probe", "--sku", "dgx-h100", "--path", disk, "--size", "64MiB", "--writers", "2",
-                 "--repeat", "2", "-o", out)
+    result = cli(
+        "probe",
+        "--sku",
+        "dgx-h100",
+        "--path",
+        disk,
+        "--size",
+        "64MiB",
+        "--writers",
+        "2",
+        "--repeat",
+        "2",
+        "-o",
+        out,
+    )
     assert result.exit_code == 0, result.output
     assert list(disk.iterdir()) == []  # its test files are gone
     doc = yaml.safe_load(out.read_text())
@@ -47,27 +62,42 @@ def test_probe_measures_this_host_and_its_file_loads_into_build(tmp_path, small_
     if probe._torch() is None:
         assert any("PyTorch is not installed" in s for s in doc["skipped"])
         assert "skipped GPU -> host copies" in result.output
-    built = build(small_models, tmp_path / "out", measured=[out], skip=['workbook', 'briefs'])
+    built = build(small_models, tmp_path / "out", measured=[out], skip=["workbook", "briefs"])
     f = built.frame
     h100 = f[f.sku == "dgx-h100"]
     assert (h100["nvme_source"] == "measured on 1 host").all()
     got = yaml.safe_load(out.read_text())["metrics"]["local_nvme_write"]["value"]
-    assert h100["nvme_write_GBps"].iloc[0] == pytest.approx(float(got.split()[0]) * {"GB/s": 1, "MB/s": 1e-3}[got.split()[1]])
+    assert h100["nvme_write_GBps"].iloc[0] == pytest.approx(
+        float(got.split()[0]) * {"GB/s": 1, "MB/s": 1e-3}[got.split()[1]]
+    )
 
 
 def test_probe_gpu_copies_where_a_gpu_exists():
     """GPU -> pinned host copies, per GPU and all at once, on a real CUDA device."""
     torch = probe._torch()
     if torch is None or not torch.cuda.is_available():
-        pytest.skip("no CUDA GPU here (PyTorch " + ("missing" if torch is None else "sees no device") +
-                    "): the GPU copies are measured only on a GPU host")
+        pytest.skip(
+            "no CUDA GPU here (PyTorch "
+            + ("missing" if torch is None else "sees no device")
+            + "): the GPU copies are measured only on a GPU host"
+        )
     one, node, gpus = probe.gpu_copies(torch, 256 * 2**20, 2)
-    assert gpus["count"] == torch.cuda.device_count() and one["value"] > 1e9 and node["value"] > one["value"] * 0.5
+    assert (
+        gpus["count"] == torch.cuda.device_count()
+        and one["value"] > 1e9
+        and node["value"] > one["value"] * 0.5
+    )
 
 
 def test_probe_refuses_an_unwritable_path(tmp_path):
-    result = cli("probe", "--sku", "dgx-h100", "--path", tmp_path / "missing", "-o", tmp_path / "m.yaml")
-    assert result.exit_code == 2 and "does not exist" in result.output and not (tmp_path / "m.yaml").exists()
+    result = cli(
+        "probe", "--sku", "dgx-h100", "--path", tmp_path / "missing", "-o", tmp_path / "m.yaml"
+    )
+    assert (
+        result.exit_code == 2
+        and "does not exist" in result.output
+        and not (tmp_path / "m.yaml").exists()
+    )
 
 
 def test_interrupted_probe_leaves_nothing(tmp_path, monkeypatch):
@@ -79,12 +109,15 @@ def test_interrupted_probe_leaves_nothing(tmp_path, monkeypatch):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(probe, "host_memcpy", interrupt)
-    result = cli("probe", "--sku", "dgx-h100", "--path", disk, "--size", "32MiB", "-o", tmp_path / "m.yaml")
+    result = cli(
+        "probe", "--sku", "dgx-h100", "--path", disk, "--size", "32MiB", "-o", tmp_path / "m.yaml"
+    )
     assert result.exit_code == 130 and "nothing was written" in result.output
     assert not (tmp_path / "m.yaml").exists() and list(disk.iterdir()) == []
 
 
 # ---- importers ------------------------------------------------------------------------------------
+
 
 def test_fio_group_reporting():
     """A real fio 3.33 JSON (4 jobs, group_reporting): its bw_bytes is the host's local write."""
@@ -118,11 +151,23 @@ def test_nvbandwidth_per_gpu_median_and_node_sum():
 
 # ---- builds with measured files -----------------------------------------------------------------
 
+
 def _imported(tmp_path) -> Path:
     d = tmp_path / "measured"
-    for tool, fixture, extra in (("nvbandwidth", "nvbandwidth-h800.json", []),
-                                 ("ior", "ior-write-4nodes.json", ["--tier", "pfs-100"])):
-        r = cli("import", tool, FIXTURES / fixture, "--sku", "dgx-h100", *extra, "-o", d / f"{tool}.yaml")
+    for tool, fixture, extra in (
+        ("nvbandwidth", "nvbandwidth-h800.json", []),
+        ("ior", "ior-write-4nodes.json", ["--tier", "pfs-100"]),
+    ):
+        r = cli(
+            "import",
+            tool,
+            FIXTURES / fixture,
+            "--sku",
+            "dgx-h100",
+            *extra,
+            "-o",
+            d / f"{tool}.yaml",
+        )
         assert r.exit_code == 0, r.output
     doc = yaml.safe_load((d / "nvbandwidth.yaml").read_text())
     doc["host"] = "node018"  # a second host, slower: the median of two
@@ -132,64 +177,119 @@ def _imported(tmp_path) -> Path:
 
 
 def test_a_build_with_measured_files_changes_exactly_the_hops_measured(tmp_path, small_models):
-    base = build(small_models, tmp_path / "spec", skip=['workbook', 'briefs']).frame
-    got = build(small_models, tmp_path / "meas", measured=[_imported(tmp_path)], skip=["workbook", "briefs"]).frame
+    base = build(small_models, tmp_path / "spec", skip=["workbook", "briefs"]).frame
+    got = build(
+        small_models, tmp_path / "meas", measured=[_imported(tmp_path)], skip=["workbook", "briefs"]
+    ).frame
     h100 = got.sku == "dgx-h100"
-    assert got.loc[h100, "d2h_node_GBps"].sub((358.66 + 300) / 2).abs().lt(1e-9).all()  # median of two hosts
+    assert (
+        got.loc[h100, "d2h_node_GBps"].sub((358.66 + 300) / 2).abs().lt(1e-9).all()
+    )  # median of two hosts
     assert got.loc[h100, "d2h_gpu_GBps"].sub(55.12).abs().lt(1e-9).all()
     assert got.loc[got.tier == "pfs-100", "tier_write_GBps"].round(2).eq(21.74).all()
     assert (got.loc[h100, "d2h_source"] == "measured on 2 hosts").all()
-    assert (got.loc[got.tier == "pfs-100", "tier_source"].str.startswith("measured on 1 host")).all()
-    untouched = ~h100 & (got.tier != "pfs-100")  # other SKUs on other tiers: not a single value moved
+    assert (
+        got.loc[got.tier == "pfs-100", "tier_source"].str.startswith("measured on 1 host")
+    ).all()
+    untouched = ~h100 & (
+        got.tier != "pfs-100"
+    )  # other SKUs on other tiers: not a single value moved
 
     def plain(f):
-        return f.astype({c: str for c in f.select_dtypes("category").columns}).reset_index(drop=True)
+        return f.astype({c: str for c in f.select_dtypes("category").columns}).reset_index(
+            drop=True
+        )
 
     pd.testing.assert_frame_equal(plain(base[untouched]), plain(got[untouched]))
-    inputs = ["params", "gpus", "ckpt_bytes", "storage_nic_GBps", "nvme_write_GBps", "host_memory_bytes",
-              "usd_per_gpu_hour", "gpu_mtbf_s", "nic_source"]
-    pd.testing.assert_frame_equal(plain(base[inputs]), plain(got[inputs]))  # unmeasured inputs: unchanged everywhere
+    inputs = [
+        "params",
+        "gpus",
+        "ckpt_bytes",
+        "storage_nic_GBps",
+        "nvme_write_GBps",
+        "host_memory_bytes",
+        "usd_per_gpu_hour",
+        "gpu_mtbf_s",
+        "nic_source",
+    ]
+    pd.testing.assert_frame_equal(
+        plain(base[inputs]), plain(got[inputs])
+    )  # unmeasured inputs: unchanged everywhere
 
 
 def test_every_output_names_the_measured_source(tmp_path, small_models):
     d = _imported(tmp_path)
-    result = CliRunner().invoke(main, ["build", "--models", str(small_models), "--out", str(tmp_path / "out"),
-                                       "--measured", str(d), "--workbook-rows", "100"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "build",
+            "--models",
+            str(small_models),
+            "--out",
+            str(tmp_path / "out"),
+            "--measured",
+            str(d),
+            "--workbook-rows",
+            "100",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "skus.dgx-h100.d2h_per_node: measured on 2 hosts" in result.output
     csv = pd.read_csv(tmp_path / "out" / "scenarios.csv")
     assert (csv.loc[csv.sku == "dgx-h100", "d2h_source"] == "measured on 2 hosts").all()
     wb = openpyxl.load_workbook(tmp_path / "out" / "ckptreport.xlsx", read_only=True)
-    rows = [r for r in wb["Assumptions"].iter_rows(values_only=True) if r and r[0] == "skus.dgx-h100"]
+    rows = [
+        r for r in wb["Assumptions"].iter_rows(values_only=True) if r and r[0] == "skus.dgx-h100"
+    ]
     d2h = next(r for r in rows if r[1] == "d2h_node_GBps")
     assert d2h[4] == "measured on 2 hosts" and d2h[9] == pytest.approx(358.66) and d2h[11] == "ok"
     manifest = (tmp_path / "out" / "manifest.json").read_text()
     assert "measured on 2 hosts" in manifest
     if shutil.which("pdftotext"):
-        text = subprocess.run(["pdftotext", str(tmp_path / "out" / "briefs" / "llama3-405b.pdf"), "-"],
-                              capture_output=True, text=True, check=True).stdout
+        text = subprocess.run(
+            ["pdftotext", str(tmp_path / "out" / "briefs" / "llama3-405b.pdf"), "-"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         assert "Measured on your hosts" in text and "measured on 2 hosts" in text
 
 
 def test_a_measurement_far_from_spec_is_flagged(tmp_path, small_models):
     """Below 50% or above 110% of spec is flagged in the workbook and the briefs."""
     d = tmp_path / "m"
-    r = cli("import", "fio", FIXTURES / "fio-seqwrite-4jobs.json", "--sku", "dgx-h100", "-o", d / "fio.yaml")
+    r = cli(
+        "import",
+        "fio",
+        FIXTURES / "fio-seqwrite-4jobs.json",
+        "--sku",
+        "dgx-h100",
+        "-o",
+        d / "fio.yaml",
+    )
     assert r.exit_code == 0
     built = build(small_models, tmp_path / "out", measured=[d], workbook_rows=100)
     m = built.inputs.measured[("skus", "dgx-h100", "local_nvme.write")]
     assert m.flag == "below 50% of spec" and m.ratio == pytest.approx(0.585145408 / 26, rel=1e-5)
     wb = openpyxl.load_workbook(tmp_path / "out" / "ckptreport.xlsx", read_only=True)
-    row = next(r for r in wb["Assumptions"].iter_rows(values_only=True)
-               if r and r[0] == "skus.dgx-h100" and r[1] == "nvme_write_GBps")
+    row = next(
+        r
+        for r in wb["Assumptions"].iter_rows(values_only=True)
+        if r and r[0] == "skus.dgx-h100" and r[1] == "nvme_write_GBps"
+    )
     assert row[11] == "below 50% of spec"
     if shutil.which("pdftotext"):
-        text = subprocess.run(["pdftotext", str(tmp_path / "out" / "briefs" / "llama3-405b.pdf"), "-"],
-                              capture_output=True, text=True, check=True).stdout
+        text = subprocess.run(
+            ["pdftotext", str(tmp_path / "out" / "briefs" / "llama3-405b.pdf"), "-"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         assert "skus.dgx-h100.local_nvme.write" in text and "below 50% of spec" in text
 
 
 # ---- bad measured files ---------------------------------------------------------------------------
+
 
 def _good(tmp_path) -> Path:
     path = tmp_path / "m" / "good.yaml"
@@ -197,22 +297,31 @@ def _good(tmp_path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda t: t.replace("55.12 GB/s", "55.12 GB", 1), "expected a bandwidth like"),
-    (lambda t: t.replace("value: 55.12 GB/s", "value: -55.12 GB/s", 1), "greater than 0"),
-    (lambda t: t.replace("sku: dgx-h100", "sku: dgx-h10", 1), "unknown sku 'dgx-h10' (did you mean 'dgx-h100'?)"),
-    (lambda t: t.replace("metrics:", "metric:", 1), "unknown key 'metric'"),
-    (lambda t: t[: len(t) // 2] + "\n  - [", "YAML syntax error"),
-    (lambda t: "just: a mapping\n", "missing required key"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda t: t.replace("55.12 GB/s", "55.12 GB", 1), "expected a bandwidth like"),
+        (lambda t: t.replace("value: 55.12 GB/s", "value: -55.12 GB/s", 1), "greater than 0"),
+        (
+            lambda t: t.replace("sku: dgx-h100", "sku: dgx-h10", 1),
+            "unknown sku 'dgx-h10' (did you mean 'dgx-h100'?)",
+        ),
+        (lambda t: t.replace("metrics:", "metric:", 1), "unknown key 'metric'"),
+        (lambda t: t[: len(t) // 2] + "\n  - [", "YAML syntax error"),
+        (lambda t: "just: a mapping\n", "missing required key"),
+    ],
+)
 def test_bad_measured_files_are_clear_errors(tmp_path, small_models, edit, message):
     path = _good(tmp_path)
     path.write_text(edit(path.read_text()))
     out = tmp_path / "out"
-    result = CliRunner().invoke(main, ["build", "--models", str(small_models), "--out", str(out),
-                                       "--measured", str(path)])
+    result = CliRunner().invoke(
+        main, ["build", "--models", str(small_models), "--out", str(out), "--measured", str(path)]
+    )
     assert result.exit_code == 2, result.output
-    assert str(path) in result.output and message in result.output and "Traceback" not in result.output
+    assert (
+        str(path) in result.output and message in result.output and "Traceback" not in result.output
+    )
     assert not out.exists() or not any(out.iterdir())
 
 
@@ -220,21 +329,42 @@ def test_a_gigabyte_of_junk_is_refused_without_reading_it(tmp_path, small_models
     junk = tmp_path / "junk.yaml"
     with open(junk, "wb") as f:
         f.truncate(2**30)  # sparse: 1 GiB of zeros
-    result = CliRunner().invoke(main, ["build", "--models", str(small_models), "--out", str(tmp_path / "out"),
-                                       "--measured", str(junk)])
+    result = CliRunner().invoke(
+        main,
+        [
+            "build",
+            "--models",
+            str(small_models),
+            "--out",
+            str(tmp_path / "out"),
+            "--measured",
+            str(junk),
+        ],
+    )
     assert result.exit_code == 2 and "is larger than 8,388,608 bytes" in result.output
     for tool in ("fio", "ior", "nvbandwidth"):
-        r = cli("import", tool, junk, "--sku", "dgx-h100", *(["--tier", "pfs-100"] if tool == "ior" else []),
-                "-o", tmp_path / "x.yaml")
+        r = cli(
+            "import",
+            tool,
+            junk,
+            "--sku",
+            "dgx-h100",
+            *(["--tier", "pfs-100"] if tool == "ior" else []),
+            "-o",
+            tmp_path / "x.yaml",
+        )
         assert r.exit_code == 2 and "bytes" in r.output and not (tmp_path / "x.yaml").exists()
 
 
-@pytest.mark.parametrize("content, message", [
-    ('{"jobs": [{"write": {"bw_bytes": 123', "not JSON"),
-    ('{"jobs": [{"write": {"bw_bytes": -5}}]}', "expected a positive number"),
-    ('{"summary": []}', "no jobs"),
-    ("[1, 2, 3]", "expected a JSON object"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ('{"jobs": [{"write": {"bw_bytes": 123', "not JSON"),
+        ('{"jobs": [{"write": {"bw_bytes": -5}}]}', "expected a positive number"),
+        ('{"summary": []}', "no jobs"),
+        ("[1, 2, 3]", "expected a JSON object"),
+    ],
+)
 def test_truncated_or_hostile_tool_output(tmp_path, content, message):
     bad = tmp_path / "fio.json"
     bad.write_text(content)
@@ -245,10 +375,32 @@ def test_truncated_or_hostile_tool_output(tmp_path, content, message):
 
 def test_a_tier_that_does_not_exist_is_named(tmp_path, small_models):
     d = tmp_path / "m"
-    cli("import", "ior", FIXTURES / "ior-write-4nodes.json", "--sku", "dgx-h100", "--tier", "pfs-10", "-o", d / "i.yaml")
-    result = CliRunner().invoke(main, ["build", "--models", str(small_models), "--out", str(tmp_path / "out"),
-                                       "--measured", str(d)])
-    assert result.exit_code == 2 and "unknown tier 'pfs-10' (did you mean 'pfs-100'?)" in result.output
+    cli(
+        "import",
+        "ior",
+        FIXTURES / "ior-write-4nodes.json",
+        "--sku",
+        "dgx-h100",
+        "--tier",
+        "pfs-10",
+        "-o",
+        d / "i.yaml",
+    )
+    result = CliRunner().invoke(
+        main,
+        [
+            "build",
+            "--models",
+            str(small_models),
+            "--out",
+            str(tmp_path / "out"),
+            "--measured",
+            str(d),
+        ],
+    )
+    assert (
+        result.exit_code == 2 and "unknown tier 'pfs-10' (did you mean 'pfs-100'?)" in result.output
+    )
     assert re.search(r"i\.yaml:\d+:\d+: metrics\.tier_write\.tier:", result.output)
 
 

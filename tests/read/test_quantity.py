@@ -33,25 +33,46 @@ def test_a_figure_keeps_what_was_written_and_its_value_in_base_units():
 
 
 def test_a_sourced_figure_and_its_range():
-    q = entry(write={"value": "100 GB/s", "low": "50 GB/s", "high": "150 GB/s", "basis": "assumption",
-                     "source": "a guess", "date": "2026-05", "driver": "flash"}).write
-    assert (q.low, q.high, q.distribution, q.driver, q.basis, q.date) == (50e9, 150e9, "triangular", "flash",
-                                                                          "assumption", "2026-05")
+    q = entry(
+        write={
+            "value": "100 GB/s",
+            "low": "50 GB/s",
+            "high": "150 GB/s",
+            "basis": "assumption",
+            "source": "a guess",
+            "date": "2026-05",
+            "driver": "flash",
+        }
+    ).write
+    assert (q.low, q.high, q.distribution, q.driver, q.basis, q.date) == (
+        50e9,
+        150e9,
+        "triangular",
+        "flash",
+        "assumption",
+        "2026-05",
+    )
     assert q.range_text() == "50 GB/s to 150 GB/s (triangular, driver flash)"
 
 
-@pytest.mark.parametrize("write, says", [
-    ({"value": "1 GB/s", "speed": "x"}, "unknown key(s) 'speed'"),
-    ({"source": "x"}, "'value' is missing"),
-    ({"value": "1 GB/s", "basis": "rumour"}, "basis must be one of"),
-    ({"value": "1 GB/s", "date": "last May"}, "date must be a year, month or day"),
-    ({"value": "1 GB/s", "low": "2 GB/s"}, "a range gives both low and high"),
-    ({"value": "1 GB/s", "low": "2 GB/s", "high": "3 GB/s"}, "expected low <= value <= high"),
-    ({"value": "1 GB/s", "low": "0.5 GB/s", "high": "3 GB/s", "distribution": "normal"}, "distribution must be one of"),
-    ({"value": "1 GB/s", "driver": "flash"}, "a driver goes with a range"),
-    ({"value": "1 GB/s", "low": "0.5 GB", "high": "3 GB/s"}, "low: expected a bandwidth"),
-    ("0 GB/s", "expected a bandwidth greater than 0"),
-])
+@pytest.mark.parametrize(
+    "write, says",
+    [
+        ({"value": "1 GB/s", "speed": "x"}, "unknown key(s) 'speed'"),
+        ({"source": "x"}, "'value' is missing"),
+        ({"value": "1 GB/s", "basis": "rumour"}, "basis must be one of"),
+        ({"value": "1 GB/s", "date": "last May"}, "date must be a year, month or day"),
+        ({"value": "1 GB/s", "low": "2 GB/s"}, "a range gives both low and high"),
+        ({"value": "1 GB/s", "low": "2 GB/s", "high": "3 GB/s"}, "expected low <= value <= high"),
+        (
+            {"value": "1 GB/s", "low": "0.5 GB/s", "high": "3 GB/s", "distribution": "normal"},
+            "distribution must be one of",
+        ),
+        ({"value": "1 GB/s", "driver": "flash"}, "a driver goes with a range"),
+        ({"value": "1 GB/s", "low": "0.5 GB", "high": "3 GB/s"}, "low: expected a bandwidth"),
+        ("0 GB/s", "expected a bandwidth greater than 0"),
+    ],
+)
 def test_what_a_figure_may_not_hold(write, says):
     assert says in error(write=write)
 
@@ -75,9 +96,16 @@ def test_names_and_free_text_are_printable():
 
 # ---- issue 25: every key's plausible range, both sides of each bound ------------------------------
 
+
 def _written(value: float, kind: str) -> str:
     """A figure as a user writes it, in the kind's base unit (a percentage in percent)."""
-    unit = {"bytes": " B", "bandwidth": " B/s", "duration": " s", "flops": " FLOPS", "count": ""}.get(kind)
+    unit = {
+        "bytes": " B",
+        "bandwidth": " B/s",
+        "duration": " s",
+        "flops": " FLOPS",
+        "count": "",
+    }.get(kind)
     if kind == "percent":
         return f"{value * 100!r}%"
     if kind == "usd":
@@ -93,11 +121,17 @@ def _plausible_keys():
     out = [(name, i.type) for name, i in INPUTS.items() if plausible_of(i.type)]
     for key in ("gpus", "intervals"):  # the plan's lists: each item's type
         out.append((f"plan.{key}", schema.Plan.model_fields[key].annotation.__args__[0]))
-    return [(name, t, next(m.key for m in t.__metadata__ if isinstance(m, Kind))) for name, t in out]
+    return [
+        (name, t, next(m.key for m in t.__metadata__ if isinstance(m, Kind))) for name, t in out
+    ]
 
 
-@pytest.mark.parametrize("name, annotation, kind", _plausible_keys(), ids=lambda v: v if isinstance(v, str) else "")
-def test_each_key_refuses_a_figure_beyond_its_plausible_range_and_takes_its_bounds(name, annotation, kind):
+@pytest.mark.parametrize(
+    "name, annotation, kind", _plausible_keys(), ids=lambda v: v if isinstance(v, str) else ""
+)
+def test_each_key_refuses_a_figure_beyond_its_plausible_range_and_takes_its_bounds(
+    name, annotation, kind
+):
     """mfu 1e-300% or a GPU-hour of $4,916 is a typo, not a plan: each key with a plausible range refuses
     a figure 1% beyond either bound, naming the range, and takes the bounds themselves."""
     from pydantic import TypeAdapter
@@ -109,11 +143,16 @@ def test_each_key_refuses_a_figure_beyond_its_plausible_range_and_takes_its_boun
     bounds = plausible_of(annotation)
     low, high = units.parse(bounds.low, kind), units.parse(bounds.high, kind)
     for inside in (low, high):
-        assert adapter.validate_python(_written(inside, kind)).value == pytest.approx(inside, rel=1e-12), name
+        assert adapter.validate_python(_written(inside, kind)).value == pytest.approx(
+            inside, rel=1e-12
+        ), name
     for outside in (low / 1.01, high * 1.01):
         if kind == "count" and outside < 1:
             continue  # below 1 a count is refused as a count (greater than 0, a whole number)
         with pytest.raises(ValidationError) as e:
             adapter.validate_python(_written(outside, kind))
         msg = e.value.errors()[0]["msg"]
-        assert f"from {bounds.low} to {bounds.high}" in msg or f"at most {bounds.high}" in msg, (name, msg)
+        assert f"from {bounds.low} to {bounds.high}" in msg or f"at most {bounds.high}" in msg, (
+            name,
+            msg,
+        )

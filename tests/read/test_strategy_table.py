@@ -27,7 +27,10 @@ def test_the_shipped_table():
     assert names() == ("sync", "async", "tiered", "peer_memory", "differential", "jit")
     assert layered() == {"peer_memory", "differential", "jit"}
     assert {s.name: s.built_on for s in STRATEGIES.values() if s.built_on} == {
-        "peer_memory": "async", "differential": "async", "jit": "sync"}
+        "peer_memory": "async",
+        "differential": "async",
+        "jit": "sync",
+    }
     assert COMPARED == (BASELINE, BACKGROUND) and set(COMPARED) <= set(STRATEGIES)
     assert STRATEGIES[BASELINE].blocks_for_persist and not STRATEGIES[BACKGROUND].blocks_for_persist
 
@@ -44,10 +47,16 @@ def test_every_strategy_either_waits_for_its_save_or_stages_a_snapshot():
 
 def test_the_inputs_only_a_strategy_reads_are_declared_inputs():
     only = read_only_by()
-    assert only == {"peer_replicas": ("peer_memory",), "durable_every": ("peer_memory",),
-                    "node_loss_pct": ("peer_memory",), "peer_nic_GBps": ("peer_memory",),
-                    "full_every": ("differential",), "diff_fraction_pct": ("differential",),
-                    "jit_overhead_pct": ("jit",), "batch_tokens": ("jit",)}
+    assert only == {
+        "peer_replicas": ("peer_memory",),
+        "durable_every": ("peer_memory",),
+        "node_loss_pct": ("peer_memory",),
+        "peer_nic_GBps": ("peer_memory",),
+        "full_every": ("differential",),
+        "diff_fraction_pct": ("differential",),
+        "jit_overhead_pct": ("jit",),
+        "batch_tokens": ("jit",),
+    }
     assert set(only) <= set(INPUTS)
 
 
@@ -60,13 +69,27 @@ def test_a_strategy_is_its_traits_as_input_columns():
 
 
 def test_declared_adds_a_strategy_for_a_block_and_takes_it_out():
-    extra = Strategy("snapshot_only", "an async snapshot in host memory, never persisted", built_on="async",
-                     stages_snapshot=True, keeps_host_copy=True, fixed_cost="async")
+    extra = Strategy(
+        "snapshot_only",
+        "an async snapshot in host memory, never persisted",
+        built_on="async",
+        stages_snapshot=True,
+        keeps_host_copy=True,
+        fixed_cost="async",
+    )
     with declared(extra):
         assert names()[-1] == "snapshot_only" and "snapshot_only" in layered()
-        assert Plan.model_validate({"gpus": ["8"], "intervals": ["1 h"], "strategies": ["snapshot_only"],
-                                    "target_overhead": "1%", "mfu": "40%", "restart": "10 min",
-                                    "retention": "1"}).strategies == ["snapshot_only"]
+        assert Plan.model_validate(
+            {
+                "gpus": ["8"],
+                "intervals": ["1 h"],
+                "strategies": ["snapshot_only"],
+                "target_overhead": "1%",
+                "mfu": "40%",
+                "restart": "10 min",
+                "retention": "1",
+            }
+        ).strategies == ["snapshot_only"]
     assert "snapshot_only" not in STRATEGIES
 
 
@@ -78,18 +101,35 @@ def test_the_tables_rules_are_checked_on_declaration():
     with pytest.raises(ValueError, match="declared twice"):
         with declared(Strategy("async", "again")):
             pass
-    assert STRATEGIES["async"].doc.startswith("training stops for a snapshot")  # the shipped one is kept
+    assert STRATEGIES["async"].doc.startswith(
+        "training stops for a snapshot"
+    )  # the shipped one is kept
 
 
 def test_a_name_outside_the_table_is_refused_as_a_literal_would_be():
     """The plan's and an engine's strategies are checked against the table when the file is read; the
     message lists the table's names (what the loader prints at the key)."""
     with pytest.raises(ValidationError) as caught:
-        Plan.model_validate({"gpus": ["8"], "intervals": ["1 h"], "strategies": ["asinc", 3],
-                             "target_overhead": "1%", "mfu": "40%", "restart": "10 min", "retention": "1"})
+        Plan.model_validate(
+            {
+                "gpus": ["8"],
+                "intervals": ["1 h"],
+                "strategies": ["asinc", 3],
+                "target_overhead": "1%",
+                "mfu": "40%",
+                "restart": "10 min",
+                "retention": "1",
+            }
+        )
     errors = caught.value.errors()
     assert [e["type"] for e in errors] == ["literal_error", "literal_error"]
-    assert errors[0]["ctx"]["expected"] == "'sync', 'async', 'tiered', 'peer_memory', 'differential' or 'jit'"
-    assert Plan.model_json_schema()["properties"]["strategies"]["items"] == {"enum": list(names()), "type": "string"}
+    assert (
+        errors[0]["ctx"]["expected"]
+        == "'sync', 'async', 'tiered', 'peer_memory', 'differential' or 'jit'"
+    )
+    assert Plan.model_json_schema()["properties"]["strategies"]["items"] == {
+        "enum": list(names()),
+        "type": "string",
+    }
     assert StrategyName._known("jit") == "jit"
     assert listed(("a",)) == "a" and listed(("a", "b", "c")) == "a, b or c"

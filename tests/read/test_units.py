@@ -39,12 +39,15 @@ def test_fmt_parses_back_within_three_significant_digits(kind, v):
     assert abs(back - v) <= 0.005 * v
 
 
-@pytest.mark.parametrize("text, kind, value", [
-    ("1 GiB", "bytes", 2**30),
-    ("1 GB", "bytes", 1e9),
-    ("400 Gb/s", "bandwidth", 50e9),
-    ("2 x 400 Gb/s", "bandwidth", 100e9),
-])
+@pytest.mark.parametrize(
+    "text, kind, value",
+    [
+        ("1 GiB", "bytes", 2**30),
+        ("1 GB", "bytes", 1e9),
+        ("400 Gb/s", "bandwidth", 50e9),
+        ("2 x 400 Gb/s", "bandwidth", 100e9),
+    ],
+)
 def test_decimal_and_binary_prefixes(text, kind, value):
     """GB is 1e9 bytes, GiB 2**30, Gb a gigabit (1/8 GB), and 'N x' multiplies a bandwidth."""
     assert units.parse(text, kind) == value
@@ -55,8 +58,13 @@ FAST = sorted(units._FAST.items())
 
 @pytest.mark.parametrize("unit, kind_factor", FAST, ids=[u for u, _ in FAST])
 @settings(max_examples=25, deadline=None)
-@given(number=st.one_of(st.floats(min_value=1e-6, max_value=1e12).map(repr), st.integers(0, 10**9).map(str),
-                        st.sampled_from(["1.5", ".5", "3e2", "1E-3", "405.85", "0.1", "+7"])))
+@given(
+    number=st.one_of(
+        st.floats(min_value=1e-6, max_value=1e12).map(repr),
+        st.integers(0, 10**9).map(str),
+        st.sampled_from(["1.5", ".5", "3e2", "1E-3", "405.85", "0.1", "+7"]),
+    )
+)
 def test_common_units_read_without_pint_as_pint_reads_them(unit, kind_factor, number):
     """The spellings read without pint (so that commands start at once) give exactly pint's value,
     with and without a space; the other kinds' units still go to pint and its messages."""
@@ -72,23 +80,42 @@ def test_the_common_units_do_not_import_pint():
     import subprocess
     import sys
 
-    code = ("import sys, ckptreport.read.units as u; u.parse('400 Gb/s', 'bandwidth'); u.parse('2 TiB', 'bytes'); "
-            "u.parse('30 min', 'duration'); u.parse('989 TFLOPS', 'flops'); print('pint' in sys.modules)")
+    code = (
+        "import sys, ckptreport.read.units as u; u.parse('400 Gb/s', 'bandwidth'); u.parse('2 TiB', 'bytes'); "
+        "u.parse('30 min', 'duration'); u.parse('989 TFLOPS', 'flops'); print('pint' in sys.modules)"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
 
 
-@pytest.mark.parametrize("text, kind, value", [
-    ("30 min", "duration", 1800.0), ("1 h", "duration", 3600.0), ("2 d", "duration", 172800.0),
-    ("405B", "count", 405e9), ("15.6T", "count", 15.6e12), ("40%", "percent", 0.4),
-    ("989 TFLOPS", "flops", 989e12), ("2 TiB", "bytes", 2 * 2**40), ("100 GB/s", "bandwidth", 100e9),
-])
+@pytest.mark.parametrize(
+    "text, kind, value",
+    [
+        ("30 min", "duration", 1800.0),
+        ("1 h", "duration", 3600.0),
+        ("2 d", "duration", 172800.0),
+        ("405B", "count", 405e9),
+        ("15.6T", "count", 15.6e12),
+        ("40%", "percent", 0.4),
+        ("989 TFLOPS", "flops", 989e12),
+        ("2 TiB", "bytes", 2 * 2**40),
+        ("100 GB/s", "bandwidth", 100e9),
+    ],
+)
 def test_the_spellings_a_models_file_uses(text, kind, value):
     assert units.parse(text, kind) == pytest.approx(value, rel=1e-15)
 
 
-@pytest.mark.parametrize("text, kind", [("400", "bandwidth"), ("5 GB", "bandwidth"), ("fast", "duration"),
-                                        ("1e999 GB", "bytes"), ("", "bytes")])
+@pytest.mark.parametrize(
+    "text, kind",
+    [
+        ("400", "bandwidth"),
+        ("5 GB", "bandwidth"),
+        ("fast", "duration"),
+        ("1e999 GB", "bytes"),
+        ("", "bytes"),
+    ],
+)
 def test_what_is_not_a_quantity_of_its_kind_is_refused_with_an_example(text, kind):
     with pytest.raises(units.UnitError) as e:
         units.parse(text, kind)

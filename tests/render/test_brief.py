@@ -15,17 +15,20 @@ import pytest
 import weasyprint
 from click.testing import CliRunner
 
-from ckptreport.model import display
+from ckptreport.answer.uncertainty.ranges import parameters
 from ckptreport.build import build
 from ckptreport.cli import main
+from ckptreport.model import display
 from ckptreport.render import brief, pdf
+
 from conftest import REPO
-from ckptreport.answer.uncertainty.ranges import parameters
 
 GOLDEN = REPO / "tests" / "golden" / "briefs"
 POPPLER = shutil.which("pdftotext") and shutil.which("pdftoppm")
-needs_poppler = pytest.mark.skipif(not POPPLER and not os.environ.get("CI"),
-                                   reason="poppler-utils not installed: run `make system-deps`")
+needs_poppler = pytest.mark.skipif(
+    not POPPLER and not os.environ.get("CI"),
+    reason="poppler-utils not installed: run `make system-deps`",
+)
 
 
 def squash(text: str) -> str:
@@ -65,32 +68,49 @@ def test_headline_figures_equal_the_engine(built):
     for data in result.briefs:
         spec, rec = data.spec, data.pick.row
         text = pdftotext(briefs / f"{spec.name}.pdf")
-        for figure in (display.of("ckpt_bytes", rec["ckpt_bytes"]), display.value(rec["overhead_pct"], "pct"),
-                       display.of("storage_usd_month", rec["storage_usd_month"]),
-                       display.of("lost_gpu_usd_month", rec["lost_gpu_usd_month"]),
-                       display.of("total_usd", rec["total_usd"]), display.of("waste_usd", rec["waste_usd"]),
-                       display.of("tier_bought_GBps", rec["tier_bought_GBps"]),
-                       display.of("required_write_GBps", rec["required_write_GBps"]), str(rec["tier"]),
-                       str(rec["sku"])):
+        for figure in (
+            display.of("ckpt_bytes", rec["ckpt_bytes"]),
+            display.value(rec["overhead_pct"], "pct"),
+            display.of("storage_usd_month", rec["storage_usd_month"]),
+            display.of("lost_gpu_usd_month", rec["lost_gpu_usd_month"]),
+            display.of("total_usd", rec["total_usd"]),
+            display.of("waste_usd", rec["waste_usd"]),
+            display.of("tier_bought_GBps", rec["tier_bought_GBps"]),
+            display.of("required_write_GBps", rec["required_write_GBps"]),
+            str(rec["tier"]),
+            str(rec["sku"]),
+        ):
             assert figure in text, (spec.name, figure)
         flat = re.sub(r"\s+", " ", pdftotext(briefs / f"{spec.name}.pdf", layout=False))
         if data.pick.runner_up is not None:
             extra = display.value(data.pick.runner_up_extra_usd, "usd")
-            assert f"Runner-up: {data.pick.runner_up['strategy']} checkpoints to {data.pick.runner_up['tier']}" in flat
+            assert (
+                f"Runner-up: {data.pick.runner_up['strategy']} checkpoints to {data.pick.runner_up['tier']}"
+                in flat
+            )
             assert f"{extra} more over the run" in flat, (spec.name, extra)
         for name, value in data.assumed:
             assert f"{name} {value}" in flat, (spec.name, name)
         assert "Purchase curve" in flat and "write bandwidth bought (GB/s)" in flat
         # the restore after a failure and the recovery mix it rests on (issue 14)
         mix = display.value(rec["host_restore_pct"], "pct")
-        assert (f"After a failure: {mix} of restarts read the copy in host memory "
-                f"({display.of('restore_host_s', rec['restore_host_s'])})") in flat, spec.name
-        assert f"{display.of('restore_s', rec['restore_s'])} on average, counted in the rework" in flat, spec.name
+        assert (
+            f"After a failure: {mix} of restarts read the copy in host memory "
+            f"({display.of('restore_host_s', rec['restore_host_s'])})"
+        ) in flat, spec.name
+        assert (
+            f"{display.of('restore_s', rec['restore_s'])} on average, counted in the rework" in flat
+        ), spec.name
         assert "restore (async)" in flat
-        row = result.frame[(result.frame.model == spec.model) & (result.frame.sku == rec["sku"])
-                           & (result.frame.tier == rec["tier"]) & (result.frame.strategy == rec["strategy"])
-                           & (result.frame.gpus == spec.gpus) & (result.frame.interval_s == spec.interval_s)
-                           & (result.frame.recipe == rec["recipe"])].iloc[0]
+        row = result.frame[
+            (result.frame.model == spec.model)
+            & (result.frame.sku == rec["sku"])
+            & (result.frame.tier == rec["tier"])
+            & (result.frame.strategy == rec["strategy"])
+            & (result.frame.gpus == spec.gpus)
+            & (result.frame.interval_s == spec.interval_s)
+            & (result.frame.recipe == rec["recipe"])
+        ].iloc[0]
         assert row["overhead_pct"] == rec["overhead_pct"]  # the brief's row is the build's
 
 
@@ -101,10 +121,18 @@ def test_every_page_renders_and_the_body_before_the_appendix_is_at_most_3_pages(
     _, briefs = built
     for path in briefs.glob("*.pdf"):
         n = pages(path)
-        text = subprocess.run(["pdftotext", str(path), "-"], check=True, capture_output=True, text=True).stdout
-        appendix = next(i for i, page in enumerate(text.split("\f"), 1) if "Appendix: assumptions and sources" in page)
+        text = subprocess.run(
+            ["pdftotext", str(path), "-"], check=True, capture_output=True, text=True
+        ).stdout
+        appendix = next(
+            i
+            for i, page in enumerate(text.split("\f"), 1)
+            if "Appendix: assumptions and sources" in page
+        )
         assert appendix <= 4 and 3 <= n <= 6, (path.name, appendix, n)
-        subprocess.run(["pdftoppm", "-r", "30", "-png", str(path), str(tmp_path / path.stem)], check=True)
+        subprocess.run(
+            ["pdftoppm", "-r", "30", "-png", str(path), str(tmp_path / path.stem)], check=True
+        )
         assert len(list(tmp_path.glob(f"{path.stem}*.png"))) == n
 
 
@@ -151,23 +179,35 @@ def _hostile_models(models: Path) -> None:
     rename("storage.yaml", "pfs-100", HOSTILE["tier"])
     rename("hardware.yaml", "dgx-h100", HOSTILE["sku"])
     plan = models / "plan.yaml"
-    text = plan.read_text().replace("model: llama3-405b", "model: llama3-405b").replace("sku: dgx-h100", "sku: 'A & B <C>'")
-    plan.write_text(text + "models: [llama3-405b, '" + HOSTILE["model"] + "']\ntiers: ['" + HOSTILE["tier"]
-                    + "', s3-standard, superpod-best]\nskus: ['A & B <C>', gh200]\n")
+    text = (
+        plan.read_text()
+        .replace("model: llama3-405b", "model: llama3-405b")
+        .replace("sku: dgx-h100", "sku: 'A & B <C>'")
+    )
+    plan.write_text(
+        text
+        + "models: [llama3-405b, '"
+        + HOSTILE["model"]
+        + "']\ntiers: ['"
+        + HOSTILE["tier"]
+        + "', s3-standard, superpod-best]\nskus: ['A & B <C>', gh200]\n"
+    )
 
 
 @needs_poppler
 def test_hostile_names_appear_literally_and_nothing_is_fetched(models_copy, tmp_path, monkeypatch):
     """Names that look like markup are text: they print literally, no file is read, nothing attached."""
     _hostile_models(models_copy)
-    result = build(models_copy, tmp_path / "out", skip=['workbook'])
+    result = build(models_copy, tmp_path / "out", skip=["workbook"])
     pdfs = sorted((tmp_path / "out" / "briefs").glob("*.pdf"))
     hostile_pdf = next(p for p in pdfs if "passwd" in p.name)
     text = pdftotext(hostile_pdf, layout=False)
     squeezed = re.sub(r"\s", "", text)  # a long name may wrap across lines
     for name in HOSTILE.values():
         assert re.sub(r"\s", "", name) in squeezed, name
-    assert sorted(result.refused) == sorted(b.spec.name for b in result.report.briefs)  # each reported back
+    assert sorted(result.refused) == sorted(
+        b.spec.name for b in result.report.briefs
+    )  # each reported back
     assert all(urls == [] for urls in result.refused.values())  # nothing was even asked for
     raw = hostile_pdf.read_bytes()
     assert b"/EmbeddedFile" not in raw and b"/FileAttachment" not in raw
@@ -181,8 +221,10 @@ def test_hostile_names_appear_literally_and_nothing_is_fetched(models_copy, tmp_
 def test_the_fetcher_refuses_file_and_http_urls():
     """Even markup that asks for files gets nothing: the renderer's fetcher refuses every URL."""
     fetcher = pdf.RefusingFetcher()
-    html = ('<html><body><p>x</p><img src="file:///etc/passwd"><link rel=attachment href="file:///etc/hostname">'
-            '<img src="http://example.invalid/x.png"></body></html>')
+    html = (
+        '<html><body><p>x</p><img src="file:///etc/passwd"><link rel=attachment href="file:///etc/hostname">'
+        '<img src="http://example.invalid/x.png"></body></html>'
+    )
     laid_out = weasyprint.HTML(string=html, url_fetcher=fetcher).write_pdf()
     assert {u.split("//")[0] for u in fetcher.refused} >= {"file:"}
     assert b"/EmbeddedFile" not in laid_out
@@ -201,7 +243,9 @@ def test_golden_html(report):
     got = brief.golden_html(report)
     assert sorted(got) == sorted(p.name for p in GOLDEN.glob("*.html")), "run: make golden"
     for name, html in got.items():
-        assert html == (GOLDEN / name).read_text(), f"{name} differs: run `make golden` and review the diff"
+        assert html == (GOLDEN / name).read_text(), (
+            f"{name} differs: run `make golden` and review the diff"
+        )
 
 
 def test_charts_are_vector_with_text_as_text(report):
@@ -216,11 +260,15 @@ def test_charts_are_vector_with_text_as_text(report):
 def test_letter_on_request_and_plan_briefs(small_models, tmp_path):
     """--paper Letter gives US Letter pages; a `briefs:` entry gets its own PDF comparing its SKUs."""
     plan = small_models / "plan.yaml"
-    plan.write_text(plan.read_text() + (
-        "briefs:\n  - name: h100-vs-a100\n    model: llama3-405b\n    skus: [dgx-h100, dgx-a100]\n"
-        "    tiers: [superpod-best, s3-standard, fsx-lustre-1000]\n    gpus: 4096\n    interval: 30 min\n"
-        "    title: Storage for the 405B run\n"))
-    build(small_models, tmp_path / "out", paper="Letter", skip=['workbook'])
+    plan.write_text(
+        plan.read_text()
+        + (
+            "briefs:\n  - name: h100-vs-a100\n    model: llama3-405b\n    skus: [dgx-h100, dgx-a100]\n"
+            "    tiers: [superpod-best, s3-standard, fsx-lustre-1000]\n    gpus: 4096\n    interval: 30 min\n"
+            "    title: Storage for the 405B run\n"
+        )
+    )
+    build(small_models, tmp_path / "out", paper="Letter", skip=["workbook"])
     pdf = tmp_path / "out" / "briefs" / "h100-vs-a100.pdf"
     info = subprocess.run(["pdfinfo", str(pdf)], check=True, capture_output=True, text=True).stdout
     assert "612 x 792 pts" in info
@@ -267,13 +315,19 @@ def test_every_brief_says_how_sure_it_is(built):
         assert "How sure this is" in flat
         q = r.quantiles["total_usd_month"]
         p10, p50, p90 = (display.of("total_usd_month", q[f"p{p}"]) for p in (10, 50, 90))
-        after = squash(flat).split(squash("Its total cost a month:"), 1)[1][:300]  # a page break may fall in it
-        assert squash(f"P10 {p10}, P50 {p50}, P90") in after and squash(p90) in after, data.spec.name
+        after = squash(flat).split(squash("Its total cost a month:"), 1)[1][
+            :300
+        ]  # a page break may fall in it
+        assert squash(f"P10 {p10}, P50 {p50}, P90") in after and squash(p90) in after, (
+            data.spec.name
+        )
         share = r.wins[r.base["option"]]
         said = f"{r.base['option']} is the recommendation in {share:.0%} of draws"
         assert squash(said) in squash(flat)  # pdftotext joins a word hyphenated at a line's end
         assert "Tornado: each uncertain input moved alone" in flat
-        for w in r.swings[:3]:  # the tornado's bars are labelled with the inputs (up to 40 characters)
+        for w in r.swings[
+            :3
+        ]:  # the tornado's bars are labelled with the inputs (up to 40 characters)
             assert w.param.label[:30] in flat, w.param.label
         assert ("holds unless" in flat) == bool(r.breaks)
         assert ("No uncertain input flips this recommendation" in flat) == (not r.breaks)
@@ -285,26 +339,50 @@ def test_a_brief_names_the_break_even_where_its_recommendation_flips(small_model
     recommendation changes, and to what (the engine's break-even)."""
     import re as re_
 
-    from ckptreport.read.load import load
     from ckptreport.answer.report import compute
+    from ckptreport.read.load import load
 
     for name in ("hardware.yaml", "storage.yaml", "engines.yaml", "plan.yaml"):
         path = small_models / name
-        path.write_text(re_.sub(r'low: (?:"[^"]*"|[^,]+), high: (?:"[^"]*"|[^,]+), (distribution: \w+, )?'
-                                r'(driver: [\w-]+, )?', "", path.read_text()))
+        path.write_text(
+            re_.sub(
+                r'low: (?:"[^"]*"|[^,]+), high: (?:"[^"]*"|[^,]+), (distribution: \w+, )?'
+                r"(driver: [\w-]+, )?",
+                "",
+                path.read_text(),
+            )
+        )
     storage = small_models / "storage.yaml"
-    head, tier = storage.read_text().split("\n  superpod-better:\n", 1)  # the tier the 405B brief buys
-    storage.write_text(head + "\n  superpod-better:\n" + tier.replace(
-        'capex_usd_per_GBps: {value: "$25,000", basis: assumption',
-        'capex_usd_per_GBps: {value: "$25,000", low: "$20,000", high: "$40,000", basis: assumption', 1))
+    head, tier = storage.read_text().split(
+        "\n  superpod-better:\n", 1
+    )  # the tier the 405B brief buys
+    storage.write_text(
+        head
+        + "\n  superpod-better:\n"
+        + tier.replace(
+            'capex_usd_per_GBps: {value: "$25,000", basis: assumption',
+            'capex_usd_per_GBps: {value: "$25,000", low: "$20,000", high: "$40,000", basis: assumption',
+            1,
+        )
+    )
     report = compute(load(small_models))
     data = next(b for b in report.briefs if b.spec.name == "llama3-405b")
     (flip,) = [b for b in data.robust.breaks if b.direction == "above"]
     out = tmp_path / "out"
-    assert CliRunner().invoke(main, ["build", "--models", str(small_models), "--out", str(out), "--no-workbook",
-                                     "-q"]).exit_code == 0
+    assert (
+        CliRunner()
+        .invoke(
+            main, ["build", "--models", str(small_models), "--out", str(out), "--no-workbook", "-q"]
+        )
+        .exit_code
+        == 0
+    )
     flat = re.sub(r"\s+", " ", pdftotext(out / "briefs" / "llama3-405b.pdf", layout=False))
-    said = (f"This recommendation holds unless tiers.superpod-better.capex_usd_per_GBps rises above "
-            f"{display.of('capex_usd_per_GBps', flip.value)} (then {flip.to})")
+    said = (
+        f"This recommendation holds unless tiers.superpod-better.capex_usd_per_GBps rises above "
+        f"{display.of('capex_usd_per_GBps', flip.value)} (then {flip.to})"
+    )
     assert squash(said) in squash(flat)
-    assert [p.label for p in parameters(report.inputs)] == ["tiers.superpod-better.capex_usd_per_GBps"]
+    assert [p.label for p in parameters(report.inputs)] == [
+        "tiers.superpod-better.capex_usd_per_GBps"
+    ]

@@ -25,25 +25,27 @@ import pandas as pd
 import pytest
 
 from ckptreport.answer import page as page_module
-from ckptreport.model import rule
-from ckptreport.build import build
-
-from conftest import EPOCH
-from ckptreport.answer.types import RECOMMENDED
-from ckptreport.answer.types import option_label
+from ckptreport.answer.recommend import recommend
+from ckptreport.answer.types import RECOMMENDED, option_label
 from ckptreport.answer.uncertainty.robustness import line_rows
 from ckptreport.answer.uncertainty.tornado import tornado, tornadoes
-from ckptreport.answer.recommend import recommend
+from ckptreport.build import build
+from ckptreport.model import rule
+
+from conftest import EPOCH
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
 try:
     import selenium  # noqa: F401
+
     HAVE_SELENIUM = True
 except ImportError:
     HAVE_SELENIUM = False
-needs_browser = pytest.mark.skipif(not (CHROMIUM and DRIVER and HAVE_SELENIUM) and not os.environ.get("CI"),
-                                   reason="needs chromium, chromium-driver and selenium (make system-deps; CI has them)")
+needs_browser = pytest.mark.skipif(
+    not (CHROMIUM and DRIVER and HAVE_SELENIUM) and not os.environ.get("CI"),
+    reason="needs chromium, chromium-driver and selenium (make system-deps; CI has them)",
+)
 
 
 def _doc(out: Path):
@@ -51,6 +53,7 @@ def _doc(out: Path):
 
 
 # ---- the page as a file ----------------------------------------------------------------------------
+
 
 def test_the_page_is_one_file_that_fetches_nothing(small_build):
     """No script, stylesheet, font or image from anywhere: the CSP forbids fetching, and allows only
@@ -60,7 +63,13 @@ def test_the_page_is_one_file_that_fetches_nothing(small_build):
     doc = _doc(out)
     csp = doc.xpath("//meta[@http-equiv='Content-Security-Policy']/@content")[0]
     assert "default-src 'none'" in csp and "connect-src 'none'" in csp
-    for tag, attr in (("script", "src"), ("img", "src"), ("link", "href"), ("iframe", "src"), ("object", "data")):
+    for tag, attr in (
+        ("script", "src"),
+        ("img", "src"),
+        ("link", "href"),
+        ("iframe", "src"),
+        ("object", "data"),
+    ):
         assert not doc.xpath(f"//{tag}[@{attr}]"), tag
     assert "@import" not in text and "url(" not in text.split("<body")[0]
     scripts = [s for s in doc.xpath("//script") if s.get("type") != "application/json"]
@@ -79,7 +88,7 @@ def test_the_page_is_one_file_that_fetches_nothing(small_build):
 
 
 def test_no_html_writes_no_page(small_models, tmp_path):
-    result = build(small_models, tmp_path / "out", skip=['workbook', 'briefs', 'page'])
+    result = build(small_models, tmp_path / "out", skip=["workbook", "briefs", "page"])
     assert not (tmp_path / "out" / "report.html").exists()
     assert result.report.page is None
 
@@ -119,17 +128,26 @@ def test_the_summary_and_headline_are_the_manifests(small_build):
         cells = [c.text_content() for c in tr.xpath("./th|./td")]
         assert cells[:2] == [rec["model"], rec["sku"]]
         if rec["status"] == RECOMMENDED:
-            assert cells[at].rstrip(" *") == option_label(rec["strategy"], rec["tier"], rec["engine"])
+            assert cells[at].rstrip(" *") == option_label(
+                rec["strategy"], rec["tier"], rec["engine"]
+            )
     point = next(r for r in recs if r["model"] == "llama3-405b" and r["sku"] == "dgx-h100")
-    figures = {e.get("data-figure"): e.text_content() for e in doc.xpath("//*[@id='headline']//*[@data-figure]")}
+    figures = {
+        e.get("data-figure"): e.text_content()
+        for e in doc.xpath("//*[@id='headline']//*[@data-figure]")
+    }
     usd = lambda v: f"${v:,.0f}"  # noqa: E731
     assert figures["storage_usd_month"] == usd(point["storage_usd_month"])
     assert figures["lost_gpu_usd_month"] == usd(point["lost_gpu_usd_month"])
     assert figures["total_usd_month"] == usd(point["total_usd_month"])
     assert figures["total_usd"] == usd(point["total_usd"])
     assert figures["runner_up_extra_usd"] == usd(point["runner_up"]["extra_usd"])
-    for prose in doc.xpath("//*[@id='headline']//p") + doc.xpath("//section[contains(@class, 'line')]//p"):
-        assert not re.search(r"[a-z)]\.[A-Z]", prose.text_content()), prose.text_content()  # sentences apart
+    for prose in doc.xpath("//*[@id='headline']//p") + doc.xpath(
+        "//section[contains(@class, 'line')]//p"
+    ):
+        assert not re.search(r"[a-z)]\.[A-Z]", prose.text_content()), (
+            prose.text_content()
+        )  # sentences apart
     title = doc.xpath("//*[@id='headline']/h2")[0].text_content()
     assert title.endswith(option_label(point["strategy"], point["tier"], point["engine"]))
 
@@ -138,10 +156,15 @@ def test_every_input_is_shown_with_its_source(small_build):
     """The inputs panel: every entity of the build, each input's basis and file:line as provenance says."""
     doc = _doc(small_build.out)
     inputs = small_build.result.inputs
-    blocks = {b.xpath("./summary")[0].text_content(): b for b in doc.xpath("//section[@id='inputs']/details")}
+    blocks = {
+        b.xpath("./summary")[0].text_content(): b
+        for b in doc.xpath("//section[@id='inputs']/details")
+    }
     assert "skus: dgx-h100" in blocks and "tiers: pfs-100" in blocks and "plan: plan" in blocks
-    rows = {r.xpath("./td")[0].text_content(): [c.text_content() for c in r.xpath("./td")]
-            for r in blocks["tiers: pfs-100"].xpath(".//tbody/tr")}
+    rows = {
+        r.xpath("./td")[0].text_content(): [c.text_content() for c in r.xpath("./td")]
+        for r in blocks["tiers: pfs-100"].xpath(".//tbody/tr")
+    }
     prov = inputs.prov[("tiers", "pfs-100", "write")]
     assert rows["tier_write_GBps"][2] == prov.basis
     assert rows["tier_write_GBps"][3] == f"{prov.file}:{prov.line}"
@@ -160,12 +183,13 @@ def test_the_page_does_not_depend_on_the_directory(small_models, tmp_path, monke
     for where in ("a", "b"):
         (tmp_path / where).mkdir()
         monkeypatch.chdir(tmp_path / where)
-        build(small_models, tmp_path / where / "out", skip=['workbook', 'briefs'])
+        build(small_models, tmp_path / where / "out", skip=["workbook", "briefs"])
         pages.append((tmp_path / where / "out" / "report.html").read_bytes())
     assert pages[0] == pages[1]
 
 
 # ---- what the compute stage gives the page -------------------------------------------------------
+
 
 def test_the_batched_tornadoes_are_each_lines_tornado(report):
     """uncertainty.tornadoes (every line in one evaluation) gives each line what tornado gives it alone."""
@@ -174,8 +198,9 @@ def test_the_batched_tornadoes_are_each_lines_tornado(report):
     for line, (base, swings) in enumerate(batched):
         alone_base, alone = tornado(line_rows(report, line), report.params)
         assert base == alone_base
-        assert [(s.param.label, s.low, s.high, s.flips) for s in swings] == \
-               [(s.param.label, s.low, s.high, s.flips) for s in alone]
+        assert [(s.param.label, s.low, s.high, s.flips) for s in swings] == [
+            (s.param.label, s.low, s.high, s.flips) for s in alone
+        ]
 
 
 def test_the_tier_table_is_the_rule_on_each_tier_and_strategy(report):
@@ -195,11 +220,16 @@ def test_best_per_group_agrees_with_the_rule_on_awkward_groups():
     """Padding never wins: groups with no durable option, unknown costs, infinite overheads, one row."""
     rng = np.random.default_rng(3)
     n = 400
-    cols = {"recommendable": rng.random(n) < 0.2, "tier_durable": rng.random(n) < 0.5,
-            "meets_target": rng.random(n) < 0.5,
-            "total_usd": np.where(rng.random(n) < 0.2, np.nan, rng.random(n) * 100),
-            "tier_bought_GBps": np.where(rng.random(n) < 0.1, np.inf, rng.integers(1, 5, n).astype(float)),
-            "overhead_pct": np.where(rng.random(n) < 0.1, np.inf, rng.random(n))}
+    cols = {
+        "recommendable": rng.random(n) < 0.2,
+        "tier_durable": rng.random(n) < 0.5,
+        "meets_target": rng.random(n) < 0.5,
+        "total_usd": np.where(rng.random(n) < 0.2, np.nan, rng.random(n) * 100),
+        "tier_bought_GBps": np.where(
+            rng.random(n) < 0.1, np.inf, rng.integers(1, 5, n).astype(float)
+        ),
+        "overhead_pct": np.where(rng.random(n) < 0.1, np.inf, rng.random(n)),
+    }
     cols["recommendable"] &= cols["tier_durable"]
     cut = np.sort(rng.choice(np.arange(1, n), 60, replace=False))
     groups = [g for g in np.split(np.arange(n), cut) if len(g)]
@@ -212,13 +242,20 @@ def test_best_per_group_agrees_with_the_rule_on_awkward_groups():
 
 # ---- in a real browser ---------------------------------------------------------------------------
 
+
 @functools.cache
 def _options():
     from selenium.webdriver.chrome.options import Options
 
     o = Options()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-background-networking", "--no-first-run"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--no-first-run",
+    ):
         o.add_argument(arg)
     if CHROMIUM:
         o.binary_location = CHROMIUM
@@ -262,11 +299,16 @@ def served(default_build):
 
 
 @needs_browser
-def test_the_page_loads_without_a_console_message_from_disk_and_from_a_server(browser, default_build, served):
+def test_the_page_loads_without_a_console_message_from_disk_and_from_a_server(
+    browser, default_build, served
+):
     for url in ((default_build.out / "report.html").as_uri(), served):
         logs = _open(browser, url)
         assert logs == [], logs
-        assert browser.execute_script("return document.querySelectorAll('#scenario-body tr').length") == 50
+        assert (
+            browser.execute_script("return document.querySelectorAll('#scenario-body tr').length")
+            == 50
+        )
 
 
 def _rows_shown(driver) -> list[dict]:
@@ -288,19 +330,30 @@ def test_sorting_by_overhead_and_filtering_by_tier_shows_the_engines_rows(browse
 
     _open(browser, (default_build.out / "report.html").as_uri())
     frame = pd.read_parquet(default_build.out / "scenarios.parquet")
-    Select(browser.find_element(By.CSS_SELECTOR, "#scenario-filters select[data-col='tier']")).select_by_value("pfs-100")
+    Select(
+        browser.find_element(By.CSS_SELECTOR, "#scenario-filters select[data-col='tier']")
+    ).select_by_value("pfs-100")
     browser.find_element(By.CSS_SELECTOR, "#scenario-head button[data-col='overhead_pct']").click()
     want = frame[frame["tier"] == "pfs-100"].sort_values("overhead_pct", kind="stable")
     shown = browser.find_element(By.ID, "shown").text
     assert f"of {len(want):,} (filtered from {len(frame):,})" in shown
     for direction in ("ascending", "descending"):
         rows = _rows_shown(browser)
-        expect = want if direction == "ascending" else \
-            frame[frame["tier"] == "pfs-100"].sort_values("overhead_pct", ascending=False, kind="stable")
+        expect = (
+            want
+            if direction == "ascending"
+            else frame[frame["tier"] == "pfs-100"].sort_values(
+                "overhead_pct", ascending=False, kind="stable"
+            )
+        )
         assert [r["row"] for r in rows] == expect.index[:50].tolist(), direction
         for r in rows:
             engine = frame.loc[r["row"]]
-            assert r["tier"] == "pfs-100" and r["model"] == engine["model"] and r["engine"] == engine["engine"]
+            assert (
+                r["tier"] == "pfs-100"
+                and r["model"] == engine["model"]
+                and r["engine"] == engine["engine"]
+            )
             for col in ("overhead_pct", "stall_s", "total_usd_month", "ckpt_bytes"):
                 v = engine[col]
                 if pd.isna(v):
@@ -309,7 +362,9 @@ def test_sorting_by_overhead_and_filtering_by_tier_shows_the_engines_rows(browse
                     assert r[col] == "Infinity"
                 else:
                     assert float(r[col]) == pytest.approx(float(v), rel=1e-7), col
-        browser.find_element(By.CSS_SELECTOR, "#scenario-head button[data-col='overhead_pct']").click()
+        browser.find_element(
+            By.CSS_SELECTOR, "#scenario-head button[data-col='overhead_pct']"
+        ).click()
     box = browser.find_element(By.CSS_SELECTOR, "#scenario-filters input[data-col='overhead_pct']")
     box.send_keys("<= 0.5")
     low = want[want["overhead_pct"] <= 0.5]
@@ -333,7 +388,11 @@ def test_the_figures_the_browser_shows_are_the_manifests(browser, default_build)
             assert option.rstrip(" *") == option_label(rec["strategy"], rec["tier"], rec["engine"])
     figures = browser.execute_script("""return Object.fromEntries([...document.querySelectorAll(
         '#headline [data-figure]')].map(e => [e.dataset.figure, e.innerText]));""")
-    point = next(r for r in manifest["recommendations"] if r["model"] == "llama3-405b" and r["sku"] == "dgx-h100")
+    point = next(
+        r
+        for r in manifest["recommendations"]
+        if r["model"] == "llama3-405b" and r["sku"] == "dgx-h100"
+    )
     assert figures["total_usd_month"] == f"${point['total_usd_month']:,.0f}"
 
 
@@ -363,8 +422,11 @@ def test_nothing_overflows_a_laptop_or_a_phone(browser, default_build, tmp_path)
 def test_a_hostile_named_build_runs_no_script(browser, models_copy, tmp_path):
     """Names that are markup and formulas are shown as text in every part of the page, and run
     nothing: no handler fires, no element is made from them, the console stays empty."""
-    hostile = {"model": "<img src=x onerror=\"window.__pwned='model'\">",
-               "tier": "<script>window.__pwned='tier'</script>", "sku": "=HYPERLINK(\"http://x\",\"y\") & <b>"}
+    hostile = {
+        "model": "<img src=x onerror=\"window.__pwned='model'\">",
+        "tier": "<script>window.__pwned='tier'</script>",
+        "sku": '=HYPERLINK("http://x","y") & <b>',
+    }
 
     def rename(file: str, old: str, new: str) -> None:
         path = models_copy / file
@@ -377,31 +439,45 @@ def test_a_hostile_named_build_runs_no_script(browser, models_copy, tmp_path):
     rename("hardware.yaml", "dgx-h100", hostile["sku"])
     plan = models_copy / "plan.yaml"
     q = lambda s: "'" + s.replace("'", "''") + "'"  # noqa: E731
-    text = plan.read_text().replace("sku: dgx-h100", f"sku: {q(hostile['sku'])}").replace(
-        "model: llama3-405b", f"model: {q(hostile['model'])}")
-    text = re.sub(r"(?m)^gpus: .*$", "gpus: [1024]", re.sub(r"(?m)^intervals: .*$", "intervals: [30 min]", text))
-    plan.write_text(text + f"models: [llama3-405b, {q(hostile['model'])}]\ntiers: [{q(hostile['tier'])}, "
-                    f"s3-standard, superpod-best]\nskus: [{q(hostile['sku'])}, gh200]\n")
-    build(models_copy, tmp_path / "out", skip=['workbook', 'briefs'])
+    text = (
+        plan.read_text()
+        .replace("sku: dgx-h100", f"sku: {q(hostile['sku'])}")
+        .replace("model: llama3-405b", f"model: {q(hostile['model'])}")
+    )
+    text = re.sub(
+        r"(?m)^gpus: .*$",
+        "gpus: [1024]",
+        re.sub(r"(?m)^intervals: .*$", "intervals: [30 min]", text),
+    )
+    plan.write_text(
+        text + f"models: [llama3-405b, {q(hostile['model'])}]\ntiers: [{q(hostile['tier'])}, "
+        f"s3-standard, superpod-best]\nskus: [{q(hostile['sku'])}, gh200]\n"
+    )
+    build(models_copy, tmp_path / "out", skip=["workbook", "briefs"])
     logs = _open(browser, (tmp_path / "out" / "report.html").as_uri())
     assert logs == [], logs
     assert browser.execute_script("return window.__pwned === undefined")
     assert browser.execute_script("return document.querySelectorAll('img').length") == 0
-    assert browser.execute_script("return document.querySelectorAll('script').length") == 2  # data and the page's
+    assert (
+        browser.execute_script("return document.querySelectorAll('script').length") == 2
+    )  # data and the page's
     text = browser.execute_script("return document.body.innerText")
     for name in hostile.values():
         assert name in text, name
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
-    Select(browser.find_element(By.CSS_SELECTOR, "#scenario-filters select[data-col='tier']")).select_by_value(
-        hostile["tier"])
+    Select(
+        browser.find_element(By.CSS_SELECTOR, "#scenario-filters select[data-col='tier']")
+    ).select_by_value(hostile["tier"])
     rows = _rows_shown(browser)
     assert rows and all(r["tier"] == hostile["tier"] for r in rows)
     assert browser.execute_script("return window.__pwned === undefined")
 
 
-def test_a_plan_too_large_for_the_page_embeds_the_workbooks_rows_and_says_so(small_models, tmp_path, monkeypatch):
+def test_a_plan_too_large_for_the_page_embeds_the_workbooks_rows_and_says_so(
+    small_models, tmp_path, monkeypatch
+):
     """Above PAGE_ROWS the table holds the rows the workbook holds, and the page says how many of the
     plan's rows that is (every row stays in scenarios.parquet); a streamed plan's page too."""
     from ckptreport.answer import report as report_mod
@@ -409,7 +485,7 @@ def test_a_plan_too_large_for_the_page_embeds_the_workbooks_rows_and_says_so(sma
     monkeypatch.setattr(page_module, "PAGE_ROWS", 200)
     monkeypatch.setattr(report_mod, "ROWS_IN_MEMORY", 500)
     monkeypatch.setattr(report_mod, "CHUNK_ROWS", 300)
-    result = build(small_models, tmp_path / "out", skip=['briefs'])
+    result = build(small_models, tmp_path / "out", skip=["briefs"])
     doc = _doc(tmp_path / "out")
     data = json.loads(doc.get_element_by_id("scenario-data").text)
     assert data["rows"] == 200 < result.report.rows
@@ -421,13 +497,16 @@ def test_a_plan_too_large_for_the_page_embeds_the_workbooks_rows_and_says_so(sma
 def test_a_sampled_build_says_how_sure_from_its_own_draws(small_models, tmp_path):
     """With --samples each section quotes the build's own Monte Carlo band and win shares (the
     manifest's figures), not only the brief's."""
-    build(small_models, tmp_path / "out", samples=64, skip=['workbook', 'briefs'])
+    build(small_models, tmp_path / "out", samples=64, skip=["workbook", "briefs"])
     doc = _doc(tmp_path / "out")
     lines = json.loads((tmp_path / "out" / "manifest.json").read_text())["samples"]["lines"]
     for k, line in enumerate(lines[:3]):
         words = re.sub(r"\s+", " ", doc.get_element_by_id(f"line-{k}").text_content())
         q = line["quantiles"]["total_usd_month"]
         assert "this build's 64 draws (--samples, seed 1)" in words
-        assert f"costs ${q['p10']:,.0f} to ${q['p90']:,.0f} a month (P10 to P90, median ${q['p50']:,.0f})" in words
+        assert (
+            f"costs ${q['p10']:,.0f} to ${q['p90']:,.0f} a month (P10 to P90, median ${q['p50']:,.0f})"
+            in words
+        )
         best, share = next(iter(line["wins"].items()))
         assert f"{best} {share:.0%}" in words

@@ -21,19 +21,22 @@ import numpy as np
 import openpyxl
 import pandas as pd
 import pytest
+
+from ckptreport.answer.types import option_label
+from ckptreport.answer.uncertainty.robustness import sensitivity
+from ckptreport.build import build
+from ckptreport.model.evaluate import compute
+from ckptreport.read.units import INF_AT
+from ckptreport.render.workbook.scenarios import scenario_columns
+
 from conftest import GNUMERIC, SOFFICE, gnumeric, libreoffice, recalculated
 from spreadsheets import assert_cells_equal_engine, formulas_carry_what_it_computes, scenario_cells
 
-from ckptreport.build import build
-from ckptreport.model.evaluate import compute
-from ckptreport.render.workbook.scenarios import scenario_columns
-from ckptreport.answer.types import option_label
-from ckptreport.read.units import INF_AT
-from ckptreport.answer.uncertainty.robustness import sensitivity
-
 # Skipped only outside CI (make test installs LibreOffice where it can); in CI a missing soffice fails.
-pytestmark = pytest.mark.skipif(SOFFICE is None and not os.environ.get("CI"),
-                                reason="LibreOffice (soffice) is not installed: run `make system-deps`")
+pytestmark = pytest.mark.skipif(
+    SOFFICE is None and not os.environ.get("CI"),
+    reason="LibreOffice (soffice) is not installed: run `make system-deps`",
+)
 
 
 @pytest.fixture(scope="module")
@@ -53,8 +56,15 @@ def test_every_formula_cell_equals_the_engine(built, recalc):
     frame = result.frame.astype({c: object for c in result.frame.select_dtypes("category").columns})
     compared = assert_cells_equal_engine(scenario_cells(recalc), frame)
     assert compared == len(frame) * len(scenario_columns(frame)) > 50_000
-    assert {"restore_s", "restore_tier_s", "host_restore_pct", "coordination_s", "snapshot_s"} <= set(
-        scenario_columns(frame))  # restore and the recovery mix are live formulas, recalculated above
+    assert {
+        "restore_s",
+        "restore_tier_s",
+        "host_restore_pct",
+        "coordination_s",
+        "snapshot_s",
+    } <= set(
+        scenario_columns(frame)
+    )  # restore and the recovery mix are live formulas, recalculated above
 
 
 def test_cached_values_are_what_a_spreadsheet_computes(built, recalc):
@@ -68,9 +78,13 @@ def test_cached_values_are_what_a_spreadsheet_computes(built, recalc):
         for i, (o, t) in enumerate(zip(ours[name].tolist(), theirs[name].tolist())):
             where = f"{name} row {i}: cached {o!r}, LibreOffice {t!r}"
             if isinstance(t, (int, float)) and not isinstance(t, bool) and abs(t) >= INF_AT:
-                assert isinstance(o, (int, float)) and abs(o) >= INF_AT and o * t > 0, where  # both 'unbounded'
+                assert isinstance(o, (int, float)) and abs(o) >= INF_AT and o * t > 0, (
+                    where
+                )  # both 'unbounded'
             elif isinstance(t, (int, float)) and not isinstance(t, bool):
-                assert isinstance(o, (int, float)) and math.isclose(o, t, rel_tol=1e-9, abs_tol=1e-12), where
+                assert isinstance(o, (int, float)) and math.isclose(
+                    o, t, rel_tol=1e-9, abs_tol=1e-12
+                ), where
             else:
                 assert o == t, where
             compared += 1
@@ -84,13 +98,23 @@ def test_every_formula_on_every_sheet_carries_what_a_spreadsheet_computes(built,
     engine's numbers and the workbook need not be recalculated on open."""
     _, xlsx = built
     compared = formulas_carry_what_it_computes(xlsx, recalc, "LibreOffice")
-    assert set(compared) >= {"Summary", "Choice", "Purchase", "Cadence", "Checks", "Cover", "Scenarios",
-                             "Sensitivity"}, compared
+    assert set(compared) >= {
+        "Summary",
+        "Choice",
+        "Purchase",
+        "Cadence",
+        "Checks",
+        "Cover",
+        "Scenarios",
+        "Sensitivity",
+    }, compared
     assert compared["Cadence"] > 1000 and compared["Choice"] > 100, compared
 
 
-@pytest.mark.skipif(GNUMERIC is None and not os.environ.get("CI"),
-                    reason="Gnumeric (ssconvert) is not installed: run `make system-deps`")
+@pytest.mark.skipif(
+    GNUMERIC is None and not os.environ.get("CI"),
+    reason="Gnumeric (ssconvert) is not installed: run `make system-deps`",
+)
 @pytest.mark.parametrize("which", ["small plan", "shipped defaults"])
 def test_gnumeric_and_libreoffice_compute_every_cached_value(which, built, default_build, tmp_path):
     """A second spreadsheet engine: Gnumeric (ssconvert --recalc) recalculates every formula of the
@@ -98,10 +122,14 @@ def test_gnumeric_and_libreoffice_compute_every_cached_value(which, built, defau
     (whose BLOOM layout does not divide its GPUs, and whose options sized to land on the target sit on
     its boundary)."""
     xlsx = built[1] if which == "small plan" else default_build.out / "ckptreport.xlsx"
-    for app, recalc in (("Gnumeric", gnumeric(xlsx, tmp_path / "gnumeric")),
-                        ("LibreOffice", recalculated(xlsx, tmp_path))):
+    for app, recalc in (
+        ("Gnumeric", gnumeric(xlsx, tmp_path / "gnumeric")),
+        ("LibreOffice", recalculated(xlsx, tmp_path)),
+    ):
         compared = formulas_carry_what_it_computes(xlsx, recalc, app)
-        assert compared["Scenarios"] > 1000 and compared["Checks"] >= 4 and compared["Choice"] > 100, (app, compared)
+        assert (
+            compared["Scenarios"] > 1000 and compared["Checks"] >= 4 and compared["Choice"] > 100
+        ), (app, compared)
 
 
 def test_cadence_and_summary_cells_equal_the_engine(built, recalc):
@@ -118,22 +146,64 @@ def test_cadence_and_summary_cells_equal_the_engine(built, recalc):
         if not (r and isinstance(r[0], str) and r[0].count(" / ") == 4):
             continue
         model, sku, tier, strategy, engine = [p.strip() for p in r[0].split("/")]
-        under = rows[i + 1]  # the optimum row: ..., "GPUs", the scenario's GPUs (live), scenario_id, its key
+        under = rows[
+            i + 1
+        ]  # the optimum row: ..., "GPUs", the scenario's GPUs (live), scenario_id, its key
         gpus, key = under[under.index("GPUs") + 1], under[under.index("scenario_id") + 1]
-        row = f[(f.model == model) & (f.sku == sku) & (f.tier == tier) & (f.strategy == strategy)
-                & (f.engine == engine) & (f.gpus == gpus) & (f.interval_s == 1800) & (f.recipe == "adamw-bf16")].iloc[0]
+        row = f[
+            (f.model == model)
+            & (f.sku == sku)
+            & (f.tier == tier)
+            & (f.strategy == strategy)
+            & (f.engine == engine)
+            & (f.gpus == gpus)
+            & (f.interval_s == 1800)
+            & (f.recipe == "adamw-bf16")
+        ].iloc[0]
         assert row.name == key
-        block = [dict(zip(header, g)) for g in rows[i + 3:i + 3 + 24]]
-        assert [b["interval_s"] for b in block] == [60.0 * m for m in (1, 2, 3, 5, 7, 10, 15, 20, 25, 30, 40, 50, 60,
-                                                                      75, 90, 120, 150, 180, 240, 300, 360, 480,
-                                                                      600, 720)]
+        block = [dict(zip(header, g)) for g in rows[i + 3 : i + 3 + 24]]
+        assert [b["interval_s"] for b in block] == [
+            60.0 * m
+            for m in (
+                1,
+                2,
+                3,
+                5,
+                7,
+                10,
+                15,
+                20,
+                25,
+                30,
+                40,
+                50,
+                60,
+                75,
+                90,
+                120,
+                150,
+                180,
+                240,
+                300,
+                360,
+                480,
+                600,
+                720,
+            )
+        ]
         for cells in block:
             env = {k: np.array([v]) for k, v in row.items() if k in _inputs()}
             env["interval_s"] = np.array([float(cells["interval_s"])])
             want = compute(env)
             for name in ("stall_s", "overhead_pct", "rework_pct", "waste_pct"):
-                engine = want[name][0] / (100 if name.endswith("_pct") else 1)  # a cell holds a fraction
-                assert math.isclose(cells[name], engine, rel_tol=1e-9), (r[0], name, cells["interval_s"])
+                engine = want[name][0] / (
+                    100 if name.endswith("_pct") else 1
+                )  # a cell holds a fraction
+                assert math.isclose(cells[name], engine, rel_tol=1e-9), (
+                    r[0],
+                    name,
+                    cells["interval_s"],
+                )
         marked = [b for b in block if b["optimum"]]  # the grid point of least waste, by formula
         assert len(marked) >= 1 and all(b["optimum"] == "◀ least waste" for b in marked), r[0]
         assert all(b["waste_pct"] == min(c["waste_pct"] for c in block) for b in marked), r[0]
@@ -143,9 +213,19 @@ def test_cadence_and_summary_cells_equal_the_engine(built, recalc):
     head = next(r for r in summary if r and r[0] == "model")
     line = next(r for r in summary if r and r[0] == "llama3-405b" and r[2] == "dgx-h100")
     at = head.index("sync: tier with engine")
-    tier, engine = line[at].split(" with ")  # the sync pick names its engine: two sync engines in the plan
-    pick = f[(f.model == "llama3-405b") & (f.sku == "dgx-h100") & (f.recipe == "adamw-bf16") & (f.gpus == 1024)
-             & (f.interval_s == 1800) & (f.strategy == "sync") & (f.tier == tier) & (f.engine == engine)]
+    tier, engine = line[at].split(
+        " with "
+    )  # the sync pick names its engine: two sync engines in the plan
+    pick = f[
+        (f.model == "llama3-405b")
+        & (f.sku == "dgx-h100")
+        & (f.recipe == "adamw-bf16")
+        & (f.gpus == 1024)
+        & (f.interval_s == 1800)
+        & (f.strategy == "sync")
+        & (f.tier == tier)
+        & (f.engine == engine)
+    ]
     assert len(pick) == 1
     assert math.isclose(line[3], pick.iloc[0]["ckpt_bytes"])
     assert math.isclose(line[at + 1], pick.iloc[0]["overhead_pct"] / 100, rel_tol=1e-9)
@@ -189,40 +269,64 @@ def test_changed_assumptions_recompute_like_the_engine(built, small_models, tmp_
         path.write_text(text.replace(old, new, 1))
 
     sub("storage.yaml", "write: {value: 100 GB/s", "write: {value: 250 GB/s")
-    sub("storage.yaml", 'capex_usd_per_GBps: {value: "$25,000", low: "$8,400", high: "$50,000", driver: '
-        'flash-price-per-GBps', 'capex_usd_per_GBps: {value: "$2,500,000"')  # far outside the range: dropped
+    sub(
+        "storage.yaml",
+        'capex_usd_per_GBps: {value: "$25,000", low: "$8,400", high: "$50,000", driver: '
+        "flash-price-per-GBps",
+        'capex_usd_per_GBps: {value: "$2,500,000"',
+    )  # far outside the range: dropped
     sub("hardware.yaml", "usd_per_gpu_hour: {value: $4.916", "usd_per_gpu_hour: {value: $2.5")
     sub("plan.yaml", "intervals: [10 min, 30 min]", "intervals: [10 min, 45 min]")
     sub("plan.yaml", "interval: 30 min", "interval: 45 min")
-    expected_build = build(small_models, tmp_path / "expected", skip=['workbook', 'briefs'])
+    expected_build = build(small_models, tmp_path / "expected", skip=["workbook", "briefs"])
     expected = expected_build.frame
     frame = expected.astype({c: object for c in expected.select_dtypes("category").columns})
     recalc = recalculated(edited, tmp_path)
     cells = scenario_cells(recalc)
     assert_cells_equal_engine(cells, frame)
     changed = cells[(cells.tier == "pfs-100") & (cells.sku == "dgx-h100")]
-    assert (changed["interval_s"].isin([600, 2700])).all() and (changed["usd_per_gpu_hour"] == 2.5).all()
+    assert (changed["interval_s"].isin([600, 2700])).all() and (
+        changed["usd_per_gpu_hour"] == 2.5
+    ).all()
     book = openpyxl.load_workbook(recalc, data_only=True, read_only=True)
     rows = list(book["Summary"].iter_rows(values_only=True))
     book.close()
     start = next(i for i, r in enumerate(rows) if r and r[0] == "model")
     words = [r[0] for r in rows[:start] if r and isinstance(r[0], str) and r[0].startswith("At ")]
-    assert len(words) == 1 and "every 45 min" in words[0], words  # the words follow the edited interval
+    assert len(words) == 1 and "every 45 min" in words[0], (
+        words
+    )  # the words follow the edited interval
     col = rows[start].index("recommended")
-    shown = {(r[0], r[2]): r[col] for r in rows[start + 1:start + 1 + len(result.report.summary)]}
-    before = {(r["model"], r["sku"]): option_label(r["option_strategy"], r["option_tier"], r["option_engine"])
-              for r in result.report.summary.to_dict("records")}
-    now = {(r["model"], r["sku"]): option_label(r["option_strategy"], r["option_tier"], r["option_engine"])
-           for r in expected_build.report.summary.to_dict("records")}
+    shown = {(r[0], r[2]): r[col] for r in rows[start + 1 : start + 1 + len(result.report.summary)]}
+    before = {
+        (r["model"], r["sku"]): option_label(
+            r["option_strategy"], r["option_tier"], r["option_engine"]
+        )
+        for r in result.report.summary.to_dict("records")
+    }
+    now = {
+        (r["model"], r["sku"]): option_label(
+            r["option_strategy"], r["option_tier"], r["option_engine"]
+        )
+        for r in expected_build.report.summary.to_dict("records")
+    }
     assert shown == now and now != before
     assert all("superpod-good" not in v for v in now.values())
-    rests = {(r[0], r[2]): r[rows[start].index("rests on assumed prices")]
-             for r in rows[start + 1:start + 1 + len(result.report.summary)]}
+    rests = {
+        (r[0], r[2]): r[rows[start].index("rests on assumed prices")]
+        for r in rows[start + 1 : start + 1 + len(result.report.summary)]
+    }
     assert all(v.startswith("capex_usd_per_tb, capex_usd_per_GBps") for v in rests.values()), rests
 
 
 HOSTILE = ['=HYPERLINK("http://x","y")', "+1+1", "-2+3", "@SUM(1)"]
-PATTERNS = ["llama?-8b", "llama*", "big~model", "a[1]'s", "~*?"]  # wildcards to MATCH, were names matched
+PATTERNS = [
+    "llama?-8b",
+    "llama*",
+    "big~model",
+    "a[1]'s",
+    "~*?",
+]  # wildcards to MATCH, were names matched
 
 
 def test_input_strings_stay_literal_text(small_models, tmp_path):
@@ -232,23 +336,41 @@ def test_input_strings_stay_literal_text(small_models, tmp_path):
     build and one recalculation for every name."""
     models = small_models / "models.yaml"
     text = models.read_text()
-    entry = text[text.index("  llama3-8b:\n"):text.index("  llama3-70b:\n")]
+    entry = text[text.index("  llama3-8b:\n") : text.index("  llama3-70b:\n")]
     names = HOSTILE + PATTERNS
     quoted = ["'" + name.replace("'", "''") + "'" for name in names]
     assert "    params: 8,030,261,248\n" in entry
-    models.write_text(text.replace("models:\n", "models:\n" + "".join(
-        entry.replace("  llama3-8b:\n", f"  {q}:\n", 1).replace("8,030,261,248", f"{8 + k}B")
-        for k, q in enumerate(quoted)), 1))
+    models.write_text(
+        text.replace(
+            "models:\n",
+            "models:\n"
+            + "".join(
+                entry.replace("  llama3-8b:\n", f"  {q}:\n", 1).replace(
+                    "8,030,261,248", f"{8 + k}B"
+                )
+                for k, q in enumerate(quoted)
+            ),
+            1,
+        )
+    )
     plan = small_models / "plan.yaml"
-    plan.write_text(plan.read_text().replace("models: [llama3-405b, llama3-8b]", f"models: [llama3-405b, "
-                                             f"{', '.join(quoted)}]").replace("recipes: [adamw-bf16, adamw-bf16-grads]",
-                                             "recipes: [adamw-bf16]").replace("skus: [dgx-h100, gh200, dgx-a100]",
-                                                                              "skus: [dgx-h100]"))
-    result = build(small_models, tmp_path / "out", skip=['briefs'])
+    plan.write_text(
+        plan.read_text()
+        .replace("models: [llama3-405b, llama3-8b]", f"models: [llama3-405b, {', '.join(quoted)}]")
+        .replace("recipes: [adamw-bf16, adamw-bf16-grads]", "recipes: [adamw-bf16]")
+        .replace("skus: [dgx-h100, gh200, dgx-a100]", "skus: [dgx-h100]")
+    )
+    result = build(small_models, tmp_path / "out", skip=["briefs"])
     xlsx = tmp_path / "out" / "ckptreport.xlsx"
     with zipfile.ZipFile(xlsx) as z:
-        formulas = " ".join(re.findall(r"<f>(.*?)</f>", " ".join(z.read(n).decode() for n in z.namelist()
-                                                                   if n.startswith("xl/worksheets/"))))
+        formulas = " ".join(
+            re.findall(
+                r"<f>(.*?)</f>",
+                " ".join(
+                    z.read(n).decode() for n in z.namelist() if n.startswith("xl/worksheets/")
+                ),
+            )
+        )
     assert "HYPERLINK" not in formulas and "SUM(1)" not in formulas and "+1+1" not in formulas
     wb = openpyxl.load_workbook(recalculated(xlsx, tmp_path), data_only=True)
     cells = scenario_cells(tmp_path / "recalc" / "ckptreport.xlsx")
@@ -260,27 +382,42 @@ def test_input_strings_stay_literal_text(small_models, tmp_path):
         seen = [c.value for ws in wb for row in ws.iter_rows() for c in row if c.value == name]
         assert len(seen) >= 3, name  # Scenarios, Assumptions, Summary at least
         assert (cells["model"] == name).sum() == (result.frame["model"] == name).sum() > 0, name
-        assert cells.loc[cells["model"] == name, "params"].notna().all(), name  # its lookups still work
+        assert cells.loc[cells["model"] == name, "params"].notna().all(), (
+            name
+        )  # its lookups still work
 
 
 def test_over_the_row_limit_scenarios_keeps_the_best_and_says_so(small_models, tmp_path):
     """Above workbook_rows, Scenarios holds the lowest-waste rows of each group and its header says so;
     the summary's rows are always there; Parquet keeps every row."""
-    result = build(small_models, tmp_path / "out", workbook_rows=100, skip=['briefs'])
+    result = build(small_models, tmp_path / "out", workbook_rows=100, skip=["briefs"])
     wb = openpyxl.load_workbook(tmp_path / "out" / "ckptreport.xlsx", read_only=True)
     rows = list(wb["Scenarios"].iter_rows(values_only=True))
     note = rows[0][0]
-    assert re.match(rf"Scenarios holds \d+ of {len(result.frame):,} rows \(workbook_rows = 100\)", note), note
+    assert re.match(
+        rf"Scenarios holds \d+ of {len(result.frame):,} rows \(workbook_rows = 100\)", note
+    ), note
     data = rows[2:]
-    named = ({i for c in result.report.candidates for i in c}
-             | {int(i) for p in result.report.purchases for i in p.points.index})  # always kept
+    named = {i for c in result.report.candidates for i in c} | {
+        int(i) for p in result.report.purchases for i in p.points.index
+    }  # always kept
     assert len(data) <= max(100, len(named)) and named <= {r[0] for r in data}
     assert len(pd.read_parquet(tmp_path / "out" / "scenarios.parquet")) == len(result.frame)
-    summary = [r for r in wb["Summary"].iter_rows(values_only=True) if r and r[0] in ("llama3-405b", "llama3-8b")]
+    summary = [
+        r
+        for r in wb["Summary"].iter_rows(values_only=True)
+        if r and r[0] in ("llama3-405b", "llama3-8b")
+    ]
     keys = {r[0] for r in data}
-    found = [re.fullmatch(r"=INDEX\(Scenarios!\$[A-Z]+:\$[A-Z]+,MATCH\((\d+),Scenarios!\$A:\$A,0\)\)", str(r[5]))
-             for r in summary[:4]]
-    assert summary and all(found) and {int(m.group(1)) for m in found} <= keys, summary[:4]  # found by key
+    found = [
+        re.fullmatch(
+            r"=INDEX\(Scenarios!\$[A-Z]+:\$[A-Z]+,MATCH\((\d+),Scenarios!\$A:\$A,0\)\)", str(r[5])
+        )
+        for r in summary[:4]
+    ]
+    assert summary and all(found) and {int(m.group(1)) for m in found} <= keys, summary[
+        :4
+    ]  # found by key
 
 
 def test_layout_a_finance_reader_expects(built):
@@ -288,8 +425,18 @@ def test_layout_a_finance_reader_expects(built):
     headers; units in number formats; over-target cells highlighted; landscape, fit to width; charts."""
     _, xlsx = built
     wb = openpyxl.load_workbook(xlsx)
-    assert wb.sheetnames == ["Cover", "Summary", "Assumptions", "Scenarios", "Choice", "Purchase", "Cadence",
-                             "Sensitivity", "Sources", "Checks"]
+    assert wb.sheetnames == [
+        "Cover",
+        "Summary",
+        "Assumptions",
+        "Scenarios",
+        "Choice",
+        "Purchase",
+        "Cadence",
+        "Sensitivity",
+        "Sources",
+        "Checks",
+    ]
     for name in ("target_overhead_pct", "mfu_pct", "restart_s", "retention", "buffers"):
         assert name in wb.defined_names
     assumptions = wb["Assumptions"]
@@ -300,15 +447,22 @@ def test_layout_a_finance_reader_expects(built):
     header = [c.value for c in scen[2]]
     stall = scen.cell(3, header.index("stall_s") + 1)
     color = stall.font.color
-    assert stall.data_type == "f" and (color is None or color.type == "theme" or not color.rgb.endswith("0000FF"))
+    assert stall.data_type == "f" and (
+        color is None or color.type == "theme" or not color.rgb.endswith("0000FF")
+    )
     assert '" s"' in stall.number_format
     assert "GB/s" in scen.cell(3, header.index("d2h_GBps") + 1).number_format
     assert "%" in scen.cell(3, header.index("overhead_pct") + 1).number_format
     assert "$" in scen.cell(3, header.index("waste_usd") + 1).number_format
     rules = [r for cf in scen.conditional_formatting for r in cf.rules]
     assert any("target_overhead_pct" in f for r in rules for f in r.formula)
-    assert scen.page_setup.orientation == "landscape" and not scen.sheet_properties.pageSetUpPr.fitToPage
-    assert scen.print_title_rows == "$2:$2" and scen.print_title_cols == "$A:$G"  # pages of readable width
+    assert (
+        scen.page_setup.orientation == "landscape"
+        and not scen.sheet_properties.pageSetUpPr.fitToPage
+    )
+    assert (
+        scen.print_title_rows == "$2:$2" and scen.print_title_cols == "$A:$G"
+    )  # pages of readable width
     assert wb["Summary"].sheet_properties.pageSetUpPr.fitToPage  # the small sheets: one page wide
     with zipfile.ZipFile(xlsx) as z:
         charts = [n for n in z.namelist() if n.startswith("xl/charts/chart")]
@@ -319,7 +473,10 @@ def test_sources_sheet_cites_every_default_and_the_build(built):
     """Every sourced input appears with its citation; provenance names version, input hash, build time."""
     result, xlsx = built
     wb = openpyxl.load_workbook(xlsx, read_only=True)
-    text = "\n".join(" ".join(str(c) for c in r if c is not None) for r in wb["Sources"].iter_rows(values_only=True))
+    text = "\n".join(
+        " ".join(str(c) for c in r if c is not None)
+        for r in wb["Sources"].iter_rows(values_only=True)
+    )
     assert result.inputs.input_hash in text
     for (section, name, field), prov in result.inputs.prov.items():
         if prov.source:
@@ -332,27 +489,49 @@ def test_workbook_pages_render(small_models, tmp_path):
     print whole (not clipped by the next column). Every page carries its sheet, the input hash and
     its number; Scenarios prints in pages of readable width, each with the header and each row's key
     and system. (Scenarios capped at 60 rows: every page of it is printed.)"""
-    result = build(small_models, tmp_path / "out", workbook_rows=60, skip=['briefs'])
+    result = build(small_models, tmp_path / "out", workbook_rows=60, skip=["briefs"])
     xlsx = tmp_path / "out" / "ckptreport.xlsx"
     pdf = libreoffice(xlsx, tmp_path / "pdf", "pdf", tmp_path / "lo-profile")
     if shutil.which("pdftoppm") is None and not os.environ.get("CI"):
         pytest.skip("poppler-utils not installed: run `make system-deps`")
-    subprocess.run(["pdftoppm", "-r", "40", "-png", "-f", "1", "-l", "1", str(pdf), str(tmp_path / "page")],
-                   check=True)
+    subprocess.run(
+        ["pdftoppm", "-r", "40", "-png", "-f", "1", "-l", "1", str(pdf), str(tmp_path / "page")],
+        check=True,
+    )
     assert list(tmp_path.glob("page*.png"))
-    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], check=True, capture_output=True, text=True).stdout
-    assert "Scenarios" in text and "###" not in text, [ln for ln in text.splitlines() if "###" in ln][:5]
+    text = subprocess.run(
+        ["pdftotext", "-layout", str(pdf), "-"], check=True, capture_output=True, text=True
+    ).stdout
+    assert "Scenarios" in text and "###" not in text, [
+        ln for ln in text.splitlines() if "###" in ln
+    ][:5]
     first = next(p for p in text.split("\f") if "ckptreport: Summary" in p)  # the Summary's page
     summary = result.report.summary.to_dict("records")
-    names = {r[k] for r in summary for k in ("model", "recipe", "sku", "sync_tier", "async_tier", "runner_up_tier")
-             if isinstance(r.get(k), str)}
-    names |= {f"{r['option_strategy']} to {r['option_tier']}" for r in summary if isinstance(r.get("option_tier"), str)}
+    names = {
+        r[k]
+        for r in summary
+        for k in ("model", "recipe", "sku", "sync_tier", "async_tier", "runner_up_tier")
+        if isinstance(r.get(k), str)
+    }
+    names |= {
+        f"{r['option_strategy']} to {r['option_tier']}"
+        for r in summary
+        if isinstance(r.get("option_tier"), str)
+    }
     assert names and all(n in first for n in names), [n for n in names if n not in first]
-    pages = text.split("\f")[:-1]  # every page: its sheet in the header, the input hash and page in the footer
+    pages = text.split("\f")[
+        :-1
+    ]  # every page: its sheet in the header, the input hash and page in the footer
     stamp = f"input hash {result.report.inputs.input_hash[:16]}"
-    assert len(pages) > 1 and all(stamp in p and f"of {len(pages)}" in p and "ckptreport: " in p for p in pages)
-    scenario_pages = [p for p in pages if "ckptreport: Scenarios" in p]  # in pages of readable width, each
-    assert len(scenario_pages) >= 4 and all("scenario_id" in p and "strategy" in p for p in scenario_pages)
+    assert len(pages) > 1 and all(
+        stamp in p and f"of {len(pages)}" in p and "ckptreport: " in p for p in pages
+    )
+    scenario_pages = [
+        p for p in pages if "ckptreport: Scenarios" in p
+    ]  # in pages of readable width, each
+    assert len(scenario_pages) >= 4 and all(
+        "scenario_id" in p and "strategy" in p for p in scenario_pages
+    )
 
 
 def test_inputs_are_validated_and_open_formulas_locked(built):
@@ -369,22 +548,38 @@ def test_inputs_are_validated_and_open_formulas_locked(built):
                 for c in row:
                     assert c.coordinate not in rules, c.coordinate  # one rule a cell
                     rules[c.coordinate] = dv
-    blue = [r[2] for r in ws.iter_rows(min_row=4) if r[2].font and r[2].font.color is not None
-            and r[2].font.color.rgb == "000000FF" and isinstance(r[2].value, (int, float))
-            and not isinstance(r[2].value, bool)]
+    blue = [
+        r[2]
+        for r in ws.iter_rows(min_row=4)
+        if r[2].font
+        and r[2].font.color is not None
+        and r[2].font.color.rgb == "000000FF"
+        and isinstance(r[2].value, (int, float))
+        and not isinstance(r[2].value, bool)
+    ]
     assert len(blue) > 100 and {c.coordinate for c in blue} <= set(rules)
     for c in blue:
         dv = rules[c.coordinate]
         assert not c.protection.locked, c.coordinate
         if dv.operator == "between":
-            assert dv.formula2 == "1" and 0 <= c.value <= 1 and ws.cell(c.row, 4).value == "%", (c.coordinate, c.value)
-            assert c.number_format.endswith("%"), c.coordinate  # a fraction shown as a percent: 0.01 is 1.0%
+            assert dv.formula2 == "1" and 0 <= c.value <= 1 and ws.cell(c.row, 4).value == "%", (
+                c.coordinate,
+                c.value,
+            )
+            assert c.number_format.endswith("%"), (
+                c.coordinate
+            )  # a fraction shown as a percent: 0.01 is 1.0%
         else:
             assert dv.operator == "greaterThanOrEqual" and c.value >= 0, (c.coordinate, c.value)
     assert {s.title for s in wb if s.protection.sheet} == set(wb.sheetnames) - {"Scenarios"}
     assert not any(s.protection.password for s in wb)
     summary = wb["Summary"]
-    formula = next(c for row in summary.iter_rows() for c in row if isinstance(c.value, str) and c.value.startswith("="))
+    formula = next(
+        c
+        for row in summary.iter_rows()
+        for c in row
+        if isinstance(c.value, str) and c.value.startswith("=")
+    )
     assert formula.protection.locked
 
 
@@ -392,7 +587,7 @@ def _checks(xlsx: Path) -> tuple[list[tuple[str, object]], str]:
     wb = openpyxl.load_workbook(xlsx, data_only=True, read_only=True)
     rows = list(wb["Checks"].iter_rows(values_only=True))
     start = next(i for i, r in enumerate(rows) if r and r[0] == "check")
-    checks = [(r[0], r[1]) for r in rows[start + 1:] if r and r[0]]
+    checks = [(r[0], r[1]) for r in rows[start + 1 :] if r and r[0]]
     cover = next(r[1] for r in wb["Cover"].iter_rows(values_only=True) if r and r[0] == "Checks")
     wb.close()
     return checks, cover
@@ -415,8 +610,10 @@ def test_checks_pass_and_catch_an_inconsistent_edit(built, recalc, tmp_path):
     wb.save(edited)
     checks, cover = _checks(recalculated(edited, tmp_path))
     failed = {what for what, ok in checks if ok not in (True, 1)}
-    assert failed == {"Every input on Assumptions is 0 or more",
-                      "Stall = checkpoint cost + back-pressure + interference, in every scenario"}, checks
+    assert failed == {
+        "Every input on Assumptions is 0 or more",
+        "Stall = checkpoint cost + back-pressure + interference, in every scenario",
+    }, checks
     assert cover == f"{len(checks) - 2} of {len(checks)} checks pass: see the Checks sheet"
 
 
@@ -429,11 +626,17 @@ def test_the_sensitivity_sheet_is_a_tornado_ranked_as_the_terminal(built):
     rows = list(wb["Sensitivity"].iter_rows(values_only=True))
     wb.close()
     header = next(i for i, r in enumerate(rows) if r and r[0] == "input")
-    table = [r for r in rows[header + 1:] if r and r[0]]
-    table = table[:next((i for i, r in enumerate(table) if str(r[0]).startswith("computation")), len(table))]
+    table = [r for r in rows[header + 1 :] if r and r[0]]
+    table = table[
+        : next((i for i, r in enumerate(table) if str(r[0]).startswith("computation")), len(table))
+    ]
     report = result.report
-    line = int(report.summary.index[(report.summary["model"] == report.point.model)
-                                    & (report.summary["sku"] == report.point.sku)][0])
+    line = int(
+        report.summary.index[
+            (report.summary["model"] == report.point.model)
+            & (report.summary["sku"] == report.point.sku)
+        ][0]
+    )
     read = {s.param.label: s for s in report.sweeps}  # the inputs the headline option itself reads
     assert len(table) == len(read) > 1
     assert [r[7] for r in table] == sorted((r[7] for r in table), reverse=True)
@@ -454,25 +657,33 @@ def test_the_sensitivity_sheet_is_a_tornado_ranked_as_the_terminal(built):
 @pytest.fixture(scope="module")
 def layered_build(tmp_path_factory):
     """The small plan with every strategy, the layered ones included (peer_memory, differential, jit)."""
-    from conftest import SMALL_PLAN
-
     from ckptreport.base.paths import shipped_models
+
+    from conftest import SMALL_PLAN
 
     root = tmp_path_factory.mktemp("layered")
     shutil.copytree(shipped_models(), root / "models")
-    plan = SMALL_PLAN.replace("strategies: [sync, async, tiered]",
-                              "strategies: [sync, async, tiered, peer_memory, differential, jit]")
+    plan = SMALL_PLAN.replace(
+        "strategies: [sync, async, tiered]",
+        "strategies: [sync, async, tiered, peer_memory, differential, jit]",
+    )
     assert plan != SMALL_PLAN
-    (root / "models" / "plan.yaml").write_text(plan + "host_recoverable: 75%\nnode_loss: 17%\npeer_replicas: 1\n"
-                                               "durable_every: 6\nfull_every: 4\ndiff_fraction: 25%\n"
-                                               "jit_overhead: 0.1%\nbatch_tokens: 16M\n")
-    result = build(root / "models", root / "out", skip=['briefs', 'page'])
+    (root / "models" / "plan.yaml").write_text(
+        plan + "host_recoverable: 75%\nnode_loss: 17%\npeer_replicas: 1\n"
+        "durable_every: 6\nfull_every: 4\ndiff_fraction: 25%\n"
+        "jit_overhead: 0.1%\nbatch_tokens: 16M\n"
+    )
+    result = build(root / "models", root / "out", skip=["briefs", "page"])
     return result, root / "out" / "ckptreport.xlsx"
 
 
-@pytest.mark.skipif((GNUMERIC is None or SOFFICE is None) and not os.environ.get("CI"),
-                    reason="Gnumeric and LibreOffice are needed: run `make system-deps`")
-def test_the_layered_strategies_recalculate_to_the_engine_in_both_spreadsheets(layered_build, tmp_path):
+@pytest.mark.skipif(
+    (GNUMERIC is None or SOFFICE is None) and not os.environ.get("CI"),
+    reason="Gnumeric and LibreOffice are needed: run `make system-deps`",
+)
+def test_the_layered_strategies_recalculate_to_the_engine_in_both_spreadsheets(
+    layered_build, tmp_path
+):
     """peer_memory, differential and jit rows are live formulas too: LibreOffice recalculates every
     Scenarios cell to the engine, and both LibreOffice and Gnumeric every formula to its cached value."""
     result, xlsx = layered_build

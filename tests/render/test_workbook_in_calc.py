@@ -17,17 +17,23 @@ from pathlib import Path
 import openpyxl
 import pytest
 
-from ckptreport.model import display
 from ckptreport.build import build
+from ckptreport.model import display
 from ckptreport.render.workbook.scenarios import scenario_columns
+
 from conftest import REPO, SOFFICE
 
 UNO_PYTHON = "/usr/bin/python3"
-HAVE_UNO = SOFFICE is not None and Path(UNO_PYTHON).exists() and subprocess.run(
-    [UNO_PYTHON, "-c", "import uno"], capture_output=True).returncode == 0
+HAVE_UNO = (
+    SOFFICE is not None
+    and Path(UNO_PYTHON).exists()
+    and subprocess.run([UNO_PYTHON, "-c", "import uno"], capture_output=True).returncode == 0
+)
 # Skipped only outside CI (make test installs LibreOffice and python3-uno); in CI a missing one fails.
-pytestmark = pytest.mark.skipif(not HAVE_UNO and not os.environ.get("CI"),
-                                reason="LibreOffice or python3-uno is not installed: run `make system-deps`")
+pytestmark = pytest.mark.skipif(
+    not HAVE_UNO and not os.environ.get("CI"),
+    reason="LibreOffice or python3-uno is not installed: run `make system-deps`",
+)
 
 LIVE = ("Summary", "Choice", "Purchase", "Cadence", "Sensitivity", "Checks", "Cover")
 
@@ -35,9 +41,15 @@ LIVE = ("Summary", "Choice", "Purchase", "Cadence", "Sensitivity", "Checks", "Co
 def calc(xlsx: Path, actions: list[dict], tmp_path: Path) -> dict:
     """Open ``xlsx`` in LibreOffice Calc, do ``actions``, return what the driver reports."""
     script = tmp_path / "script.json"
-    script.write_text(json.dumps({"file": str(xlsx), "profile": str(tmp_path / "lo-profile"), "actions": actions}))
-    done = subprocess.run([UNO_PYTHON, str(REPO / "tests" / "lo_uno.py"), str(script)], capture_output=True,
-                          text=True, timeout=900)
+    script.write_text(
+        json.dumps({"file": str(xlsx), "profile": str(tmp_path / "lo-profile"), "actions": actions})
+    )
+    done = subprocess.run(
+        [UNO_PYTHON, str(REPO / "tests" / "lo_uno.py"), str(script)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)
 
@@ -56,10 +68,13 @@ def figures(read: dict, skip_rows_of: str = "Scenarios row") -> dict[tuple[str, 
 
 def differences(before: dict, after: dict) -> list:
     def same(a, b):
-        return a == b or (isinstance(a, float) and isinstance(b, float) and math.isclose(a, b, rel_tol=1e-12))
+        return a == b or (
+            isinstance(a, float) and isinstance(b, float) and math.isclose(a, b, rel_tol=1e-12)
+        )
 
-    return [(k, v, after.get(k)) for k, v in before.items() if not same(v, after.get(k))] + \
-        [(k, None, v) for k, v in after.items() if k not in before]
+    return [(k, v, after.get(k)) for k, v in before.items() if not same(v, after.get(k))] + [
+        (k, None, v) for k, v in after.items() if k not in before
+    ]
 
 
 def scenarios_by_key(sheet: dict) -> dict[int, dict[str, object]]:
@@ -78,13 +93,31 @@ def test_sort_and_filter_in_calc_change_nothing_computed(small_build, workbook, 
     Cadence, Checks and Cover is what it was, no cell turns to an error, and every Scenarios row
     still holds its own scenario's figures (by its key), now in another order."""
     head = {"op": "read", "sheets": [*LIVE, "Scenarios"]}
-    got = calc(workbook, [{"op": "recalc"}, {**head, "as": "before"},
-                          {"op": "sort", "sheet": "Scenarios", "header_row": 2,
-                           "keys": [["overhead_pct", False], ["tier", True], ["gpus", True]]},
-                          {"op": "recalc"}, {**head, "as": "sorted"},
-                          {"op": "filter", "sheet": "Scenarios", "header_row": 2, "column": "strategy",
-                           "value": "async"},
-                          {"op": "recalc"}, {**head, "as": "filtered"}], tmp_path)
+    got = calc(
+        workbook,
+        [
+            {"op": "recalc"},
+            {**head, "as": "before"},
+            {
+                "op": "sort",
+                "sheet": "Scenarios",
+                "header_row": 2,
+                "keys": [["overhead_pct", False], ["tier", True], ["gpus", True]],
+            },
+            {"op": "recalc"},
+            {**head, "as": "sorted"},
+            {
+                "op": "filter",
+                "sheet": "Scenarios",
+                "header_row": 2,
+                "column": "strategy",
+                "value": "async",
+            },
+            {"op": "recalc"},
+            {**head, "as": "filtered"},
+        ],
+        tmp_path,
+    )
     reads = got["reads"]
     before_keys = [r[0] for r in reads["before"]["Scenarios"]["values"][2:]]
     sorted_rows = reads["sorted"]["Scenarios"]["values"]
@@ -96,9 +129,12 @@ def test_sort_and_filter_in_calc_change_nothing_computed(small_build, workbook, 
     assert len(before) > 500
     for state in ("sorted", "filtered"):
         assert not differences(before, figures(live[state]))[:10], state
-        assert {n: s["errors"] for n, s in live[state].items()} == \
-            {n: s["errors"] for n, s in live["before"].items()}, state  # only the unpriced #N/A, as before
-        assert scenarios_by_key(reads[state]["Scenarios"]) == scenarios_by_key(reads["before"]["Scenarios"]), state
+        assert {n: s["errors"] for n, s in live[state].items()} == {
+            n: s["errors"] for n, s in live["before"].items()
+        }, state  # only the unpriced #N/A, as before
+        assert scenarios_by_key(reads[state]["Scenarios"]) == scenarios_by_key(
+            reads["before"]["Scenarios"]
+        ), state
     # and the rows are the engine's, by key: sorting moved whole rows
     frame = small_build.result.frame
     rows = scenarios_by_key(reads["filtered"]["Scenarios"])
@@ -106,7 +142,10 @@ def test_sort_and_filter_in_calc_change_nothing_computed(small_build, workbook, 
         for name in ("ckpt_bytes", "stall_s", "overhead_pct", "total_usd"):
             want = frame.at[key, name] / (100 if display.unit_of(name) == "pct" else 1)
             if math.isnan(want):
-                assert rows[key][name] is None, (key, name)  # an unpriced tier: #N/A, as the engine's NaN
+                assert rows[key][name] is None, (
+                    key,
+                    name,
+                )  # an unpriced tier: #N/A, as the engine's NaN
             else:
                 assert math.isclose(rows[key][name], want, rel_tol=1e-9), (key, name)
 
@@ -116,13 +155,22 @@ def test_inserting_a_row_in_assumptions_changes_nothing_computed(workbook, tmp_p
     every Scenarios cell and every figure elsewhere is what it was (the same unpriced #N/A, no new
     error); no reference pointed at a row number that the insertion moved."""
     sheets = [*LIVE, "Scenarios"]
-    got = calc(workbook, [{"op": "recalc"}, {"op": "read", "sheets": sheets, "as": "before"},
-                          {"op": "insert_rows", "sheet": "Assumptions", "row": 60, "count": 2},
-                          {"op": "insert_rows", "sheet": "Assumptions", "row": 5, "count": 1},
-                          {"op": "recalc"}, {"op": "read", "sheets": [*sheets, "Assumptions"], "as": "after"}],
-               tmp_path)
+    got = calc(
+        workbook,
+        [
+            {"op": "recalc"},
+            {"op": "read", "sheets": sheets, "as": "before"},
+            {"op": "insert_rows", "sheet": "Assumptions", "row": 60, "count": 2},
+            {"op": "insert_rows", "sheet": "Assumptions", "row": 5, "count": 1},
+            {"op": "recalc"},
+            {"op": "read", "sheets": [*sheets, "Assumptions"], "as": "after"},
+        ],
+        tmp_path,
+    )
     before, after = got["reads"]["before"], got["reads"]["after"]
-    assert after["Assumptions"]["values"][4] == [""] * len(after["Assumptions"]["values"][4])  # the new row
+    assert after["Assumptions"]["values"][4] == [""] * len(
+        after["Assumptions"]["values"][4]
+    )  # the new row
     assert not differences(figures(before), figures({n: after[n] for n in sheets}))[:10]
     assert {n: after[n]["errors"] for n in LIVE} == {n: before[n]["errors"] for n in LIVE}
 
@@ -130,8 +178,11 @@ def test_inserting_a_row_in_assumptions_changes_nothing_computed(workbook, tmp_p
 def assumption_rows(xlsx: Path) -> dict[tuple[str, str], int]:
     """(key, figure) -> its row on Assumptions."""
     wb = openpyxl.load_workbook(xlsx, read_only=True)
-    rows = {(r[0], r[1]): i + 1 for i, r in enumerate(wb["Assumptions"].iter_rows(values_only=True))
-            if len(r) > 1 and r[0] and r[1]}
+    rows = {
+        (r[0], r[1]): i + 1
+        for i, r in enumerate(wb["Assumptions"].iter_rows(values_only=True))
+        if len(r) > 1 and r[0] and r[1]
+    }
     wb.close()
     return rows
 
@@ -143,27 +194,39 @@ def test_typing_a_percent_and_a_size_equals_the_yaml(small_build, workbook, tmp_
     Scenarios cell equals the engine run on YAML with target_overhead 2.5%, mfu 35% and params 9B."""
     rows = assumption_rows(workbook)
     target, mfu = rows[("plan", "target_overhead_pct")], rows[("plan", "mfu_pct")]
-    params, active = rows[("models.llama3-8b", "params")], rows[("models.llama3-8b", "active_params")]
-    got = calc(workbook, [{"op": "type", "cell": f"Assumptions!C{target}", "text": "2.5%"},
-                          {"op": "type", "cell": f"Assumptions!C{mfu}", "text": "35%"},
-                          {"op": "type", "cell": f"Assumptions!C{params}", "text": "9000000000"},
-                          {"op": "recalc"}, {"op": "read", "sheets": ["Scenarios", "Assumptions", "Checks"],
-                                             "as": "typed"}], tmp_path)
+    params, active = (
+        rows[("models.llama3-8b", "params")],
+        rows[("models.llama3-8b", "active_params")],
+    )
+    got = calc(
+        workbook,
+        [
+            {"op": "type", "cell": f"Assumptions!C{target}", "text": "2.5%"},
+            {"op": "type", "cell": f"Assumptions!C{mfu}", "text": "35%"},
+            {"op": "type", "cell": f"Assumptions!C{params}", "text": "9000000000"},
+            {"op": "recalc"},
+            {"op": "read", "sheets": ["Scenarios", "Assumptions", "Checks"], "as": "typed"},
+        ],
+        tmp_path,
+    )
     typed = got["reads"]["typed"]
     assumptions = typed["Assumptions"]["values"]
     assert assumptions[target - 1][2] == pytest.approx(0.025, rel=1e-12)
     assert assumptions[mfu - 1][2] == pytest.approx(0.35, rel=1e-12)
     assert assumptions[active - 1][2] == 9e9  # the derived figure followed
-    assert all(r[1] == 1.0 for r in typed["Checks"]["values"][3:] if r[0])  # in range: every check TRUE
+    assert all(
+        r[1] == 1.0 for r in typed["Checks"]["values"][3:] if r[0]
+    )  # in range: every check TRUE
     models = tmp_path / "models"  # the shared build's models, edited as the typing was
     shutil.copytree(small_build.models, models)
     plan = (models / "plan.yaml").read_text()
-    (models / "plan.yaml").write_text(plan.replace("target_overhead: 1%", "target_overhead: 2.5%")
-                                      .replace("mfu: 40%", "mfu: 35%"))
+    (models / "plan.yaml").write_text(
+        plan.replace("target_overhead: 1%", "target_overhead: 2.5%").replace("mfu: 40%", "mfu: 35%")
+    )
     text = (models / "models.yaml").read_text()
     assert "    params: 8,030,261,248\n" in text or "8,030,261,248" in text
     (models / "models.yaml").write_text(text.replace("8,030,261,248", "9,000,000,000", 1))
-    frame = build(models, tmp_path / "expected", skip=['workbook', 'briefs']).frame
+    frame = build(models, tmp_path / "expected", skip=["workbook", "briefs"]).frame
     cells = scenarios_by_key(typed["Scenarios"])
     assert set(cells) <= set(frame.index) and len(cells) > 100
     for key, row in cells.items():
@@ -186,8 +249,15 @@ def test_the_sensitivity_table_follows_an_edited_range(small_build, workbook, tm
     wb.close()
     key = rows[2][2]  # the headline option's scenario key
     row = next(i + 1 for i, r in enumerate(rows) if r and r[0] == "skus.dgx-h100.usd_per_gpu_hour")
-    got = calc(workbook, [{"op": "type", "cell": f"Sensitivity!C{row}", "text": "2.5"},
-                          {"op": "recalc"}, {"op": "read", "sheets": ["Sensitivity"], "as": "edited"}], tmp_path)
+    got = calc(
+        workbook,
+        [
+            {"op": "type", "cell": f"Sensitivity!C{row}", "text": "2.5"},
+            {"op": "recalc"},
+            {"op": "read", "sheets": ["Sensitivity"], "as": "edited"},
+        ],
+        tmp_path,
+    )
     edited = got["reads"]["edited"]["Sensitivity"]["values"][row - 1]
     assert edited[2] == 2.5
     models = tmp_path / "models"
@@ -195,8 +265,10 @@ def test_the_sensitivity_table_follows_an_edited_range(small_build, workbook, tm
     hardware = (models / "hardware.yaml").read_text()
     old = "usd_per_gpu_hour: {value: $4.916, low: $1.85, high: $6.155,"
     assert old in hardware
-    (models / "hardware.yaml").write_text(hardware.replace(old, "usd_per_gpu_hour: {value: $2.50,", 1))
-    frame = build(models, tmp_path / "expected", skip=['workbook', 'briefs']).frame
+    (models / "hardware.yaml").write_text(
+        hardware.replace(old, "usd_per_gpu_hour: {value: $2.50,", 1)
+    )
+    frame = build(models, tmp_path / "expected", skip=["workbook", "briefs"]).frame
     at_low = frame.at[key, "total_usd"]
     assert math.isclose(edited[5], at_low, rel_tol=1e-9), (edited[5], at_low)
     assert math.isclose(edited[7], abs(edited[6] - edited[5]), rel_tol=1e-12)

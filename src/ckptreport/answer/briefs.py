@@ -6,28 +6,39 @@ from __future__ import annotations
 
 import dataclasses
 import re
+
 import numpy as np
 import pandas as pd
-from ..model.evaluate import curve, scenarios
+
 from ..base.errors import InputError, Problem
-from .explain import explain_row
-from ..read.validated import Inputs
-from ..read.load import plan_file
 from ..model.axes import Point
+from ..model.evaluate import curve, scenarios
 from ..model.plan import headline_recipe
+from ..read.load import plan_file
 from ..read.quantity import Q
 from ..read.strategies import BACKGROUND, BASELINE, COMPARED, layered
+from ..read.validated import Inputs
+from .explain import explain_row
+from .recommend import assumed_prices, recommend
 from .types import BriefData, Pick, Purchase, Spec, TierLine
 from .uncertainty.ranges import parameters
 from .uncertainty.robustness import robustness
-from .recommend import assumed_prices, recommend
-
 
 CURVE_MIN = np.geomspace(1, 720, 60)  # the waste curve of a brief: 1 min to 12 h
 
 
-PURCHASE_COLUMNS = ["tier", "strategy", "engine", "tier_bought_GBps", "storage_usd_month", "lost_gpu_usd_month",
-                    "total_usd_month", "total_usd", "choice_usd", "recommendable"]
+PURCHASE_COLUMNS = [
+    "tier",
+    "strategy",
+    "engine",
+    "tier_bought_GBps",
+    "storage_usd_month",
+    "lost_gpu_usd_month",
+    "total_usd_month",
+    "total_usd",
+    "choice_usd",
+    "recommendable",
+]
 
 
 def _slug(name: str) -> str:
@@ -45,11 +56,31 @@ def specs(inputs: Inputs, frame: pd.DataFrame, point: Point) -> list[Spec]:
         while name in used or name in taken:
             name += "-1"
         used.add(name)
-        out.append(Spec(name, str(model), (point.sku,), tiers, int(point.gpus), point.interval_s,
-                        headline_recipe(inputs, str(model)), in_plan=True))
+        out.append(
+            Spec(
+                name,
+                str(model),
+                (point.sku,),
+                tiers,
+                int(point.gpus),
+                point.interval_s,
+                headline_recipe(inputs, str(model)),
+                in_plan=True,
+            )
+        )
     for b in plan.briefs:
-        out.append(Spec(b.name, b.model, tuple(b.skus), tuple(b.tiers), int(b.gpus.value), b.interval.value,
-                        b.recipe or inputs.models[b.model].recipe, b.title))
+        out.append(
+            Spec(
+                b.name,
+                b.model,
+                tuple(b.skus),
+                tuple(b.tiers),
+                int(b.gpus.value),
+                b.interval.value,
+                b.recipe or inputs.models[b.model].recipe,
+                b.title,
+            )
+        )
     return out
 
 
@@ -58,12 +89,24 @@ def brief_rows(inputs: Inputs, frame: pd.DataFrame, spec: Spec) -> pd.DataFrame:
     a ``briefs:`` entry may name any cluster size, cadence, SKU or tier, so its rows are computed."""
     if spec.in_plan:
         f = frame
-        return f[(f["model"] == spec.model) & (f["recipe"] == spec.recipe) & f["sku"].isin(spec.skus)
-                 & f["tier"].isin(spec.tiers) & (f["gpus"] == spec.gpus) & (f["interval_s"] == spec.interval_s)]
-    narrow = inputs.plan.model_copy(update={
-        "models": [spec.model], "skus": list(spec.skus), "tiers": list(spec.tiers), "recipes": [spec.recipe],
-        "gpus": [Q(float(spec.gpus), str(spec.gpus), "count")],
-        "intervals": [Q(spec.interval_s, f"{spec.interval_s:g} s", "duration")]})
+        return f[
+            (f["model"] == spec.model)
+            & (f["recipe"] == spec.recipe)
+            & f["sku"].isin(spec.skus)
+            & f["tier"].isin(spec.tiers)
+            & (f["gpus"] == spec.gpus)
+            & (f["interval_s"] == spec.interval_s)
+        ]
+    narrow = inputs.plan.model_copy(
+        update={
+            "models": [spec.model],
+            "skus": list(spec.skus),
+            "tiers": list(spec.tiers),
+            "recipes": [spec.recipe],
+            "gpus": [Q(float(spec.gpus), str(spec.gpus), "count")],
+            "intervals": [Q(spec.interval_s, f"{spec.interval_s:g} s", "duration")],
+        }
+    )
     return scenarios(dataclasses.replace(inputs, plan=narrow))[0]
 
 
@@ -73,10 +116,16 @@ def brief(inputs: Inputs, frame: pd.DataFrame, spec: Spec, params: list | None =
     rows = brief_rows(inputs, frame, spec)
     if rows.empty:
         place = inputs.places.get(("briefs", spec.name))
-        raise InputError(Problem(plan_file(inputs), place.line if place else 0, place.column if place else 0,
-                                 f"{place.source}.name" if place else spec.name,
-                                 f"every combination of brief '{spec.name}' is impossible (tiered or a local_nvme "
-                                 "tier on a SKU without local NVMe): name a remote tier or a SKU with local NVMe"))
+        raise InputError(
+            Problem(
+                plan_file(inputs),
+                place.line if place else 0,
+                place.column if place else 0,
+                f"{place.source}.name" if place else spec.name,
+                f"every combination of brief '{spec.name}' is impossible (tiered or a local_nvme "
+                "tier on a SKU without local NVMe): name a remote tier or a SKU with local NVMe",
+            )
+        )
     pick = recommend(rows)
     on_sku = rows[rows["sku"] == pick.row["sku"]]
     tiers = []
@@ -86,7 +135,11 @@ def brief(inputs: Inputs, frame: pd.DataFrame, spec: Spec, params: list | None =
             continue
         by = {s: _best(here[here["strategy"] == s]) for s in COMPARED}  # the best engine of each
         tiers.append(TierLine(tier, by[BASELINE], by[BACKGROUND], tier == pick.row["tier"]))
-    skus = [(sku, recommend(rows[rows["sku"] == sku])) for sku in spec.skus if (rows["sku"] == sku).any()]
+    skus = [
+        (sku, recommend(rows[rows["sku"] == sku]))
+        for sku in spec.skus
+        if (rows["sku"] == sku).any()
+    ]
     curves, curve_rows = {}, {}
     for strategy in COMPARED:
         row = _best(on_sku[(on_sku["tier"] == pick.row["tier"]) & (on_sku["strategy"] == strategy)])
@@ -96,10 +149,25 @@ def brief(inputs: Inputs, frame: pd.DataFrame, spec: Spec, params: list | None =
             curve_rows[strategy] = row
     robust = robustness(rows, parameters(inputs, spec.gpus) if params is None else params)
     planned = [s for s in inputs.plan.strategies if (on_sku["strategy"] == s).any()]
-    by_strategy = [(s, recommend(on_sku[on_sku["strategy"] == s])) for s in planned] \
-        if set(planned) & layered() else []  # the layered strategies compared, each at its best
-    return BriefData(spec, rows, pick, tiers, skus, curves, explain_row(inputs, pick.row), purchase(on_sku, pick),
-                     assumed_prices(inputs, pick.row), robust, curve_rows, by_strategy)
+    by_strategy = (
+        [(s, recommend(on_sku[on_sku["strategy"] == s])) for s in planned]
+        if set(planned) & layered()
+        else []
+    )  # the layered strategies compared, each at its best
+    return BriefData(
+        spec,
+        rows,
+        pick,
+        tiers,
+        skus,
+        curves,
+        explain_row(inputs, pick.row),
+        purchase(on_sku, pick),
+        assumed_prices(inputs, pick.row),
+        robust,
+        curve_rows,
+        by_strategy,
+    )
 
 
 def _best(rows: pd.DataFrame) -> pd.Series | None:
@@ -115,16 +183,36 @@ def purchase(on_sku: pd.DataFrame, pick: Pick) -> Purchase:
     if family["tier"].nunique() > 1:
         steps, what = family, f"the {pick.row['tier_family']} family"
     else:
-        steps = on_sku[on_sku["tier_durable"].to_numpy(bool) & on_sku["total_usd"].notna().to_numpy()]
+        steps = on_sku[
+            on_sku["tier_durable"].to_numpy(bool) & on_sku["total_usd"].notna().to_numpy()
+        ]
         what = f"the priced durable tiers of {pick.row['sku']}"
-    sync = recommend(on_sku[on_sku["strategy"].to_numpy() == BASELINE]) if strategy != BASELINE else None
-    engine_of = {strategy: pick.row["engine"], **({BASELINE: sync.row["engine"]} if sync is not None else {})}
+    sync = (
+        recommend(on_sku[on_sku["strategy"].to_numpy() == BASELINE])
+        if strategy != BASELINE
+        else None
+    )
+    engine_of = {
+        strategy: pick.row["engine"],
+        **({BASELINE: sync.row["engine"]} if sync is not None else {}),
+    }
     keep = steps[np.isin(steps["strategy"].astype(str), list(engine_of))]
-    keep = keep[(keep["engine"].astype(str).to_numpy() == keep["strategy"].astype(str).map(engine_of).to_numpy())]
-    points = keep[PURCHASE_COLUMNS].sort_values(["strategy", "tier_bought_GBps", "total_usd_month"], kind="stable")
+    keep = keep[
+        (
+            keep["engine"].astype(str).to_numpy()
+            == keep["strategy"].astype(str).map(engine_of).to_numpy()
+        )
+    ]
+    points = keep[PURCHASE_COLUMNS].sort_values(
+        ["strategy", "tier_bought_GBps", "total_usd_month"], kind="stable"
+    )
     mine = points[(points["strategy"] == strategy)]
     ok = mine[mine["recommendable"].to_numpy(bool)]
-    optimum = int(ok.sort_values(["total_usd", "tier_bought_GBps"], kind="stable").index[0]) if not ok.empty else None
+    optimum = (
+        int(ok.sort_values(["total_usd", "tier_bought_GBps"], kind="stable").index[0])
+        if not ok.empty
+        else None
+    )
     next_step = None
     if optimum is not None:
         above = mine[mine["tier_bought_GBps"] > mine.loc[optimum, "tier_bought_GBps"]]

@@ -26,28 +26,60 @@ import math
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
+
 import numpy as np
 import yaml
+
+from ..base.safeio import read_regular
 from ..model.columns import COLUMNS
 from ..model.evaluate import compute
 from ..read.inputs import ENGINES, INPUTS, of, trait_values
-from ..base.safeio import read_regular
 from ..read.strategies import BASELINE
 from .types import Table
 
-
 # A row's defaults: what each input's declaration says omitting it means (no fixed cost, no per-node
 # cap ...), then a DGX-A100-like node for the inputs that have no default, unless a case says otherwise.
-NODE = dict(model="m", recipe="r", sku="s", tier="t", engine="e", strategy=BASELINE, tier_kind="parallel_fs",
-            gpus=8.0, interval_s=3600.0, params=1e9, active_params=1e9, tokens=1e12,
-            weights_bytes_per_param=2.0, master_bytes_per_param=4.0, optimizer_bytes_per_param=8.0,
-            gpus_per_node=8.0, peak_TFLOPS=312.0, d2h_gpu_GBps=25.0, d2h_node_GBps=200.0, host_memory_bytes=1e12,
-            storage_nic_GBps=math.inf, peer_nic_GBps=math.inf, staging_gpu_GBps=25.0, usd_per_gpu_hour=1.0, gpu_mtbf_s=50677 * 3600.0,
-            usd_per_tb_month=0.0, target_overhead_pct=1.0, mfu_pct=40.0, restart_s=600.0, retention=1.0, buffers=1.0)
+NODE = dict(
+    model="m",
+    recipe="r",
+    sku="s",
+    tier="t",
+    engine="e",
+    strategy=BASELINE,
+    tier_kind="parallel_fs",
+    gpus=8.0,
+    interval_s=3600.0,
+    params=1e9,
+    active_params=1e9,
+    tokens=1e12,
+    weights_bytes_per_param=2.0,
+    master_bytes_per_param=4.0,
+    optimizer_bytes_per_param=8.0,
+    gpus_per_node=8.0,
+    peak_TFLOPS=312.0,
+    d2h_gpu_GBps=25.0,
+    d2h_node_GBps=200.0,
+    host_memory_bytes=1e12,
+    storage_nic_GBps=math.inf,
+    peer_nic_GBps=math.inf,
+    staging_gpu_GBps=25.0,
+    usd_per_gpu_hour=1.0,
+    gpu_mtbf_s=50677 * 3600.0,
+    usd_per_tb_month=0.0,
+    target_overhead_pct=1.0,
+    mfu_pct=40.0,
+    restart_s=600.0,
+    retention=1.0,
+    buffers=1.0,
+)
 
 
-BASE = {**{i.name: i.default for i in INPUTS.values() if i.default is not None}, **trait_values(NODE["strategy"]), **NODE,
-        "tier_family": "t"}
+BASE = {
+    **{i.name: i.default for i in INPUTS.values() if i.default is not None},
+    **trait_values(NODE["strategy"]),
+    **NODE,
+    "tier_family": "t",
+}
 
 
 BOOTSTRAP = 200  # resamples of an engine's fit cases behind the range of each fitted term (seed 1)
@@ -67,17 +99,22 @@ class Term:
 @functools.cache
 def shipped_engines() -> dict[str, dict]:
     """Each shipped engine's inputs, in their columns' units (the terms every case is predicted with)."""
-    from ..read.load import load
     from ..base.paths import shipped_models
+    from ..read.load import load
 
     inputs = load(shipped_models())
-    return {name: {i.name: i.value(entity, name) for i in of(ENGINES)} for name, entity in inputs.engines.items()}
+    return {
+        name: {i.name: i.value(entity, name) for i in of(ENGINES)}
+        for name, entity in inputs.engines.items()
+    }
 
 
 def terms() -> dict[str, Term]:
     """The free terms a fit may set (the cases file's ``terms``)."""
-    return {name: Term(name, float(t["low"]), float(t["high"]), float(t["start"]), t["where"])
-            for name, t in _data()["terms"].items()}
+    return {
+        name: Term(name, float(t["low"]), float(t["high"]), float(t["start"]), t["where"])
+        for name, t in _data()["terms"].items()
+    }
 
 
 def fits() -> dict[str, list[str]]:
@@ -91,10 +128,20 @@ def predict_many(rows: list[dict]) -> list[dict]:
     missing = sorted(set(INPUTS) - set(full[0]))
     if missing:  # an input declared without a default needs a figure here
         raise KeyError(f"calibration.NODE has no figure for {', '.join(missing)}")
-    values = {k: np.array([r[k] for r in full], dtype=bool if INPUTS[k].unit == "bool" else
-                          (object if INPUTS[k].unit == "label" else float)) for k in full[0]}
+    values = {
+        k: np.array(
+            [r[k] for r in full],
+            dtype=bool
+            if INPUTS[k].unit == "bool"
+            else (object if INPUTS[k].unit == "label" else float),
+        )
+        for k in full[0]
+    }
     out = compute(values)
-    return [{k: (v[i].item() if hasattr(v[i], "item") else v[i]) for k, v in out.items()} for i in range(len(rows))]
+    return [
+        {k: (v[i].item() if hasattr(v[i], "item") else v[i]) for k, v in out.items()}
+        for i in range(len(rows))
+    ]
 
 
 def predict(engine: str, **inputs) -> dict:
@@ -179,8 +226,11 @@ def _row(spec: dict, rows: dict) -> dict:
 def fit_cases(engine: str) -> list[tuple[str, str, float, dict, str]]:
     """The cases an engine's fit uses: (id, quantity, published, the row's inputs, the column compared)."""
     data = _data()
-    return [(c["id"], c["quantity"], _number(c["published"]), _row(c["row"], data["rows"]), c["column"])
-            for c in data["cases"] if c.get("role") == "fit" and c["engine"] == engine]
+    return [
+        (c["id"], c["quantity"], _number(c["published"]), _row(c["row"], data["rows"]), c["column"])
+        for c in data["cases"]
+        if c.get("role") == "fit" and c["engine"] == engine
+    ]
 
 
 def fit(engine: str, start: dict | None = None, cases_: list | None = None) -> dict:
@@ -200,11 +250,23 @@ def fit(engine: str, start: dict | None = None, cases_: list | None = None) -> d
         return np.log(np.array([g[c[4]] for g, c in zip(got, chosen)]) / published)
 
     x0 = [(start or {}).get(t.name, t.start) for t in bounds]
-    result = least_squares(residuals, x0, bounds=([t.low for t in bounds], [t.high for t in bounds]),
-                           x_scale="jac", xtol=1e-12, ftol=1e-12, gtol=1e-12)
-    return {"engine": engine, "values": {t.name: float(v) for t, v in zip(bounds, result.x)},
-            "residuals": {c[0]: float(math.expm1(r)) for c, r in zip(chosen, result.fun)},
-            "cases": [c[0] for c in chosen], "terms": len(bounds), "converged": bool(result.success)}
+    result = least_squares(
+        residuals,
+        x0,
+        bounds=([t.low for t in bounds], [t.high for t in bounds]),
+        x_scale="jac",
+        xtol=1e-12,
+        ftol=1e-12,
+        gtol=1e-12,
+    )
+    return {
+        "engine": engine,
+        "values": {t.name: float(v) for t, v in zip(bounds, result.x)},
+        "residuals": {c[0]: float(math.expm1(r)) for c, r in zip(chosen, result.fun)},
+        "cases": [c[0] for c in chosen],
+        "terms": len(bounds),
+        "converged": bool(result.success),
+    }
 
 
 def leave_one_out(engine: str) -> dict[str, float]:
@@ -212,8 +274,10 @@ def leave_one_out(engine: str) -> dict[str, float]:
     chosen = fit_cases(engine)
     out = {}
     for k, case in enumerate(chosen):
-        values = fit(engine, cases_=chosen[:k] + chosen[k + 1:])["values"]
-        got = predict_many([{**shipped_engines()[engine], "engine": engine, **values, **case[3]}])[0][case[4]]
+        values = fit(engine, cases_=chosen[:k] + chosen[k + 1 :])["values"]
+        got = predict_many([{**shipped_engines()[engine], "engine": engine, **values, **case[3]}])[
+            0
+        ][case[4]]
         out[case[0]] = float(got / case[2] - 1)
     return out
 
@@ -234,9 +298,13 @@ def fit_report(engine: str) -> dict:
     """calibrate --fit for one engine: the fit from a neutral start, each case's residual and
     leave-one-out error, the bootstrap range of each term, and the values the shipped engine carries."""
     result = fit(engine)
-    return {**result, "leave_one_out": leave_one_out(engine), "ranges": bootstrap(engine),
-            "shipped": {n: shipped_engines()[engine][n] for n in fits()[engine]},
-            "where": {n: terms()[n].where for n in fits()[engine]}}
+    return {
+        **result,
+        "leave_one_out": leave_one_out(engine),
+        "ranges": bootstrap(engine),
+        "shipped": {n: shipped_engines()[engine][n] for n in fits()[engine]},
+        "where": {n: terms()[n].where for n in fits()[engine]},
+    }
 
 
 @functools.cache
@@ -251,42 +319,72 @@ def _case(c: dict, texts: dict, rows: dict) -> Case:
         got = COLUMNS[c["function"]].fn(*(np.array([_number(a)]) for a in c["args"]))[0]
     else:
         predicted = predict(c["engine"], **_row(c["row"], rows))
-        got = predicted[c["column"]] / (predicted[c["per"]] if "per" in c else 1)  # a ratio the source publishes
+        got = predicted[c["column"]] / (
+            predicted[c["per"]] if "per" in c else 1
+        )  # a ratio the source publishes
     low = c.get("low")
-    return Case(c["id"], c["engine"], c["source"].format_map(texts), c["quantity"], c["unit"], _number(c["published"]),
-                float(got) / c.get("divide", 1), c["kind"], status=c.get("status", "scored"),
-                tolerance=c.get("tolerance"), assumptions=[a.format_map(texts) for a in c.get("assumptions", [])],
-                note=c.get("note", ""), low=None if low is None else _number(low), role=c.get("role", "test"),
-                lacks=c.get("lacks", ""))
+    return Case(
+        c["id"],
+        c["engine"],
+        c["source"].format_map(texts),
+        c["quantity"],
+        c["unit"],
+        _number(c["published"]),
+        float(got) / c.get("divide", 1),
+        c["kind"],
+        status=c.get("status", "scored"),
+        tolerance=c.get("tolerance"),
+        assumptions=[a.format_map(texts) for a in c.get("assumptions", [])],
+        note=c.get("note", ""),
+        low=None if low is None else _number(low),
+        role=c.get("role", "test"),
+        lacks=c.get("lacks", ""),
+    )
 
 
 def _errors(results, **match) -> list[float]:
-    return [abs(c.error) for c in results if c.status == "scored" and c.error is not None
-            and all(getattr(c, k) in (v if isinstance(v, tuple) else (v,)) for k, v in match.items())]
+    return [
+        abs(c.error)
+        for c in results
+        if c.status == "scored"
+        and c.error is not None
+        and all(getattr(c, k) in (v if isinstance(v, tuple) else (v,)) for k, v in match.items())
+    ]
 
 
 def summary(results: tuple[Case, ...]) -> dict:
     def stats(errors: list[float]) -> dict:
-        return {"cases": len(errors), "median_abs_error": statistics.median(errors) if errors else None,
-                "worst_abs_error": max(errors) if errors else None}
+        return {
+            "cases": len(errors),
+            "median_abs_error": statistics.median(errors) if errors else None,
+            "worst_abs_error": max(errors) if errors else None,
+        }
 
     timed = _errors(results, kind=("time", "async", "restore"))
-    return {"scored": sum(c.status == "scored" for c in results),
-            "passed": sum(c.verdict == "pass" for c in results),
-            "failed": sum(c.verdict == "FAIL" for c in results),
-            "lacks": sum(c.status == "lacks" for c in results),
-            "fit_cases": sum(c.role == "fit" for c in results if c.status == "scored"),
-            "time_median_abs_error": statistics.median(timed) if timed else None,
-            "time_worst_abs_error": max(timed) if timed else None,
-            "held_out": {"sizes": stats(_errors(results, role="test", kind=("size", "rate"))),
-                         "times": stats(_errors(results, role="test", kind="time")),
-                         "async stalls": stats(_errors(results, role="test", kind="async")),
-                         "restores": stats(_errors(results, role="test", kind="restore"))},
-            "fit": {"times": stats(_errors(results, role="fit", kind="time")),
-                    "async stalls": stats(_errors(results, role="fit", kind="async"))},
-            "held_out_by_engine": {e: stats(_errors(results, role="test", engine=e, kind=("time", "async", "restore")))
-                                   for e in sorted({c.engine for c in results})},
-            "fitted": {e: {n: shipped_engines()[e][n] for n in names} for e, names in fits().items()}}
+    return {
+        "scored": sum(c.status == "scored" for c in results),
+        "passed": sum(c.verdict == "pass" for c in results),
+        "failed": sum(c.verdict == "FAIL" for c in results),
+        "lacks": sum(c.status == "lacks" for c in results),
+        "fit_cases": sum(c.role == "fit" for c in results if c.status == "scored"),
+        "time_median_abs_error": statistics.median(timed) if timed else None,
+        "time_worst_abs_error": max(timed) if timed else None,
+        "held_out": {
+            "sizes": stats(_errors(results, role="test", kind=("size", "rate"))),
+            "times": stats(_errors(results, role="test", kind="time")),
+            "async stalls": stats(_errors(results, role="test", kind="async")),
+            "restores": stats(_errors(results, role="test", kind="restore")),
+        },
+        "fit": {
+            "times": stats(_errors(results, role="fit", kind="time")),
+            "async stalls": stats(_errors(results, role="fit", kind="async")),
+        },
+        "held_out_by_engine": {
+            e: stats(_errors(results, role="test", engine=e, kind=("time", "async", "restore")))
+            for e in sorted({c.engine for c in results})
+        },
+        "fitted": {e: {n: shipped_engines()[e][n] for n in names} for e, names in fits().items()},
+    }
 
 
 def fmt(value: float, unit: str) -> str:
@@ -316,10 +414,26 @@ def rows(results: tuple[Case, ...] | None = None) -> list[dict]:
     results = results if results is not None else cases()
     out = []
     for c in results:
-        published = (f"{fmt(c.low, c.unit)} - {fmt(c.published, c.unit)}" if c.kind == "range"
-                     else fmt(c.published, c.unit))
-        out.append({"case": c.id, "engine": c.engine, "quantity": c.quantity, "published": published,
-                    "predicted": fmt(c.predicted, c.unit), "error": c.shown_error(), "tolerance": c.shown_tolerance(),
-                    "verdict": c.verdict, "role": c.role if c.status == "scored" else "", "lacks": c.lacks,
-                    "source": c.source, "assumptions": c.assumptions, "note": c.note})
+        published = (
+            f"{fmt(c.low, c.unit)} - {fmt(c.published, c.unit)}"
+            if c.kind == "range"
+            else fmt(c.published, c.unit)
+        )
+        out.append(
+            {
+                "case": c.id,
+                "engine": c.engine,
+                "quantity": c.quantity,
+                "published": published,
+                "predicted": fmt(c.predicted, c.unit),
+                "error": c.shown_error(),
+                "tolerance": c.shown_tolerance(),
+                "verdict": c.verdict,
+                "role": c.role if c.status == "scored" else "",
+                "lacks": c.lacks,
+                "source": c.source,
+                "assumptions": c.assumptions,
+                "note": c.note,
+            }
+        )
     return out

@@ -7,17 +7,17 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+from ..base.errors import InputError, Problem, did_you_mean
 from ..model import display
 from ..model.columns import COLUMNS
 from ..model.evaluate import columns, row_at
-from ..base.errors import InputError, Problem, did_you_mean
 from ..model.expr import Var, render
-from ..read.inputs import ENTITY_COLUMN, INPUTS, PLAN, SCALING, SCENARIO, widening
-from ..read.validated import Inputs
 from ..model.plan import runs
+from ..read.inputs import ENTITY_COLUMN, INPUTS, PLAN, SCALING, SCENARIO, widening
 from ..read.provenance import provenance
 from ..read.quantity import Q
 from ..read.strategies import BASELINE, STRATEGIES, read_only_by
+from ..read.validated import Inputs
 
 
 @dataclass(frozen=True)
@@ -39,24 +39,36 @@ def _unknown(name: str, kind: str, known) -> str | None:
 
 
 def one_row(inputs: Inputs, s: Scenario):
-    problems = [_unknown(s.model, "model", inputs.models), _unknown(s.sku, "SKU", inputs.skus),
-                _unknown(s.tier, "tier", inputs.tiers), _unknown(s.strategy, "strategy", STRATEGIES),
-                _unknown(s.recipe, "recipe", inputs.recipes) if s.recipe is not None else None]
+    problems = [
+        _unknown(s.model, "model", inputs.models),
+        _unknown(s.sku, "SKU", inputs.skus),
+        _unknown(s.tier, "tier", inputs.tiers),
+        _unknown(s.strategy, "strategy", STRATEGIES),
+        _unknown(s.recipe, "recipe", inputs.recipes) if s.recipe is not None else None,
+    ]
     problems.append(_unknown(s.engine, "engine", inputs.engines) if s.engine is not None else None)
     problems = [p for p in problems if p]
     if problems:
         raise InputError([Problem("", 0, 0, "", p) for p in problems])
     model = inputs.models[s.model]
     if model.tp is not None and model.pp is not None and s.gpus < model.tp.value * model.pp.value:
-        raise InputError(f"no such scenario: {s.gpus:,} GPUs hold less than one replica of {s.model} (tp "
-                         f"{model.tp.value:g} x pp {model.pp.value:g} = {model.tp.value * model.pp.value:,.0f} GPUs)")
+        raise InputError(
+            f"no such scenario: {s.gpus:,} GPUs hold less than one replica of {s.model} (tp "
+            f"{model.tp.value:g} x pp {model.pp.value:g} = {model.tp.value * model.pp.value:,.0f} GPUs)"
+        )
     engine = s.engine or default_engine(inputs, s.strategy)
-    plan = inputs.plan.model_copy(update={
-        "models": [s.model], "skus": [s.sku], "tiers": [s.tier], "strategies": [s.strategy], "engines": [engine],
-        "recipes": [s.recipe] if s.recipe else None,
-        "gpus": [Q(float(s.gpus), str(s.gpus), "count")],
-        "intervals": [Q(float(s.interval_s), f"{s.interval_s:g} s", "duration")],
-    })
+    plan = inputs.plan.model_copy(
+        update={
+            "models": [s.model],
+            "skus": [s.sku],
+            "tiers": [s.tier],
+            "strategies": [s.strategy],
+            "engines": [engine],
+            "recipes": [s.recipe] if s.recipe else None,
+            "gpus": [Q(float(s.gpus), str(s.gpus), "count")],
+            "intervals": [Q(float(s.interval_s), f"{s.interval_s:g} s", "duration")],
+        }
+    )
     one = dataclasses.replace(inputs, plan=plan)
     cols, dropped = columns(one)  # numpy alone: explain does not wait for pandas
     if len(cols["gpus"]) == 0:
@@ -90,37 +102,71 @@ def explain_row(inputs: Inputs, row) -> dict:
     quoted = {k: f'"{v}"' if display.unit_of(k) == "label" else v for k, v in shown.items()}
     strategy = str(values.get("strategy", ""))
     only = read_only_by()
-    used = [n for n in INPUTS if any(n in c.params for c in COLUMNS.values())
-            and strategy in only.get(n, (strategy,))]  # a layered strategy's inputs: its rows only
+    used = [
+        n
+        for n in INPUTS
+        if any(n in c.params for c in COLUMNS.values()) and strategy in only.get(n, (strategy,))
+    ]  # a layered strategy's inputs: its rows only
     names = {section: row[column] for section, column in ENTITY_COLUMN.items()}
     inputs_out = []
     for name in used:
         prov = provenance(inputs, INPUTS[name], names)
         inp = INPUTS[name]
-        raw = None if inp.entity == SCENARIO else inp.raw(
-            inputs.entity(inp.entity, PLAN if inp.entity == PLAN else str(names[inp.entity])))
-        inputs_out.append({
-            "name": name, "value": _finite(values[name]), "display": shown[name],
-            "unit": display.unit_of(name), "doc": INPUTS[name].doc,
-            "file": prov.file if prov else None, "line": prov.line if prov else None,
-            "basis": prov.basis if prov else "scenario", "source": prov.source if prov else None,
-            "date": prov.date if prov else None, "region": prov.region if prov else None,
-            "range": _range(name, raw, values),
-        })
+        raw = (
+            None
+            if inp.entity == SCENARIO
+            else inp.raw(
+                inputs.entity(inp.entity, PLAN if inp.entity == PLAN else str(names[inp.entity]))
+            )
+        )
+        inputs_out.append(
+            {
+                "name": name,
+                "value": _finite(values[name]),
+                "display": shown[name],
+                "unit": display.unit_of(name),
+                "doc": INPUTS[name].doc,
+                "file": prov.file if prov else None,
+                "line": prov.line if prov else None,
+                "basis": prov.basis if prov else "scenario",
+                "source": prov.source if prov else None,
+                "date": prov.date if prov else None,
+                "region": prov.region if prov else None,
+                "range": _range(name, raw, values),
+            }
+        )
     steps = []
     for col in COLUMNS.values():
         tree = col.fn(*(Var(p) for p in col.params))
-        steps.append({
-            "section": col.section, "name": col.name, "unit": col.unit, "doc": col.doc,
-            "formula": render(tree, lambda n: n, style="text"),
-            "substituted": render(tree, lambda n: quoted[n], style="text"),
-            "value": _finite(values[col.name]), "display": shown[col.name],
-        })
-    scenario = {"model": str(values["model"]), "sku": str(values["sku"]), "tier": str(values["tier"]),
-                "gpus": int(values["gpus"]), "interval_s": float(values["interval_s"]),
-                "strategy": str(values["strategy"]), "recipe": str(values["recipe"]), "engine": str(values["engine"])}
-    return {"scenario": scenario, "headline": headline(values),
-            "inputs": inputs_out, "steps": steps, "input_hash": inputs.input_hash}
+        steps.append(
+            {
+                "section": col.section,
+                "name": col.name,
+                "unit": col.unit,
+                "doc": col.doc,
+                "formula": render(tree, lambda n: n, style="text"),
+                "substituted": render(tree, lambda n: quoted[n], style="text"),
+                "value": _finite(values[col.name]),
+                "display": shown[col.name],
+            }
+        )
+    scenario = {
+        "model": str(values["model"]),
+        "sku": str(values["sku"]),
+        "tier": str(values["tier"]),
+        "gpus": int(values["gpus"]),
+        "interval_s": float(values["interval_s"]),
+        "strategy": str(values["strategy"]),
+        "recipe": str(values["recipe"]),
+        "engine": str(values["engine"]),
+    }
+    return {
+        "scenario": scenario,
+        "headline": headline(values),
+        "inputs": inputs_out,
+        "steps": steps,
+        "input_hash": inputs.input_hash,
+    }
 
 
 def _range(name: str, raw, values: dict) -> str | None:
@@ -132,9 +178,11 @@ def _range(name: str, raw, values: dict) -> str | None:
     if k <= 1:
         return raw.range_text()
     inp = INPUTS[name]
-    return (f"{raw.range_text()}; widened x{k:.3g} at {int(values['gpus']):,} ranks, "
-            f"{values['gpus'] / values['largest_case_ranks']:.3g}x its largest case: "
-            f"{display.of(name, raw.low / inp.scale / k)} to {display.of(name, raw.high / inp.scale * k)}")
+    return (
+        f"{raw.range_text()}; widened x{k:.3g} at {int(values['gpus']):,} ranks, "
+        f"{values['gpus'] / values['largest_case_ranks']:.3g}x its largest case: "
+        f"{display.of(name, raw.low / inp.scale / k)} to {display.of(name, raw.high / inp.scale * k)}"
+    )
 
 
 def headline(v: dict) -> str:
@@ -144,30 +192,47 @@ def headline(v: dict) -> str:
         f"{f('ckpt_bytes', v['ckpt_bytes'])} per checkpoint ({f('params', v['params'])} params x "
         f"{f('bytes_per_param', v['bytes_per_param'])});",
         f"{f('bytes_per_node', v['bytes_per_node'])} per node over {v['nodes']:,} nodes"
-        + (f" ({v['idle_gpus']:,} GPUs stand idle: {v['dp_ranks']:,} whole replicas of tp {v['tp']:g} x pp "
-           f"{v['pp']:g} train on {v['training_gpus']:,})" if v["idle_gpus"] else "") + ".",
+        + (
+            f" ({v['idle_gpus']:,} GPUs stand idle: {v['dp_ranks']:,} whole replicas of tp {v['tp']:g} x pp "
+            f"{v['pp']:g} train on {v['training_gpus']:,})"
+            if v["idle_gpus"]
+            else ""
+        )
+        + ".",
         f"Persisting with {v['engine']} takes {f('write_s', v['write_s'])} (bottleneck: {v['bottleneck']}; "
         f"coordination {f('coordination_s', v['coordination_s'])}"
-        + (f" a save with cached plans, {f('first_coordination_s', v['first_coordination_s'])} at the first"
-           if v["first_coordination_s"] != v["coordination_s"] else "") + ");",
+        + (
+            f" a save with cached plans, {f('first_coordination_s', v['first_coordination_s'])} at the first"
+            if v["first_coordination_s"] != v["coordination_s"]
+            else ""
+        )
+        + ");",
         f"training stalls {f('stall_s', v['stall_s'])} every {f('interval_s', v['interval_s'])}:",
-        f"{f('overhead_pct', v['overhead_pct'])} overhead (target {f('target_overhead_pct', v['target_overhead_pct'])}: {met}).",
+        f"{f('overhead_pct', v['overhead_pct'])} overhead "
+        f"(target {f('target_overhead_pct', v['target_overhead_pct'])}: {met}).",
         f"With failures every {f('cluster_mtbf_s', v['cluster_mtbf_s'])}, the best interval is "
         f"{f('optimal_interval_s', v['optimal_interval_s'])}; a restart reads the checkpoint back in "
         f"{f('restore_s', v['restore_s'])} on average ({f('host_restore_pct', v['host_restore_pct'])} of "
         f"failures from host memory).",
-        (f"Storage costs {f('storage_usd_month', v['storage_usd_month'])} a month for "
-         f"{f('tier_bought_GBps', v['tier_bought_GBps'])} and {f('provisioned_bytes', v['provisioned_bytes'])}; "
-         f"GPU time lost costs {f('lost_gpu_usd_month', v['lost_gpu_usd_month'])} a month; over the run "
-         f"{f('total_usd', v['total_usd'])}." if v["storage_usd_month"] == v["storage_usd_month"] else
-         f"The tier has no price: storage cost is left out; GPU time lost costs "
-         f"{f('lost_gpu_usd_month', v['lost_gpu_usd_month'])} a month."),
+        (
+            f"Storage costs {f('storage_usd_month', v['storage_usd_month'])} a month for "
+            f"{f('tier_bought_GBps', v['tier_bought_GBps'])} and {f('provisioned_bytes', v['provisioned_bytes'])}; "
+            f"GPU time lost costs {f('lost_gpu_usd_month', v['lost_gpu_usd_month'])} a month; over the run "
+            f"{f('total_usd', v['total_usd'])}."
+            if v["storage_usd_month"] == v["storage_usd_month"]
+            else f"The tier has no price: storage cost is left out; GPU time lost costs "
+            f"{f('lost_gpu_usd_month', v['lost_gpu_usd_month'])} a month."
+        ),
     ]
     if v["extrapolated"]:
-        parts.append(f"Caution: {v['engine']}'s terms rest on published jobs of up to "
-                     f"{f('largest_case_ranks', v['largest_case_ranks'])} ranks; at {v['gpus']:,} its coordination "
-                     "is an extrapolation, more than 10x beyond them.")
+        parts.append(
+            f"Caution: {v['engine']}'s terms rest on published jobs of up to "
+            f"{f('largest_case_ranks', v['largest_case_ranks'])} ranks; at {v['gpus']:,} its coordination "
+            "is an extrapolation, more than 10x beyond them."
+        )
     if v["stalls_more_than_trains"]:
-        parts.append("Warning: each checkpoint stalls training longer than the interval between checkpoints "
-                     "(overhead above 100%): lengthen the interval or buy bandwidth.")
+        parts.append(
+            "Warning: each checkpoint stalls training longer than the interval between checkpoints "
+            "(overhead above 100%): lengthen the interval or buy bandwidth."
+        )
     return " ".join(parts)

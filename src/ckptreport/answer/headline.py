@@ -26,4 +26,9 @@ FIELDS = [
     Field("total_usd_month", "total a month", "usd", "not priced"),
     Field("total_usd", "total over the run", "usd", "not priced"),
 ]
-TABLE = ["overhead_pct", "stall_s", "required_GBps", "total_usd_month"]  # the figures diff's table shows
+TABLE = [
+    "overhead_pct",
+    "stall_s",
+    "required_GBps",
+    "total_usd_month",
+]  # the figures diff's table shows

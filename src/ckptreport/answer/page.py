@@ -13,24 +13,53 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
 from ..model import rule
 from .types import Page, Section
 from .uncertainty import tornado
 
-
 # The cross product's columns the page's table holds (every column is in scenarios.parquet/.csv):
 # what a review sorts and filters on, keys first
-TABLE_COLUMNS = ("model", "recipe", "sku", "gpus", "interval_s", "tier", "strategy", "engine", "ckpt_bytes",
-                 "bytes_per_gpu", "bytes_per_node", "stall_s", "write_s", "bottleneck", "overhead_pct", "meets_target",
-                 "waste_pct", "optimal_interval_s", "restore_s", "required_write_GBps", "tier_bought_GBps",
-                 "capacity_needed_bytes", "storage_usd_month", "lost_gpu_usd_month", "total_usd_month", "total_usd",
-                 "run_days", "recommendable", "extrapolated", "idle_gpus")
+TABLE_COLUMNS = (
+    "model",
+    "recipe",
+    "sku",
+    "gpus",
+    "interval_s",
+    "tier",
+    "strategy",
+    "engine",
+    "ckpt_bytes",
+    "bytes_per_gpu",
+    "bytes_per_node",
+    "stall_s",
+    "write_s",
+    "bottleneck",
+    "overhead_pct",
+    "meets_target",
+    "waste_pct",
+    "optimal_interval_s",
+    "restore_s",
+    "required_write_GBps",
+    "tier_bought_GBps",
+    "capacity_needed_bytes",
+    "storage_usd_month",
+    "lost_gpu_usd_month",
+    "total_usd_month",
+    "total_usd",
+    "run_days",
+    "recommendable",
+    "extrapolated",
+    "idle_gpus",
+)
 
 
 PAGE_ROWS = 30_000  # the most rows the page's table embeds (~6 MB); a larger plan's page holds the workbook's
 
 
-def best_per_group(cols: dict[str, np.ndarray], groups: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def best_per_group(
+    cols: dict[str, np.ndarray], groups: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
     """Per group of positions, the position the rule picks and its status code, all groups in one
     call of ``rule.rank``: the groups are padded into one array with entries that are never a
     candidate before a real option (not recommendable, not durable, their keys NaN, after every
@@ -38,7 +67,7 @@ def best_per_group(cols: dict[str, np.ndarray], groups: list[np.ndarray]) -> tup
     width = max(len(g) for g in groups)
     at = np.full((len(groups), width), -1)
     for k, g in enumerate(groups):
-        at[k, :len(g)] = g
+        at[k, : len(g)] = g
     real = at >= 0
     take = np.where(real, at, 0)
     args = []
@@ -54,14 +83,21 @@ def best_per_group(cols: dict[str, np.ndarray], groups: list[np.ndarray]) -> tup
     return first, status
 
 
-def tier_table(frame: pd.DataFrame, lines: list[list[int]]) -> list[list[tuple[str, dict[str, int]]]]:
+def tier_table(
+    frame: pd.DataFrame, lines: list[list[int]]
+) -> list[list[tuple[str, dict[str, int]]]]:
     """Per summary line (its options' frame rows), per tier, the row the rule picks for each strategy
     among its engines."""
     labels = np.array([i for line in lines for i in sorted(line)], dtype=np.int64)
     rows = frame.loc[labels, ["tier", "strategy", *rule.COLUMNS.values()]]
     owner = np.repeat(np.arange(len(lines)), [len(line) for line in lines])
-    key = pd.DataFrame({"line": owner, "tier": rows["tier"].cat.codes.to_numpy(),
-                        "strategy": rows["strategy"].astype(str).to_numpy()})
+    key = pd.DataFrame(
+        {
+            "line": owner,
+            "tier": rows["tier"].cat.codes.to_numpy(),
+            "strategy": rows["strategy"].astype(str).to_numpy(),
+        }
+    )
     groups = list(key.groupby(["line", "tier", "strategy"], sort=True).indices.items())
     cols = {c: rows[c].to_numpy() for c in rule.COLUMNS.values()}
     first, _ = best_per_group(cols, [g for _, g in groups])
@@ -72,26 +108,58 @@ def tier_table(frame: pd.DataFrame, lines: list[list[int]]) -> list[list[tuple[s
     return [[(str(names[t]), by[t]) for t in sorted(by)] for by in out]
 
 
-def sections(frame: pd.DataFrame, summary: pd.DataFrame, candidates: list[list[int]], purchases: list,
-             params: list, briefs: list) -> list[Section]:
+def sections(
+    frame: pd.DataFrame,
+    summary: pd.DataFrame,
+    candidates: list[list[int]],
+    purchases: list,
+    params: list,
+    briefs: list,
+) -> list[Section]:
     """Every summary line's section."""
     if summary.empty:
         return []
     tiers = tier_table(frame, candidates)
     tornadoes = tornado.tornadoes(frame, candidates, params)
-    mine = {(b.spec.model, b.spec.skus[0]): b for b in briefs if b.spec.in_plan and len(b.spec.skus) == 1}
+    mine = {
+        (b.spec.model, b.spec.skus[0]): b
+        for b in briefs
+        if b.spec.in_plan and len(b.spec.skus) == 1
+    }
     out = []
     for k, line in enumerate(summary.to_dict("records")):
         base, swings = tornadoes[k]
-        out.append(Section(k, line["model"], line["sku"], int(line["option_index"]), tiers[k], purchases[k], base,
-                           swings, mine.get((line["model"], line["sku"]))))
+        out.append(
+            Section(
+                k,
+                line["model"],
+                line["sku"],
+                int(line["option_index"]),
+                tiers[k],
+                purchases[k],
+                base,
+                swings,
+                mine.get((line["model"], line["sku"])),
+            )
+        )
     return out
 
 
-def page(frame: pd.DataFrame, summary: pd.DataFrame, candidates: list[list[int]], purchases: list, params: list,
-         briefs: list, rows: int, kept: pd.Index) -> Page:
+def page(
+    frame: pd.DataFrame,
+    summary: pd.DataFrame,
+    candidates: list[list[int]],
+    purchases: list,
+    params: list,
+    briefs: list,
+    rows: int,
+    kept: pd.Index,
+) -> Page:
     """The page's sections, and its table: every row of the plan up to PAGE_ROWS, else the rows the
     workbook holds (``kept``: the summary's, the briefs' and the best intervals of every system)."""
     table = frame if len(frame) <= PAGE_ROWS else frame.loc[kept[:PAGE_ROWS]]
-    return Page(sections(frame, summary, candidates, purchases, params, briefs),
-                table.loc[:, list(TABLE_COLUMNS)], rows)
+    return Page(
+        sections(frame, summary, candidates, purchases, params, briefs),
+        table.loc[:, list(TABLE_COLUMNS)],
+        rows,
+    )

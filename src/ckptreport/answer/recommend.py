@@ -5,15 +5,14 @@ an option rests on."""
 from __future__ import annotations
 
 import pandas as pd
+
 from ..model import rule
-from ..read.inputs import ENTITY_COLUMN, INPUTS
-from ..read.validated import Inputs
 from ..model.axes import Point
 from ..model.plan import headline_recipe
+from ..read.inputs import ENTITY_COLUMN, INPUTS
 from ..read.provenance import provenance
-from .types import Pick
-from .types import RECOMMENDED, STATUSES
-
+from ..read.validated import Inputs
+from .types import RECOMMENDED, STATUSES, Pick
 
 RANK_BY = ["tier", "engine", "tier_kind", *rule.COLUMNS.values()]  # the columns recommend reads
 
@@ -21,7 +20,9 @@ RANK_BY = ["tier", "engine", "tier_kind", *rule.COLUMNS.values()]  # the columns
 def ranked(rows: pd.DataFrame) -> tuple[pd.Index, str]:
     """Candidate options (their labels in ``rows``), best first, and the status of the first, by the
     one rule (``rule.rank``)."""
-    order, count, status = rule.rank(*rule.of({c: rows[c].to_numpy() for c in rule.COLUMNS.values()}))
+    order, count, status = rule.rank(
+        *rule.of({c: rows[c].to_numpy() for c in rule.COLUMNS.values()})
+    )
     return rows.index[order[:count]], STATUSES[int(status)]
 
 
@@ -37,9 +38,19 @@ def recommend(rows: pd.DataFrame) -> Pick | None:
         runner = rows.loc[elsewhere[0]] if len(elsewhere) else None
         engines = order[rows.loc[order, "engine"].to_numpy() != best["engine"]]
         other = rows.loc[engines[0]] if len(engines) else None
-    waiting = rows[rows["tier_durable"].to_numpy(bool) & rows["meets_target"].to_numpy(bool)
-                   & rows["total_usd"].isna().to_numpy()]
-    return Pick(int(order[0]), best, status, runner, tuple(dict.fromkeys(str(t) for t in waiting["tier"])), other)
+    waiting = rows[
+        rows["tier_durable"].to_numpy(bool)
+        & rows["meets_target"].to_numpy(bool)
+        & rows["total_usd"].isna().to_numpy()
+    ]
+    return Pick(
+        int(order[0]),
+        best,
+        status,
+        runner,
+        tuple(dict.fromkeys(str(t) for t in waiting["tier"])),
+        other,
+    )
 
 
 def assumed_prices(inputs: Inputs, row) -> list[tuple[str, str]]:
@@ -59,5 +70,7 @@ def assumed_prices(inputs: Inputs, row) -> list[tuple[str, str]]:
 def headline_rows(frame: pd.DataFrame, inputs: Inputs, point: Point) -> pd.DataFrame:
     """Rows at the summary's cluster size and cadence, each model at its headline recipe."""
     rows = frame[(frame["gpus"] == point.gpus) & (frame["interval_s"] == point.interval_s)]
-    recipe = rows["model"].map({m: headline_recipe(inputs, m) for m in frame["model"].cat.categories})
+    recipe = rows["model"].map(
+        {m: headline_recipe(inputs, m) for m in frame["model"].cat.categories}
+    )
     return rows[rows["recipe"].astype(str) == recipe.astype(str)]

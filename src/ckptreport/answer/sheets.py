@@ -6,14 +6,22 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
+from ..model.axes import Point
 from ..model.evaluate import compute as compute_columns
 from ..read.inputs import INPUTS
 from ..read.validated import Inputs
-from ..model.axes import Point
 from .recommend import headline_rows
 
-
-GROUP = ["model", "recipe", "sku", "tier", "engine", "strategy", "gpus"]  # a group: every interval of one system
+GROUP = [
+    "model",
+    "recipe",
+    "sku",
+    "tier",
+    "engine",
+    "strategy",
+    "gpus",
+]  # a group: every interval of one system
 
 
 def per_group(limit: int, rows: int, intervals: int) -> int:
@@ -21,8 +29,14 @@ def per_group(limit: int, rows: int, intervals: int) -> int:
     return max(1, limit // max(rows // max(intervals, 1), 1))
 
 
-def workbook_rows(frame: pd.DataFrame, named: set[int], limit: int, intervals: int, rows: int | None = None,
-                  selected: pd.Index | None = None) -> tuple[pd.Index, str]:
+def workbook_rows(
+    frame: pd.DataFrame,
+    named: set[int],
+    limit: int,
+    intervals: int,
+    rows: int | None = None,
+    selected: pd.Index | None = None,
+) -> tuple[pd.Index, str]:
     """The rows the workbook holds: all if they fit; else the lowest-waste intervals of each group,
     always with the rows the summary names (its candidates and purchase curves). Returns them and a
     note saying what was left out. A streamed plan (``rows`` in all) passes the rows ``selected``
@@ -39,14 +53,22 @@ def workbook_rows(frame: pd.DataFrame, named: set[int], limit: int, intervals: i
     must = frame.index.isin(sorted(named))
     whole = int((keep | must).sum())
     if whole > limit:  # more groups than rows: the lowest waste overall
-        best = frame[keep & ~must].sort_values("waste_pct", kind="stable").head(max(limit - must.sum(), 0))
+        best = (
+            frame[keep & ~must]
+            .sort_values("waste_pct", kind="stable")
+            .head(max(limit - must.sum(), 0))
+        )
         keep = frame.index.isin(best.index)
     kept = frame.index[keep | must]
-    what = (f"the {each} lowest-waste interval(s) of each model x recipe x SKU x tier x engine x strategy x GPU count"
-            if whole <= limit else
-            f"the lowest-waste rows overall (one interval of every group needs workbook_rows = {whole:,})")
-    note = (f"Scenarios holds {len(kept):,} of {rows:,} rows (workbook_rows = {limit:,}): {what}, and the "
-            "summary's rows. Every row is in scenarios.parquet.")
+    what = (
+        f"the {each} lowest-waste interval(s) of each model x recipe x SKU x tier x engine x strategy x GPU count"
+        if whole <= limit
+        else f"the lowest-waste rows overall (one interval of every group needs workbook_rows = {whole:,})"
+    )
+    note = (
+        f"Scenarios holds {len(kept):,} of {rows:,} rows (workbook_rows = {limit:,}): {what}, and the "
+        "summary's rows. Every row is in scenarios.parquet."
+    )
     return kept, note
 
 
@@ -73,10 +95,17 @@ def concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
     out = {}
     for name in frames[0].columns:
         if isinstance(frames[0][name].dtype, pd.CategoricalDtype):
-            every = [list(f[name].cat.categories) for f in frames]  # the plan's axes: the same, in plan order
-            cats = every[0] if all(c == every[0] for c in every) else sorted(set().union(*every), key=str)
-            out[name] = pd.Categorical(np.concatenate([f[name].astype(object).to_numpy() for f in frames]),
-                                       categories=cats)
+            every = [
+                list(f[name].cat.categories) for f in frames
+            ]  # the plan's axes: the same, in plan order
+            cats = (
+                every[0]
+                if all(c == every[0] for c in every)
+                else sorted(set().union(*every), key=str)
+            )
+            out[name] = pd.Categorical(
+                np.concatenate([f[name].astype(object).to_numpy() for f in frames]), categories=cats
+            )
         else:
             out[name] = np.concatenate([f[name].to_numpy() for f in frames])
     return pd.DataFrame(out, index=np.concatenate([f.index.to_numpy() for f in frames]), copy=False)
@@ -96,8 +125,32 @@ def tier_overview(inputs: Inputs, frame: pd.DataFrame, point: Point, kept: pd.In
 
 
 # The Cadence sheet's intervals (minutes): each summary pick's waste is recomputed over them
-CADENCE_GRID_MIN = (1, 2, 3, 5, 7, 10, 15, 20, 25, 30, 40, 50, 60, 75, 90, 120, 150, 180, 240, 300, 360,
-                    480, 600, 720)
+CADENCE_GRID_MIN = (
+    1,
+    2,
+    3,
+    5,
+    7,
+    10,
+    15,
+    20,
+    25,
+    30,
+    40,
+    50,
+    60,
+    75,
+    90,
+    120,
+    150,
+    180,
+    240,
+    300,
+    360,
+    480,
+    600,
+    720,
+)
 
 
 def cadence_grid(frame: pd.DataFrame, idx: int) -> dict[str, np.ndarray]:
@@ -105,5 +158,7 @@ def cadence_grid(frame: pd.DataFrame, idx: int) -> dict[str, np.ndarray]:
     the Cadence sheet's formulas compute, stored with them as their results)."""
     seconds = np.array([60.0 * m for m in CADENCE_GRID_MIN])
     one = frame.loc[[idx]]  # the scenario's inputs, each in its column's dtype, once per interval
-    return compute_columns({n: np.repeat(one[n].to_numpy(), len(seconds)) for n in INPUTS if n in one}
-                           | {"interval_s": seconds})
+    return compute_columns(
+        {n: np.repeat(one[n].to_numpy(), len(seconds)) for n in INPUTS if n in one}
+        | {"interval_s": seconds}
+    )

@@ -30,7 +30,9 @@ NEEDS = frozenset({WORKBOOK, BRIEFS, PAGE})
 RECOMMENDED, NEEDS_PRICE, CLOSEST = "recommended", "needs a price", "closest"
 STATUSES = (RECOMMENDED, NEEDS_PRICE, CLOSEST)  # ``rank``'s status codes, in order
 NONE = "none recommendable"  # what a line recommends when no option is recommendable
-JOIN = " to "  # an option reads 'async to superpod-good with dcp-async': the strategy, JOIN, the tier,
+JOIN = (
+    " to "  # an option reads 'async to superpod-good with dcp-async': the strategy, JOIN, the tier,
+)
 WITH = " with "  # WITH, the engine
 
 
@@ -40,6 +42,7 @@ def option_label(strategy: object, tier: object, engine: object = None) -> str:
 
 
 # ---- the recommendation and a brief ----------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Pick:
@@ -67,8 +70,12 @@ class Pick:
 
     @property
     def option(self) -> dict[str, str]:
-        return {"sku": str(self.row["sku"]), "tier": str(self.row["tier"]), "strategy": str(self.row["strategy"]),
-                "engine": str(self.row["engine"])}
+        return {
+            "sku": str(self.row["sku"]),
+            "tier": str(self.row["tier"]),
+            "strategy": str(self.row["strategy"]),
+            "engine": str(self.row["engine"]),
+        }
 
     @property
     def other_engine_extra_usd(self) -> float | None:
@@ -119,7 +126,9 @@ class Purchase:
 
     what: str  # 'the superpod family' or 'the priced tiers of aws-p5'
     points: pd.DataFrame  # PURCHASE_COLUMNS, by strategy then bandwidth; index: frame labels
-    optimum: int | None  # the frame label of the recommendable point the rule ranks first (the pick's strategy)
+    optimum: (
+        int | None
+    )  # the frame label of the recommendable point the rule ranks first (the pick's strategy)
     next_step: pd.Series | None  # the point after the optimum, one step more bandwidth
 
 
@@ -130,13 +139,19 @@ class BriefData:
     pick: Pick  # the recommendation
     tiers: list[TierLine]
     skus: list[tuple[str, Pick]]  # the best option on each candidate SKU
-    curves: dict[str, tuple[np.ndarray, np.ndarray]]  # strategy -> (interval_s, waste_pct) on the pick's SKU/tier
+    curves: dict[
+        str, tuple[np.ndarray, np.ndarray]
+    ]  # strategy -> (interval_s, waste_pct) on the pick's SKU/tier
     explanation: dict  # every input of the pick with its provenance (explain.explain_row)
     purchase: Purchase
     assumed: list[tuple[str, str]]  # the assumed prices the recommendation rests on: (input, value)
     robust: Robustness | None = None  # tornado, break-even values, Monte Carlo band
-    curve_rows: dict[str, pd.Series] = field(default_factory=dict)  # strategy -> the row its waste curve is of
-    strategies: list[tuple[str, Pick]] = field(default_factory=list)  # on the pick's SKU, when a layered one is planned
+    curve_rows: dict[str, pd.Series] = field(
+        default_factory=dict
+    )  # strategy -> the row its waste curve is of
+    strategies: list[tuple[str, Pick]] = field(
+        default_factory=list
+    )  # on the pick's SKU, when a layered one is planned
 
 
 # ---- how sure an answer is -------------------------------------------------------------------
@@ -161,11 +176,15 @@ class Member:
     high: float = math.nan
     low_text: str = ""  # the bounds as written in the models file (none once widened)
     high_text: str = ""
-    widened: float = 1.0  # the factor its range was widened by (SCALING terms used beyond their data)
+    widened: float = (
+        1.0  # the factor its range was widened by (SCALING terms used beyond their data)
+    )
 
     @property
     def label(self) -> str:
-        return f"plan.{self.key}" if self.section == PLAN else f"{self.section}.{self.name}.{self.key}"
+        return (
+            f"plan.{self.key}" if self.section == PLAN else f"{self.section}.{self.name}.{self.key}"
+        )
 
 
 @dataclass(frozen=True)
@@ -203,7 +222,9 @@ class Param:
     def label(self) -> str:
         if self.driver is None:
             return self.first.label
-        return f"{self.driver} ({len(self.members)} figures)" if len(self.members) > 1 else self.driver
+        return (
+            f"{self.driver} ({len(self.members)} figures)" if len(self.members) > 1 else self.driver
+        )
 
     def end_text(self, end: str) -> str:
         """The first figure's low or high as the models file writes it (else in the column's unit)."""
@@ -232,7 +253,11 @@ class Swing:
 
     def swing(self, metric: str) -> float:
         a, b = self.low.get(metric), self.high.get(metric)
-        return abs(b - a) if a is not None and b is not None and math.isfinite(a) and math.isfinite(b) else math.inf
+        return (
+            abs(b - a)
+            if a is not None and b is not None and math.isfinite(a) and math.isfinite(b)
+            else math.inf
+        )
 
 
 @dataclass(frozen=True)
@@ -294,6 +319,7 @@ class Robustness:
 
 # ---- calibration and the review page ---------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Table:
     """What the outputs show of the calibration: a row per case and the summary."""
@@ -310,7 +336,9 @@ class Section:
     model: str
     sku: str
     option: int  # the frame row of the option recommended (the summary's option_index)
-    tiers: list[tuple[str, dict[str, int]]]  # per tier (frame order): strategy -> the frame row of its best engine
+    tiers: list[
+        tuple[str, dict[str, int]]
+    ]  # per tier (frame order): strategy -> the frame row of its best engine
     purchase: Purchase
     base: dict  # the tornado's base pick (tornado.tornado)
     swings: list[Swing]  # largest first
@@ -320,11 +348,14 @@ class Section:
 @dataclass(frozen=True)
 class Page:
     sections: list[Section]
-    table: pd.DataFrame  # TABLE_COLUMNS of the frame's rows (index: the scenario's row in scenarios.parquet)
+    table: (
+        pd.DataFrame
+    )  # TABLE_COLUMNS of the frame's rows (index: the scenario's row in scenarios.parquet)
     rows: int  # the plan's rows (the table holds them all unless the plan streamed)
 
 
 # ---- the report ------------------------------------------------------------------------------
+
 
 @dataclass
 class Report:
@@ -339,14 +370,28 @@ class Report:
     calibration: Table  # a row per published case, and the summary
     workbook_index: pd.Index | None = None  # the rows the workbook's Scenarios sheet holds
     workbook_note: str = ""  # why some were left out, when they were
-    tier_overview: list[tuple[str, dict[str, int]]] = field(default_factory=list)  # tier -> strategy -> row
-    candidates: list[list[int]] = field(default_factory=list)  # per summary line: its options' rows, tie order
-    params: list[Param] = field(default_factory=list)  # the figures that carry a range (ranges.parameters)
-    assumed: dict[int, list[str]] = field(default_factory=dict)  # frame row -> the assumed prices it rests on
+    tier_overview: list[tuple[str, dict[str, int]]] = field(
+        default_factory=list
+    )  # tier -> strategy -> row
+    candidates: list[list[int]] = field(
+        default_factory=list
+    )  # per summary line: its options' rows, tie order
+    params: list[Param] = field(
+        default_factory=list
+    )  # the figures that carry a range (ranges.parameters)
+    assumed: dict[int, list[str]] = field(
+        default_factory=dict
+    )  # frame row -> the assumed prices it rests on
     purchases: list[Purchase] = field(default_factory=list)  # per summary line: its purchase curve
-    rows: int = 0  # the plan's rows; ``frame`` holds them all up to ROWS_IN_MEMORY, else the ones shown
-    cadence: dict[int, dict[str, np.ndarray]] = field(default_factory=dict)  # summary pick -> cadence_grid
-    headline: int | None = None  # the option recommended for the summary's model and SKU (its frame row)
+    rows: int = (
+        0  # the plan's rows; ``frame`` holds them all up to ROWS_IN_MEMORY, else the ones shown
+    )
+    cadence: dict[int, dict[str, np.ndarray]] = field(
+        default_factory=dict
+    )  # summary pick -> cadence_grid
+    headline: int | None = (
+        None  # the option recommended for the summary's model and SKU (its frame row)
+    )
     sweeps: list[Sweep] = field(default_factory=list)  # each input the headline option reads, swept
     page: Page | None = None  # what out/report.html shows beyond the summary (when it is written)
 

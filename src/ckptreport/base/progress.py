@@ -37,8 +37,14 @@ class Progress:
             yield lambda n=1, item=None: None
             return
         if self.bars:
-            with click.progressbar(length=total, label=f"ckptreport: {label}", file=self.stream, show_pos=True,
-                                   show_eta=True, width=30) as bar:
+            with click.progressbar(
+                length=total,
+                label=f"ckptreport: {label}",
+                file=self.stream,
+                show_pos=True,
+                show_eta=True,
+                width=30,
+            ) as bar:
                 yield lambda n=1, item=None: bar.update(n)
             return
         state = {"done": 0, "shown": 0, "t": time.perf_counter()}

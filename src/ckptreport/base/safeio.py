@@ -11,13 +11,19 @@ from pathlib import Path
 
 from .errors import InputError, Problem
 
-MAX_INPUT_BYTES = 8 * 2**20  # inputs are written by hand or by a measuring tool: anything larger is a mistake
+MAX_INPUT_BYTES = (
+    8 * 2**20
+)  # inputs are written by hand or by a measuring tool: anything larger is a mistake
 
 
 def _kind(mode: int) -> str:
-    for test, word in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISSOCK, "a socket")):
+    for test, word in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
         if test(mode):
             return word
     return "not a regular file"
@@ -29,12 +35,16 @@ def read_regular(path: Path | str, shown: str | None = None, limit: int = MAX_IN
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
-        why = "a loop of symbolic links" if e.errno == errno.ELOOP else (e.strerror or str(e)).lower()
+        why = (
+            "a loop of symbolic links" if e.errno == errno.ELOOP else (e.strerror or str(e)).lower()
+        )
         raise InputError(Problem(name, 0, 0, "", f"cannot read: {why}")) from None
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise InputError(Problem(name, 0, 0, "", f"is {_kind(mode)}; an input must be a regular file"))
+            raise InputError(
+                Problem(name, 0, 0, "", f"is {_kind(mode)}; an input must be a regular file")
+            )
         chunks, size = [], 0
         while size <= limit:
             chunk = os.read(fd, min(1 << 20, limit + 1 - size))
@@ -43,10 +53,19 @@ def read_regular(path: Path | str, shown: str | None = None, limit: int = MAX_IN
             chunks.append(chunk)
             size += len(chunk)
         if size > limit:
-            raise InputError(Problem(name, 0, 0, "", f"is larger than {limit:,} bytes, the most an input file "
-                                     "may hold"))
+            raise InputError(
+                Problem(
+                    name,
+                    0,
+                    0,
+                    "",
+                    f"is larger than {limit:,} bytes, the most an input file may hold",
+                )
+            )
         return b"".join(chunks)
     except OSError as e:
-        raise InputError(Problem(name, 0, 0, "", f"cannot read: {(e.strerror or str(e)).lower()}")) from None
+        raise InputError(
+            Problem(name, 0, 0, "", f"cannot read: {(e.strerror or str(e)).lower()}")
+        ) from None
     finally:
         os.close(fd)

@@ -3,9 +3,9 @@ the workbook and the briefs."""
 
 from __future__ import annotations
 
-from .columns import COLUMNS
 from ..read.inputs import INPUTS
 from ..read.units import COLUMN_UNITS, Unit
+from .columns import COLUMNS
 
 
 def declared(name: str):
@@ -45,4 +45,3 @@ def plain_format(name: str) -> str | None:
     """The number format of an input's bare value, its unit in the next column (Assumptions)."""
     d = declared(name)
     return COLUMN_UNITS[d.unit].plain_format(d.infinite) if d is not None else None
-

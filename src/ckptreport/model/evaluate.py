@@ -15,21 +15,37 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .columns import COLUMNS
-from ..read.inputs import ENGINES, INPUTS, MODELS, PLAN, RECIPES, SKUS, SOURCES, STRATEGY_ENTITY, TIERS, of
-from .axes import Dropped
-from .plan import combinations, cross_product, dimensions
+from ..read.inputs import (
+    ENGINES,
+    INPUTS,
+    MODELS,
+    PLAN,
+    RECIPES,
+    SKUS,
+    SOURCES,
+    STRATEGY_ENTITY,
+    TIERS,
+    of,
+)
 from ..read.provenance import basis
 from ..read.strategies import FIXED_COSTS
 from ..read.vocab import REPLICATED, SHARDINGS, STAGINGS, TIER_KINDS
+from .axes import Dropped
+from .columns import COLUMNS
+from .plan import combinations, cross_product, dimensions
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from ..read.validated import Inputs
 
-LABELS = {"tier_kind": TIER_KINDS, "sharding": SHARDINGS, "staging_kind": STAGINGS,
-          "replicated": REPLICATED, "fixed_cost": FIXED_COSTS}  # label inputs with a fixed vocabulary
+LABELS = {
+    "tier_kind": TIER_KINDS,
+    "sharding": SHARDINGS,
+    "staging_kind": STAGINGS,
+    "replicated": REPLICATED,
+    "fixed_cost": FIXED_COSTS,
+}  # label inputs with a fixed vocabulary
 
 
 def compute(values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -49,8 +65,10 @@ def entity_values(inputs: Inputs, section: str, name: str) -> dict[str, float | 
 
 def _table(inputs: Inputs, section: str, names: list[str]) -> dict[str, np.ndarray]:
     rows = [entity_values(inputs, section, n) for n in names]
-    return {i.name: np.asarray([r[i.name] for r in rows], dtype=object if i.unit == "label" else float)
-            for i in of(section)}
+    return {
+        i.name: np.asarray([r[i.name] for r in rows], dtype=object if i.unit == "label" else float)
+        for i in of(section)
+    }
 
 
 def _label_array(values: np.ndarray) -> np.ndarray:
@@ -88,18 +106,31 @@ def _sources(inputs: Inputs, dims) -> dict[str, list[str]]:
 Labels = tuple  # (codes, categories): a text column without pandas
 
 
-def columns(inputs: Inputs, start: int = 0, stop: int | None = None
-            ) -> tuple[dict[str, np.ndarray | Labels], list[Dropped]]:
+def columns(
+    inputs: Inputs, start: int = 0, stop: int | None = None
+) -> tuple[dict[str, np.ndarray | Labels], list[Dropped]]:
     """Every column of the scenario frame as numpy (of positions ``start`` to ``stop`` of the full
     product, see ``plan.cross_product``): numbers and booleans as arrays of their final dtype, text as
     (codes, sorted categories)."""
     idx, dims, dropped = cross_product(inputs, start, stop)
     n = len(idx["model"])
     recipe_codes, recipe_names = _recipe_codes(inputs, dims, idx)
-    codes = {MODELS: idx["model"], RECIPES: recipe_codes, SKUS: idx["sku"], TIERS: idx["tier"], ENGINES: idx["engine"],
-             STRATEGY_ENTITY: idx["strategy"]}
-    names = {MODELS: dims["model"], RECIPES: recipe_names, SKUS: dims["sku"], TIERS: dims["tier"],
-             ENGINES: dims["engine"], STRATEGY_ENTITY: dims["strategy"]}
+    codes = {
+        MODELS: idx["model"],
+        RECIPES: recipe_codes,
+        SKUS: idx["sku"],
+        TIERS: idx["tier"],
+        ENGINES: idx["engine"],
+        STRATEGY_ENTITY: idx["strategy"],
+    }
+    names = {
+        MODELS: dims["model"],
+        RECIPES: recipe_names,
+        SKUS: dims["sku"],
+        TIERS: dims["tier"],
+        ENGINES: dims["engine"],
+        STRATEGY_ENTITY: dims["strategy"],
+    }
     values: dict[str, np.ndarray] = {
         "gpus": np.asarray(dims["gpus"], dtype=float)[idx["gpus"]],
         "interval_s": np.asarray(dims["interval_s"], dtype=float)[idx["interval_s"]],
@@ -159,7 +190,9 @@ def _whole(name: str, value: np.ndarray) -> np.ndarray:
 
 def row_at(cols: dict[str, np.ndarray | Labels], i: int) -> dict[str, object]:
     """Row ``i`` of ``columns`` as Python values (what the frame's row holds)."""
-    return {name: (c[1][c[0][i]] if isinstance(c, tuple) else c[i].item()) for name, c in cols.items()}
+    return {
+        name: (c[1][c[0][i]] if isinstance(c, tuple) else c[i].item()) for name, c in cols.items()
+    }
 
 
 def scenarios(inputs: Inputs) -> tuple[pd.DataFrame, list[Dropped]]:
@@ -171,9 +204,14 @@ def scenarios(inputs: Inputs) -> tuple[pd.DataFrame, list[Dropped]]:
 def _frame(cols: dict[str, np.ndarray | Labels], first: int = 0) -> pd.DataFrame:
     import pandas as pd
 
-    frame = {name: pd.Categorical.from_codes(c[0], c[1]) if isinstance(c, tuple) else c for name, c in cols.items()}
+    frame = {
+        name: pd.Categorical.from_codes(c[0], c[1]) if isinstance(c, tuple) else c
+        for name, c in cols.items()
+    }
     index = pd.RangeIndex(first, first + len(cols["gpus"]))
-    return pd.DataFrame(frame, index=index, copy=False)  # no copy: consolidating 140 columns costs more than computing them
+    return pd.DataFrame(
+        frame, index=index, copy=False
+    )  # no copy: consolidating 140 columns costs more than computing them
 
 
 def chunks(inputs: Inputs, rows: int) -> Iterator[pd.DataFrame]:
@@ -202,10 +240,16 @@ def curve(row: pd.Series, intervals_s: np.ndarray) -> dict[str, np.ndarray]:
 
 def _labels(values: np.ndarray, categories=None) -> Labels:
     """Codes into sorted categories for an array of strings, without hashing a million of them."""
-    cats = np.unique(values[:: max(1, len(values) // 4096)]) if categories is None else np.asarray(sorted(categories))
+    cats = (
+        np.unique(values[:: max(1, len(values) // 4096)])
+        if categories is None
+        else np.asarray(sorted(categories))
+    )
     codes = np.searchsorted(cats, values)
     codes = np.minimum(codes, len(cats) - 1)
-    if len(values) and (cats[codes] != values).any():  # a label the sample did not catch: the exact way
+    if (
+        len(values) and (cats[codes] != values).any()
+    ):  # a label the sample did not catch: the exact way
         cats, codes = np.unique(values, return_inverse=True)
     return codes.astype(np.int64), [str(c) for c in cats]
 

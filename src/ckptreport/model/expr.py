@@ -41,7 +41,9 @@ TIB = Scale(2.0**40, "BYTES_PER_TIB")  # bytes in a TiB
 HOUR = Scale(3600.0, "SECONDS_PER_HOUR")
 DAY = Scale(86400.0, "SECONDS_PER_DAY")
 THOUSAND = Scale(1000.0, "PER_THOUSAND")  # prices per 1,000 requests
-PERCENT = Scale(100.0, "PERCENT")  # a _pct figure per unit fraction: whole numbers here, fractions in a workbook
+PERCENT = Scale(
+    100.0, "PERCENT"
+)  # a _pct figure per unit fraction: whole numbers here, fractions in a workbook
 SCALES = (GB, TERA, TIB, HOUR, DAY, THOUSAND)
 INF = math.inf
 INFINITY = "INFINITY"  # the workbook's name for infinity (units.INF_CELL) inside formulas
@@ -54,26 +56,66 @@ class Expr:
         a, b = (wrap(other), self) if swap else (self, wrap(other))
         return BinOp(op, a, b)
 
-    def __add__(self, o): return self._bin("+", o)
-    def __radd__(self, o): return self._bin("+", o, True)
-    def __sub__(self, o): return self._bin("-", o)
-    def __rsub__(self, o): return self._bin("-", o, True)
-    def __mul__(self, o): return self._bin("*", o)
-    def __rmul__(self, o): return self._bin("*", o, True)
-    def __truediv__(self, o): return self._bin("/", o)
-    def __rtruediv__(self, o): return self._bin("/", o, True)
-    def __pow__(self, o): return self._bin("^", o)
-    def __lt__(self, o): return self._bin("<", o)
-    def __le__(self, o): return self._bin("<=", o)
-    def __gt__(self, o): return self._bin(">", o)
-    def __ge__(self, o): return self._bin(">=", o)
-    def __eq__(self, o): return self._bin("=", o)  # type: ignore[override]
-    def __ne__(self, o): return self._bin("<>", o)  # type: ignore[override]
-    def __and__(self, o): return Call("AND", (self, wrap(o)))
-    def __rand__(self, o): return Call("AND", (wrap(o), self))
-    def __or__(self, o): return Call("OR", (self, wrap(o)))
-    def __invert__(self): return Call("NOT", (self,))
-    def __neg__(self): return BinOp("-", Const(0), self)
+    def __add__(self, o):
+        return self._bin("+", o)
+
+    def __radd__(self, o):
+        return self._bin("+", o, True)
+
+    def __sub__(self, o):
+        return self._bin("-", o)
+
+    def __rsub__(self, o):
+        return self._bin("-", o, True)
+
+    def __mul__(self, o):
+        return self._bin("*", o)
+
+    def __rmul__(self, o):
+        return self._bin("*", o, True)
+
+    def __truediv__(self, o):
+        return self._bin("/", o)
+
+    def __rtruediv__(self, o):
+        return self._bin("/", o, True)
+
+    def __pow__(self, o):
+        return self._bin("^", o)
+
+    def __lt__(self, o):
+        return self._bin("<", o)
+
+    def __le__(self, o):
+        return self._bin("<=", o)
+
+    def __gt__(self, o):
+        return self._bin(">", o)
+
+    def __ge__(self, o):
+        return self._bin(">=", o)
+
+    def __eq__(self, o):
+        return self._bin("=", o)  # type: ignore[override]
+
+    def __ne__(self, o):
+        return self._bin("<>", o)  # type: ignore[override]
+
+    def __and__(self, o):
+        return Call("AND", (self, wrap(o)))
+
+    def __rand__(self, o):
+        return Call("AND", (wrap(o), self))
+
+    def __or__(self, o):
+        return Call("OR", (self, wrap(o)))
+
+    def __invert__(self):
+        return Call("NOT", (self,))
+
+    def __neg__(self):
+        return BinOp("-", Const(0), self)
+
     __hash__ = object.__hash__
 
 
@@ -129,6 +171,7 @@ def _symbolic(*xs) -> bool:
 
 # ---- the functions a definition may use -------------------------------------------------------
 
+
 def minimum(a, b):
     return Call("MIN", (wrap(a), wrap(b))) if _symbolic(a, b) else np.minimum(a, b)
 
@@ -177,10 +220,32 @@ def largest(**options):
 # ---- printing ---------------------------------------------------------------------------------
 
 _PREC = {"=": 1, "<>": 1, "<": 1, "<=": 1, ">": 1, ">=": 1, "+": 2, "-": 2, "*": 3, "/": 3, "^": 4}
-_TEXT_OPS = {"*": " × ", "/": " / ", "+": " + ", "-": " − ", "^": "^", "=": " = ", "<>": " ≠ ",
-             "<": " < ", "<=": " ≤ ", ">": " > ", ">=": " ≥ "}
-_TEXT_FN = {"MIN": "min", "MAX": "max", "SQRT": "sqrt", "IF": "if", "ROUNDUP": "ceil", "ROUNDDOWN": "floor", "AND": "and", "OR": "or",
-            "ISNA": "unknown", "ISNUMBER": "known", "NOT": "not"}
+_TEXT_OPS = {
+    "*": " × ",
+    "/": " / ",
+    "+": " + ",
+    "-": " − ",
+    "^": "^",
+    "=": " = ",
+    "<>": " ≠ ",
+    "<": " < ",
+    "<=": " ≤ ",
+    ">": " > ",
+    ">=": " ≥ ",
+}
+_TEXT_FN = {
+    "MIN": "min",
+    "MAX": "max",
+    "SQRT": "sqrt",
+    "IF": "if",
+    "ROUNDUP": "ceil",
+    "ROUNDDOWN": "floor",
+    "AND": "and",
+    "OR": "or",
+    "ISNA": "unknown",
+    "ISNUMBER": "known",
+    "NOT": "not",
+}
 
 
 def excel_number(v: float) -> str:
@@ -241,8 +306,11 @@ def render(e: Expr, leaf: Callable[[str], str], style: str = "excel") -> str:
             name = _TEXT_FN[n.fn] if text else n.fn
             if n.fn in ("ROUNDUP", "ROUNDDOWN") and text:
                 return f"{_TEXT_FN[n.fn]}({go(n.args[0])})"
-            return f"{name}(" + ", ".join(go(a) for a in n.args) + ")" if text else \
-                f"{name}(" + ",".join(go(a) for a in n.args) + ")"
+            return (
+                f"{name}(" + ", ".join(go(a) for a in n.args) + ")"
+                if text
+                else f"{name}(" + ",".join(go(a) for a in n.args) + ")"
+            )
         if isinstance(n, Label):
             if text:
                 return "the largest of " + ", ".join(f"{k} {go(v)}" for k, v in n.options)
@@ -264,18 +332,37 @@ def evaluate(e: Expr, env: Mapping[str, object]):
         return e.value
     if isinstance(e, BinOp):
         a, b = evaluate(e.a, env), evaluate(e.b, env)
-        return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
-                "/": lambda: a / b if b else math.copysign(math.inf, a) if a else math.nan,
-                "^": lambda: a ** b, "=": lambda: a == b, "<>": lambda: a != b,
-                "<": lambda: a < b, "<=": lambda: a <= b, ">": lambda: a > b,
-                ">=": lambda: a >= b}[e.op]()
+        return {
+            "+": lambda: a + b,
+            "-": lambda: a - b,
+            "*": lambda: a * b,
+            "/": lambda: a / b if b else math.copysign(math.inf, a) if a else math.nan,
+            "^": lambda: a**b,
+            "=": lambda: a == b,
+            "<>": lambda: a != b,
+            "<": lambda: a < b,
+            "<=": lambda: a <= b,
+            ">": lambda: a > b,
+            ">=": lambda: a >= b,
+        }[e.op]()
     if isinstance(e, Call):
         if e.fn == "IF":
-            return evaluate(e.args[1], env) if evaluate(e.args[0], env) else evaluate(e.args[2], env)
+            return (
+                evaluate(e.args[1], env) if evaluate(e.args[0], env) else evaluate(e.args[2], env)
+            )
         args = [evaluate(a, env) for a in e.args]
-        return {"MIN": min, "MAX": max, "SQRT": math.sqrt, "ROUNDUP": lambda x, _: math.ceil(x), "ROUNDDOWN": lambda x, _: math.floor(x),
-                "AND": lambda *x: all(x), "OR": lambda *x: any(x), "ISNA": lambda x: math.isnan(x),
-                "ISNUMBER": lambda x: not math.isnan(x), "NOT": lambda x: not x}[e.fn](*args)
+        return {
+            "MIN": min,
+            "MAX": max,
+            "SQRT": math.sqrt,
+            "ROUNDUP": lambda x, _: math.ceil(x),
+            "ROUNDDOWN": lambda x, _: math.floor(x),
+            "AND": lambda *x: all(x),
+            "OR": lambda *x: any(x),
+            "ISNA": lambda x: math.isnan(x),
+            "ISNUMBER": lambda x: not math.isnan(x),
+            "NOT": lambda x: not x,
+        }[e.fn](*args)
     if isinstance(e, Label):
         values = [evaluate(v, env) for _, v in e.options]
         return e.options[values.index(max(values))][0]

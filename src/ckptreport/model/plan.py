@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import math
 from typing import TYPE_CHECKING
+
 import numpy as np
-from .columns import COLUMNS
+
 from ..base.errors import InputError, Problem
 from ..read.inputs import INPUTS
 from ..read.strategies import STRATEGIES, listed
 from .axes import Dropped, Point
-
+from .columns import COLUMNS
 
 if TYPE_CHECKING:
     from ..read.validated import Inputs
@@ -38,10 +39,12 @@ def dimensions(inputs: Inputs) -> dict[str, list]:
 def summary_point(inputs: Inputs) -> Point:
     plan, s = inputs.plan, inputs.plan.summary
     dims = dimensions(inputs)
-    return Point(gpus=(s.gpus if s else plan.gpus[0]).value,
-                 interval_s=(s.interval if s else plan.intervals[0]).value,
-                 model=s.model if s and s.model in dims["model"] else dims["model"][0],
-                 sku=s.sku if s and s.sku in dims["sku"] else dims["sku"][0])
+    return Point(
+        gpus=(s.gpus if s else plan.gpus[0]).value,
+        interval_s=(s.interval if s else plan.intervals[0]).value,
+        model=s.model if s and s.model in dims["model"] else dims["model"][0],
+        sku=s.sku if s and s.sku in dims["sku"] else dims["sku"][0],
+    )
 
 
 def headline_recipe(inputs: Inputs, model: str) -> str:
@@ -71,22 +74,38 @@ def combinations(inputs: Inputs, dims) -> tuple[np.ndarray, list[tuple[str, np.n
     skus = [inputs.skus[s] for s in dims["sku"]]
     tiers = [inputs.tiers[t] for t in dims["tier"]]
     shape = (len(skus), len(tiers), len(dims["engine"]), len(dims["strategy"]))
-    reach = np.array([[reachable(s, t) for t in tiers] for s in skus], dtype=bool).reshape(shape[:2])
+    reach = np.array([[reachable(s, t) for t in tiers] for s in skus], dtype=bool).reshape(
+        shape[:2]
+    )
     has_nvme = np.array([s.local_nvme is not None for s in skus], dtype=bool)[:, None, None, None]
     local = np.array([t.kind == "local_nvme" for t in tiers], dtype=bool)[None, :, None, None]
-    implements = np.array([[runs(inputs.engines[e], s) for s in dims["strategy"]] for e in dims["engine"]],
-                          dtype=bool).reshape(shape[2:])[None, None, :, :]
-    tiered = np.array([STRATEGIES[s].lands_on_nvme for s in dims["strategy"]], dtype=bool)[None, None, None, :]
-    landing = listed(tuple(s for s in dims["strategy"] if STRATEGIES[s].lands_on_nvme) or ("a strategy that lands on NVMe",))
+    implements = np.array(
+        [[runs(inputs.engines[e], s) for s in dims["strategy"]] for e in dims["engine"]], dtype=bool
+    ).reshape(shape[2:])[None, None, :, :]
+    tiered = np.array([STRATEGIES[s].lands_on_nvme for s in dims["strategy"]], dtype=bool)[
+        None, None, None, :
+    ]
+    landing = listed(
+        tuple(s for s in dims["strategy"] if STRATEGIES[s].lands_on_nvme)
+        or ("a strategy that lands on NVMe",)
+    )
     rules = [
-        ("the tier does not serve the SKU's site (tiers.*.sites, skus.*.site)",
-         np.broadcast_to(~reach[:, :, None, None], shape)),
-        ("the engine does not implement the strategy, nor the one it is built on (engines.*.strategies)",
-         np.broadcast_to(~implements, shape)),
-        (f"{landing} needs a remote tier to drain to (the tier is node-local NVMe)",
-         np.broadcast_to(tiered & local, shape)),
-        (f"the SKU has no local NVMe ({landing} strategy or local_nvme tier)",
-         np.broadcast_to(~has_nvme & (tiered | local), shape)),
+        (
+            "the tier does not serve the SKU's site (tiers.*.sites, skus.*.site)",
+            np.broadcast_to(~reach[:, :, None, None], shape),
+        ),
+        (
+            "the engine does not implement the strategy, nor the one it is built on (engines.*.strategies)",
+            np.broadcast_to(~implements, shape),
+        ),
+        (
+            f"{landing} needs a remote tier to drain to (the tier is node-local NVMe)",
+            np.broadcast_to(tiered & local, shape),
+        ),
+        (
+            f"the SKU has no local NVMe ({landing} strategy or local_nvme tier)",
+            np.broadcast_to(~has_nvme & (tiered | local), shape),
+        ),
     ]
     keep = np.ones(shape, dtype=bool)
     out = []
@@ -113,10 +132,12 @@ def too_few_replicas(inputs: Inputs, dims) -> np.ndarray:
 
 def replicas_needed(strategy: str) -> str:
     """Why rows of a strategy that needs more replicas than a job has are left out."""
-    return (f"{strategy} needs {STRATEGIES[strategy].replicas_why} (tp x pp of the model fills the job)"
-            if STRATEGIES[strategy].min_replicas == 2 else
-            f"{strategy} needs {STRATEGIES[strategy].min_replicas} data-parallel replicas "
-            f"({STRATEGIES[strategy].replicas_why}), more than the job holds")
+    return (
+        f"{strategy} needs {STRATEGIES[strategy].replicas_why} (tp x pp of the model fills the job)"
+        if STRATEGIES[strategy].min_replicas == 2
+        else f"{strategy} needs {STRATEGIES[strategy].min_replicas} data-parallel replicas "
+        f"({STRATEGIES[strategy].replicas_why}), more than the job holds"
+    )
 
 
 def plan_rows(inputs: Inputs) -> tuple[int, list[Dropped]]:
@@ -125,26 +146,35 @@ def plan_rows(inputs: Inputs) -> tuple[int, list[Dropped]]:
     return counted(dims, *combinations(inputs, dims), too_few_replicas(inputs, dims))
 
 
-def counted(dims, keep: np.ndarray, rules: list[tuple[str, np.ndarray]],
-            few: np.ndarray | None = None) -> tuple[int, list[Dropped]]:
+def counted(
+    dims, keep: np.ndarray, rules: list[tuple[str, np.ndarray]], few: np.ndarray | None = None
+) -> tuple[int, list[Dropped]]:
     """The rows ``combinations`` keeps, and what each of its rules leaves out, over every axis; a
     strategy where a model x cluster size has fewer data-parallel replicas than it needs (``few``) is
     left out too."""
-    per_cell = len(dims["model"]) * len(dims["recipe"]) * len(dims["gpus"]) * len(dims["interval_s"])
+    per_cell = (
+        len(dims["model"]) * len(dims["recipe"]) * len(dims["gpus"]) * len(dims["interval_s"])
+    )
     dropped = [Dropped(reason, int(mask.sum()) * per_cell) for reason, mask in rules if mask.any()]
     rows = int(keep.sum()) * per_cell
     for k, strategy in enumerate(dims["strategy"]):
         if few is None or not few[k].any():
             continue
-        lost = int(keep[..., k].sum()) * int(few[k].sum()) * len(dims["recipe"]) * len(dims["interval_s"])
+        lost = (
+            int(keep[..., k].sum())
+            * int(few[k].sum())
+            * len(dims["recipe"])
+            * len(dims["interval_s"])
+        )
         if lost:
             dropped.append(Dropped(replicas_needed(strategy), lost))
             rows -= lost
     return rows, dropped
 
 
-def cross_product(inputs: Inputs, start: int = 0, stop: int | None = None
-                  ) -> tuple[dict[str, np.ndarray], dict[str, list], list[Dropped]]:
+def cross_product(
+    inputs: Inputs, start: int = 0, stop: int | None = None
+) -> tuple[dict[str, np.ndarray], dict[str, list], list[Dropped]]:
     """Index arrays for the plan's combinations (positions ``start`` to ``stop`` of the full product,
     before the ones that cannot exist are removed), and what was left out of the whole plan."""
     dims = dimensions(inputs)
@@ -178,8 +208,14 @@ def check_size(inputs: Inputs, plan_file: str, marks: Marks | None = None) -> No
         parts = " x ".join(f"{len(v)} {k}" for k, v in dims.items())
         less = f", less {product - rows:,} that cannot exist" if product > rows else ""
         line, col = (marks or {}).get(("max_rows",), (marks or {}).get(("gpus",), (1, 1)))
-        raise InputError(Problem(
-            plan_file, line, col, "max_rows",
-            f"the plan has {rows:,} rows ({parts} = {product:,}{less}), more than max_rows "
-            f"({limit:,.0f}); narrow it by listing fewer models, skus, tiers, engines, gpus, intervals or "
-            "strategies in the plan, or raise max_rows"))
+        raise InputError(
+            Problem(
+                plan_file,
+                line,
+                col,
+                "max_rows",
+                f"the plan has {rows:,} rows ({parts} = {product:,}{less}), more than max_rows "
+                f"({limit:,.0f}); narrow it by listing fewer models, skus, tiers, engines, gpus, intervals or "
+                "strategies in the plan, or raise max_rows",
+            )
+        )

@@ -12,14 +12,25 @@ from __future__ import annotations
 
 import numpy as np
 
-
 # The columns the rule reads, by the names ``rank`` takes them
-COLUMNS = {"recommendable": "recommendable", "durable": "tier_durable", "meets": "meets_target",
-           "total": "total_usd", "bought": "tier_bought_GBps", "overhead": "overhead_pct"}
+COLUMNS = {
+    "recommendable": "recommendable",
+    "durable": "tier_durable",
+    "meets": "meets_target",
+    "total": "total_usd",
+    "bought": "tier_bought_GBps",
+    "overhead": "overhead_pct",
+}
 
 
-def rank(recommendable: np.ndarray, durable: np.ndarray, meets: np.ndarray, total: np.ndarray,
-         bought: np.ndarray, overhead: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def rank(
+    recommendable: np.ndarray,
+    durable: np.ndarray,
+    meets: np.ndarray,
+    total: np.ndarray,
+    bought: np.ndarray,
+    overhead: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The options along the last axis, best first: ``order`` (positions, candidates first),
     ``count`` (how many are candidates) and ``status`` (a code into STATUSES), each per leading index
     (one decision per draw)."""
@@ -28,8 +39,14 @@ def rank(recommendable: np.ndarray, durable: np.ndarray, meets: np.ndarray, tota
     status = np.where(ok.any(axis=-1), 0, np.where(unpriced.any(axis=-1), 1, 2))
     fallback = np.where(durable.any(axis=-1, keepdims=True), durable, True)
     candidates = (ok, unpriced, fallback)
-    keys = ((total, bought, overhead), (bought, overhead, 0.0), (overhead, bought, 0.0))  # by status, first key first
-    if (status == status.flat[0]).all():  # one status for every decision (the usual case): no per-draw choice
+    keys = (
+        (total, bought, overhead),
+        (bought, overhead, 0.0),
+        (overhead, bought, 0.0),
+    )  # by status, first key first
+    if (
+        status == status.flat[0]
+    ).all():  # one status for every decision (the usual case): no per-draw choice
         candidate, chosen = candidates[int(status.flat[0])], keys[int(status.flat[0])]
     else:
         s = status[..., None]

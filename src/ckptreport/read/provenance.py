@@ -28,11 +28,19 @@ def provenance(inputs: Inputs, inp: Input, names: Mapping[str, str]) -> Prov | N
         return inputs.prov[(inp.entity, name, inp.key)]
     place = inputs.places.get((inp.entity, name), Prov(FILE_OF[inp.entity], 0, "input", None))
     if inp.derived(entity) is not None:
-        cited = [(k, inputs.prov[(inp.entity, name, k)]) for k in inp.derived_from
-                 if (inp.entity, name, k) in inputs.prov]
+        cited = [
+            (k, inputs.prov[(inp.entity, name, k)])
+            for k in inp.derived_from
+            if (inp.entity, name, k) in inputs.prov
+        ]
         first = cited[0][1] if cited else place
         sources = "; ".join(f"{k}: {p.source}" for k, p in cited if p.source)
-        return Prov(first.file, first.line, "derived", inp.derived_doc + (f" ({sources})" if sources else ""))
+        return Prov(
+            first.file,
+            first.line,
+            "derived",
+            inp.derived_doc + (f" ({sources})" if sources else ""),
+        )
     return Prov(place.file, place.line, "default", f"omitted: {inp.absent}")
 
 
@@ -45,7 +53,11 @@ def basis(inputs: Inputs, inp: Input, names: Mapping[str, str]) -> str | None:
     if prov.basis != "derived":
         return prov.basis
     name = PLAN if inp.entity == PLAN else str(names[inp.entity])
-    bases = {inputs.prov[(inp.entity, name, k)].basis for k in inp.derived_from if (inp.entity, name, k) in inputs.prov}
+    bases = {
+        inputs.prov[(inp.entity, name, k)].basis
+        for k in inp.derived_from
+        if (inp.entity, name, k) in inputs.prov
+    }
     return "+".join(sorted(bases)) or "derived"
 
 

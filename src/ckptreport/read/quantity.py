@@ -21,7 +21,17 @@ from pydantic_core import PydanticCustomError
 from . import units
 from .vocab import BASES
 
-MAPPING_KEYS = ("value", "basis", "source", "date", "region", "low", "high", "distribution", "driver")
+MAPPING_KEYS = (
+    "value",
+    "basis",
+    "source",
+    "date",
+    "region",
+    "low",
+    "high",
+    "distribution",
+    "driver",
+)
 DISTRIBUTIONS = ("triangular", "uniform", "lognormal")  # the first is a range's default
 DATE = re.compile(r"(19|20)\d\d(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?)?")
 
@@ -40,7 +50,9 @@ class Q:
     low: float | None = None  # the range, in base units: None when the figure is taken as certain
     high: float | None = None
     distribution: str | None = None  # one of DISTRIBUTIONS when the figure has a range
-    driver: str | None = None  # figures naming the same driver move together (one draw, one tornado bar)
+    driver: str | None = (
+        None  # figures naming the same driver move together (one draw, one tornado bar)
+    )
     low_text: str | None = None  # the bounds as written
     high_text: str | None = None
 
@@ -48,8 +60,9 @@ class Q:
         """'22600 h to 83500 h (triangular)' as written, or '' when the figure is taken as certain."""
         if not self.uncertain:
             return ""
-        return f"{self.low_text} to {self.high_text} ({self.distribution}" + (f", driver {self.driver})"
-                                                                             if self.driver else ")")
+        return f"{self.low_text} to {self.high_text} ({self.distribution}" + (
+            f", driver {self.driver})" if self.driver else ")"
+        )
 
     @property
     def uncertain(self) -> bool:
@@ -64,53 +77,97 @@ def _sourced(raw: dict) -> dict:
         raise PydanticCustomError(
             "quantity_mapping",
             f"a sourced quantity is a mapping with keys {', '.join(MAPPING_KEYS)}; "
-            + (f"unknown key(s) {', '.join(sorted(map(repr, unknown)))}" if unknown else "'value' is missing"))
+            + (
+                f"unknown key(s) {', '.join(sorted(map(repr, unknown)))}"
+                if unknown
+                else "'value' is missing"
+            ),
+        )
     basis, date, driver = raw.get("basis"), raw.get("date"), raw.get("driver")
     if basis is not None and basis not in BASES:
-        raise PydanticCustomError("basis", "basis must be one of {bases}, got {got}",
-                                  {"bases": ", ".join(BASES), "got": repr(basis)})
+        raise PydanticCustomError(
+            "basis",
+            "basis must be one of {bases}, got {got}",
+            {"bases": ", ".join(BASES), "got": repr(basis)},
+        )
     if date is not None and not DATE.fullmatch(str(date)):
-        raise PydanticCustomError("date", "date must be a year, month or day like 2025, 2025-07 or "
-                                  "2025-07-08, got {got}", {"got": repr(date)})
+        raise PydanticCustomError(
+            "date",
+            "date must be a year, month or day like 2025, 2025-07 or 2025-07-08, got {got}",
+            {"got": repr(date)},
+        )
     for name in ("source", "region"):
         text = raw.get(name)
         if text is not None and (not isinstance(text, str) or len(text) > 4000):
-            raise PydanticCustomError("text", "{name} must be text of at most 4000 characters", {"name": name})
+            raise PydanticCustomError(
+                "text", "{name} must be text of at most 4000 characters", {"name": name}
+            )
         if text is not None and not printable_text(text):
-            raise PydanticCustomError("text", "{name} is printable text, without control characters or escape "
-                                      "sequences, got {got}", {"name": name, "got": ascii(text)[:80]})
+            raise PydanticCustomError(
+                "text",
+                "{name} is printable text, without control characters or escape "
+                "sequences, got {got}",
+                {"name": name, "got": ascii(text)[:80]},
+            )
     if driver is not None and (not isinstance(driver, str) or name_problem(driver)):
-        raise PydanticCustomError("range", "driver is a name shared by the figures that move together, "
-                                  "e.g. gpu-mtbf")
+        raise PydanticCustomError(
+            "range", "driver is a name shared by the figures that move together, e.g. gpu-mtbf"
+        )
     if driver is not None and "low" not in raw:
         raise PydanticCustomError("range", "a driver goes with a range: give low and high too")
-    return {**{k: raw.get(k) for k in ("value", "basis", "source", "date", "region", "distribution", "driver")},
-            "bounds": {k: raw[k] for k in ("low", "high") if k in raw}}
+    return {
+        **{
+            k: raw.get(k)
+            for k in ("value", "basis", "source", "date", "region", "distribution", "driver")
+        },
+        "bounds": {k: raw[k] for k in ("low", "high") if k in raw},
+    }
 
 
-def _range(raw: Any, value: float, bounds: dict, distribution: str | None, check) -> tuple[float, float, str]:
+def _range(
+    raw: Any, value: float, bounds: dict, distribution: str | None, check
+) -> tuple[float, float, str]:
     """A range's low and high (each parsed and checked by ``check``) and its distribution."""
     if set(bounds) != {"low", "high"}:
-        raise PydanticCustomError("range", "a range gives both low and high, in the value's unit (value: 50000 h, "
-                                  "low: 20000 h, high: 120000 h)")
+        raise PydanticCustomError(
+            "range",
+            "a range gives both low and high, in the value's unit (value: 50000 h, "
+            "low: 20000 h, high: 120000 h)",
+        )
     distribution = DISTRIBUTIONS[0] if distribution is None else distribution
     if distribution not in DISTRIBUTIONS:
-        raise PydanticCustomError("range", "distribution must be one of {known}, got {got}",
-                                  {"known": ", ".join(DISTRIBUTIONS), "got": repr(distribution)})
+        raise PydanticCustomError(
+            "range",
+            "distribution must be one of {known}, got {got}",
+            {"known": ", ".join(DISTRIBUTIONS), "got": repr(distribution)},
+        )
     low, high = check(bounds["low"], "low: "), check(bounds["high"], "high: ")
     if not low <= value <= high or low == high:
-        raise PydanticCustomError("range", "expected low <= value <= high with low below high, got low {low}, "
-                                  "value {value}, high {high}", {"low": repr(bounds["low"]), "value": repr(raw),
-                                                                "high": repr(bounds["high"])})
+        raise PydanticCustomError(
+            "range",
+            "expected low <= value <= high with low below high, got low {low}, "
+            "value {value}, high {high}",
+            {"low": repr(bounds["low"]), "value": repr(raw), "high": repr(bounds["high"])},
+        )
     if distribution == "lognormal" and low <= 0:
-        raise PydanticCustomError("range", "a lognormal range needs low above 0, got {low}", {"low": repr(bounds["low"])})
+        raise PydanticCustomError(
+            "range", "a lognormal range needs low above 0, got {low}", {"low": repr(bounds["low"])}
+        )
     if not all(math.isfinite(v) for v in (low, value, high)):
-        raise PydanticCustomError("range", "a range is finite: low, value and high are numbers with units")
+        raise PydanticCustomError(
+            "range", "a range is finite: low, value and high are numbers with units"
+        )
     return low, high, distribution
 
 
-def _figure(kind: str, minimum: float, inclusive: bool, integer: bool, maximum: float | None,
-            plausible: tuple[float, float, str, str] | None = None):
+def _figure(
+    kind: str,
+    minimum: float,
+    inclusive: bool,
+    integer: bool,
+    maximum: float | None,
+    plausible: tuple[float, float, str, str] | None = None,
+):
     """``check(raw, where)``: one figure of a quantity of ``kind`` (its value, or a bound of its
     range) parsed and checked against the key's floor, the kind's plausible range, its ceiling and
     wholeness; ``where`` prefixes the message ('low: ')."""
@@ -124,27 +181,53 @@ def _figure(kind: str, minimum: float, inclusive: bool, integer: bool, maximum: 
             word = "at least" if inclusive else "greater than"
             floor = units.fmt(minimum, kind) if minimum else "0"
             raise PydanticCustomError(
-                "unit_range", where + "expected a {kind} {word} {floor}, got {got}",
-                {"kind": units.KINDS[kind].name, "word": word, "floor": floor, "got": repr(raw)})
-        if maximum is not None and value > maximum:  # the key's own ceiling first: a share is at most 100%
+                "unit_range",
+                where + "expected a {kind} {word} {floor}, got {got}",
+                {"kind": units.KINDS[kind].name, "word": word, "floor": floor, "got": repr(raw)},
+            )
+        if (
+            maximum is not None and value > maximum
+        ):  # the key's own ceiling first: a share is at most 100%
             raise PydanticCustomError(
-                "unit_range", where + "expected a {kind} of at most {ceiling}, got {got}",
-                {"kind": units.KINDS[kind].name, "ceiling": units.fmt(maximum, kind), "got": repr(raw)})
+                "unit_range",
+                where + "expected a {kind} of at most {ceiling}, got {got}",
+                {
+                    "kind": units.KINDS[kind].name,
+                    "ceiling": units.fmt(maximum, kind),
+                    "got": repr(raw),
+                },
+            )
         low, high = plausible[:2] if plausible else units.PLAUSIBLE.get(kind, (0.0, math.inf))
         if value != 0 and not low <= value <= high:
             shown = plausible[2:] if plausible else (units.fmt(low, kind), units.fmt(high, kind))
             raise PydanticCustomError(
-                "unit_range", where + "expected a {kind} from {low} to {high}, got {got}",
-                {"kind": units.KINDS[kind].name, "low": shown[0], "high": shown[1], "got": repr(raw)})
+                "unit_range",
+                where + "expected a {kind} from {low} to {high}, got {got}",
+                {
+                    "kind": units.KINDS[kind].name,
+                    "low": shown[0],
+                    "high": shown[1],
+                    "got": repr(raw),
+                },
+            )
         if integer and value != int(value):
-            raise PydanticCustomError("unit_int", where + "expected a whole number, got {got}", {"got": repr(raw)})
+            raise PydanticCustomError(
+                "unit_int", where + "expected a whole number, got {got}", {"got": repr(raw)}
+            )
         return value
 
     return check
 
 
-def _quantity_validator(kind: str, minimum: float, inclusive: bool, integer: bool, maximum: float | None,
-                        ranged: bool, plausible: tuple[float, float, str, str] | None = None):
+def _quantity_validator(
+    kind: str,
+    minimum: float,
+    inclusive: bool,
+    integer: bool,
+    maximum: float | None,
+    ranged: bool,
+    plausible: tuple[float, float, str, str] | None = None,
+):
     check = _figure(kind, minimum, inclusive, integer, maximum, plausible)
 
     def validate(raw: Any) -> Q:
@@ -157,12 +240,27 @@ def _quantity_validator(kind: str, minimum: float, inclusive: bool, integer: boo
         if not meta["bounds"] and meta.get("distribution") is None:
             return Q(value, str(raw).strip(), kind, *sourced)
         if not ranged:
-            raise PydanticCustomError("range", "this key takes one figure, not a range (low, high, distribution): "
-                                      + ("a whole number is not sampled" if integer else "it names a point of the plan"))
-        low, high, distribution = _range(raw, value, meta["bounds"], meta.get("distribution"), check)
+            raise PydanticCustomError(
+                "range",
+                "this key takes one figure, not a range (low, high, distribution): "
+                + ("a whole number is not sampled" if integer else "it names a point of the plan"),
+            )
+        low, high, distribution = _range(
+            raw, value, meta["bounds"], meta.get("distribution"), check
+        )
         bounds = meta["bounds"]
-        return Q(value, str(raw).strip(), kind, *sourced, low, high, distribution, meta.get("driver"),
-                 str(bounds["low"]).strip(), str(bounds["high"]).strip())
+        return Q(
+            value,
+            str(raw).strip(),
+            kind,
+            *sourced,
+            low,
+            high,
+            distribution,
+            meta.get("driver"),
+            str(bounds["low"]).strip(),
+            str(bounds["high"]).strip(),
+        )
 
     return validate
 
@@ -182,31 +280,68 @@ def json_schema(kind: str, ranged: bool = True) -> dict:
     """The JSON Schema of a quantity of ``kind``: its text (a pattern, with examples), or a mapping that
     also gives its basis and source."""
     info = units.KINDS[kind]
-    text = {"type": "string", "pattern": units.EDITOR_PATTERNS[kind], "examples": re.findall(r"'([^']*)'", info.example)}
+    text = {
+        "type": "string",
+        "pattern": units.EDITOR_PATTERNS[kind],
+        "examples": re.findall(r"'([^']*)'", info.example),
+    }
     plain = {"anyOf": [text, {"type": "number"}]} if kind in _BARE_NUMBER_OK else text
-    mapping = {"type": "object", "additionalProperties": False, "required": ["value"],
-               "properties": {"value": plain, **({"low": plain, "high": plain,
-                                                    "distribution": {"enum": list(DISTRIBUTIONS)},
-                                                    "driver": {"type": "string"}} if ranged else {}),
-                              "basis": {"enum": list(BASES)},
-                              "source": {"type": "string", "maxLength": 4000},
-                              "date": {"type": ["string", "integer"]}, "region": {"type": "string"}}}
+    mapping = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["value"],
+        "properties": {
+            "value": plain,
+            **(
+                {
+                    "low": plain,
+                    "high": plain,
+                    "distribution": {"enum": list(DISTRIBUTIONS)},
+                    "driver": {"type": "string"},
+                }
+                if ranged
+                else {}
+            ),
+            "basis": {"enum": list(BASES)},
+            "source": {"type": "string", "maxLength": 4000},
+            "date": {"type": ["string", "integer"]},
+            "region": {"type": "string"},
+        },
+    }
     return {"anyOf": [plain, mapping], "description": f"a {info.name}, e.g. {info.example}"}
 
 
-def Quantity(kind: str, *, minimum: float = 0.0, inclusive: bool = False, integer: bool = False,
-             maximum: float | None = None, ranged: bool | None = None, plausible: tuple[str, str] | None = None):
+def Quantity(
+    kind: str,
+    *,
+    minimum: float = 0.0,
+    inclusive: bool = False,
+    integer: bool = False,
+    maximum: float | None = None,
+    ranged: bool | None = None,
+    plausible: tuple[str, str] | None = None,
+):
     """An annotated field type: a quantity of ``kind`` (see ``units.KINDS``), positive by default.
     ``ranged``: whether it may carry a range (default: unless it is a whole number). ``plausible``: the
     figures (as written, in the kind's units) between which a value of this key can be a plan rather
     than a typo; omitted, the kind's own range (``units.PLAUSIBLE``). Zero stays allowed where the key
     allows it."""
     ranged = not integer if ranged is None else ranged
-    bounds = None if plausible is None else (units.parse(plausible[0], kind), units.parse(plausible[1], kind),
-                                             *plausible)
+    bounds = (
+        None
+        if plausible is None
+        else (units.parse(plausible[0], kind), units.parse(plausible[1], kind), *plausible)
+    )
     marks = () if plausible is None else (Plausible(*plausible),)
-    return Annotated[Q, BeforeValidator(_quantity_validator(kind, minimum, inclusive, integer, maximum, ranged, bounds)),
-                     WithJsonSchema(json_schema(kind, ranged)), Kind(units.KINDS[kind].name, kind), *marks]
+    return Annotated[
+        Q,
+        BeforeValidator(
+            _quantity_validator(kind, minimum, inclusive, integer, maximum, ranged, bounds)
+        ),
+        WithJsonSchema(json_schema(kind, ranged)),
+        Kind(units.KINDS[kind].name, kind),
+        *marks,
+    ]
 
 
 @dataclass(frozen=True)
@@ -219,7 +354,9 @@ class Plausible:
 
 def plausible_of(annotation) -> Plausible | None:
     """A field type's plausible range, where its key declares one."""
-    return next((m for m in getattr(annotation, "__metadata__", ()) if isinstance(m, Plausible)), None)
+    return next(
+        (m for m in getattr(annotation, "__metadata__", ()) if isinstance(m, Plausible)), None
+    )
 
 
 def _dtype(raw: Any) -> float:
@@ -229,11 +366,40 @@ def _dtype(raw: Any) -> float:
         raise PydanticCustomError("unit", str(e)) from None
 
 
-Dtype = Annotated[float, BeforeValidator(_dtype), WithJsonSchema({"enum": sorted(units.DTYPE_BYTES)}),
-                  Kind("dtype", "dtype")]
+Dtype = Annotated[
+    float,
+    BeforeValidator(_dtype),
+    WithJsonSchema({"enum": sorted(units.DTYPE_BYTES)}),
+    Kind("dtype", "dtype"),
+]
 # yes or no: what pydantic reads as a boolean (YAML 1.2 editors see 'no' as text, so the schema says so)
-Flag = Annotated[bool, WithJsonSchema({"anyOf": [{"type": "boolean"}, {"enum": [
-    "yes", "no", "true", "false", "on", "off", "y", "n", "Yes", "No", "True", "False"]}]}), Kind("yes or no", "bool")]
+Flag = Annotated[
+    bool,
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "boolean"},
+                {
+                    "enum": [
+                        "yes",
+                        "no",
+                        "true",
+                        "false",
+                        "on",
+                        "off",
+                        "y",
+                        "n",
+                        "Yes",
+                        "No",
+                        "True",
+                        "False",
+                    ]
+                },
+            ]
+        }
+    ),
+    Kind("yes or no", "bool"),
+]
 NAME_MAX = 100  # a name becomes a file name, a sheet cell, a chart label: it must stay short
 
 
@@ -265,7 +431,9 @@ def printable_text(value: str) -> bool:
 
 def _text(value: str) -> str:
     if not printable_text(value):
-        raise PydanticCustomError("text", "text is printable, without control characters or escape sequences")
+        raise PydanticCustomError(
+            "text", "text is printable, without control characters or escape sequences"
+        )
     return value
 
 

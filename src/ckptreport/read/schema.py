@@ -13,7 +13,14 @@ import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, GetCoreSchemaHandler, GetJsonSchemaHandler, ValidationError, create_model, model_validator
+from pydantic import (
+    Field,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
+    ValidationError,
+    create_model,
+    model_validator,
+)
 from pydantic_core import InitErrorDetails, PydanticCustomError, core_schema
 
 from .inputs import ENGINES, GROUPS, MODELS, PLAN, RECIPES, SKUS, TIERS, Input, attribute, of
@@ -21,7 +28,19 @@ from .quantity import Name, Quantity, Strict, Text, plausible_of
 from .strategies import STRATEGIES
 from .vocab import PAPERS
 
-__all__ = ["Recipe", "Model", "Sku", "Tier", "Engine", "Summary", "Brief", "Plan", "SECTIONS", "FILES", "MOVED"]
+__all__ = [
+    "Recipe",
+    "Model",
+    "Sku",
+    "Tier",
+    "Engine",
+    "Summary",
+    "Brief",
+    "Plan",
+    "SECTIONS",
+    "FILES",
+    "MOVED",
+]
 
 
 class StrategyName(str):
@@ -29,11 +48,15 @@ class StrategyName(str):
     is read (a test may declare one of its own), and refused as a Literal would be."""
 
     @classmethod
-    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
         return core_schema.no_info_plain_validator_function(cls._known)
 
     @classmethod
-    def __get_pydantic_json_schema__(cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler) -> dict:
+    def __get_pydantic_json_schema__(
+        cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> dict:
         return {"enum": list(STRATEGIES), "type": "string"}
 
     @staticmethod
@@ -42,7 +65,9 @@ class StrategyName(str):
             return value
         names = [repr(n) for n in STRATEGIES]
         expected = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
-        raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
+        raise PydanticCustomError(
+            "literal_error", "Input should be {expected}", {"expected": expected}
+        )
 
 
 def _described(inp: Input) -> str:
@@ -75,13 +100,22 @@ def _input_fields(entity: str) -> dict[str, tuple[Any, Any]]:
         groups[head].append(inp)
     for head, members in groups.items():
         group = GROUPS[(entity, head)]
-        sub = create_model(group.title, __base__=Strict, __doc__=group.class_doc,
-                           **{attribute(i.key.split(".", 1)[1]): _field(i, i.key.split(".", 1)[1]) for i in members})
+        sub = create_model(
+            group.title,
+            __base__=Strict,
+            __doc__=group.class_doc,
+            **{
+                attribute(i.key.split(".", 1)[1]): _field(i, i.key.split(".", 1)[1])
+                for i in members
+            },
+        )
         fields[attribute(head)] = (sub | None, Field(None, description=group.doc))
     return fields
 
 
-def _entity(name: str, doc: str, entity: str, base: type[Strict] = Strict, **extra: tuple[Any, Any]) -> type[Strict]:
+def _entity(
+    name: str, doc: str, entity: str, base: type[Strict] = Strict, **extra: tuple[Any, Any]
+) -> type[Strict]:
     return create_model(name, __base__=base, __doc__=doc, **_input_fields(entity), **extra)
 
 
@@ -89,8 +123,11 @@ class _ModelRules(Strict):
     @model_validator(mode="after")
     def _sharding_needs_parallelism(self):
         if self.sharding not in (None, "fully_sharded") and (self.tp is None or self.pp is None):
-            raise PydanticCustomError("sharding", "sharding {s} needs tp and pp (which ranks hold which "
-                                      "parameters)", {"s": self.sharding})
+            raise PydanticCustomError(
+                "sharding",
+                "sharding {s} needs tp and pp (which ranks hold which parameters)",
+                {"s": self.sharding},
+            )
         return self
 
     @model_validator(mode="after")
@@ -100,30 +137,51 @@ class _ModelRules(Strict):
         if self.vocab is not None and self.hidden is not None:
             edges = 2 * self.vocab.value * self.hidden.value
             if edges >= self.params.value:
-                raise ValidationError.from_exception_data("Model", [InitErrorDetails(
-                    type=PydanticCustomError("architecture", "2 x vocab x hidden (the embedding and output "
-                                             "layers, {edges} parameters) is not below params ({p}): one of "
-                                             "them is a typo", {"edges": f"{edges:,.0f}", "p": self.params.text}),
-                    loc=("vocab",), input=None)])
+                raise ValidationError.from_exception_data(
+                    "Model",
+                    [
+                        InitErrorDetails(
+                            type=PydanticCustomError(
+                                "architecture",
+                                "2 x vocab x hidden (the embedding and output "
+                                "layers, {edges} parameters) is not below params ({p}): one of "
+                                "them is a typo",
+                                {"edges": f"{edges:,.0f}", "p": self.params.text},
+                            ),
+                            loc=("vocab",),
+                            input=None,
+                        )
+                    ],
+                )
         return self
 
     @model_validator(mode="after")
     def _active_le_total(self):
         if self.active_params is not None and self.active_params.value > self.params.value:
-            raise PydanticCustomError("active", "active_params ({a}) exceeds params ({p})",
-                                      {"a": self.active_params.text, "p": self.params.text})
+            raise PydanticCustomError(
+                "active",
+                "active_params ({a}) exceeds params ({p})",
+                {"a": self.active_params.text, "p": self.params.text},
+            )
         return self
 
 
 class _TierRules(Strict):
     @model_validator(mode="after")
     def _bought_over_a_life(self):
-        bought = [k for k in ("capex_usd_per_tb", "capex_usd_per_GBps") if getattr(self, k) is not None]
+        bought = [
+            k for k in ("capex_usd_per_tb", "capex_usd_per_GBps") if getattr(self, k) is not None
+        ]
         if bought and self.life is None:
-            raise PydanticCustomError("tier", "a purchase price ({keys}) needs life: the years it is spread over, "
-                                      "e.g. life: 5 y", {"keys": ", ".join(bought)})
+            raise PydanticCustomError(
+                "tier",
+                "a purchase price ({keys}) needs life: the years it is spread over, e.g. life: 5 y",
+                {"keys": ", ".join(bought)},
+            )
         if self.kind == "local_nvme" and self.durable:
-            raise PydanticCustomError("tier", "a local_nvme tier is lost with its node: it cannot be durable")
+            raise PydanticCustomError(
+                "tier", "a local_nvme tier is lost with its node: it cannot be durable"
+            )
         return self
 
     @model_validator(mode="after")
@@ -131,15 +189,19 @@ class _TierRules(Strict):
         if self.kind == "local_nvme":
             if self.write is not None or self.write_per_TiB is not None:
                 raise PydanticCustomError(
-                    "tier", "a local_nvme tier is written by each node to its own drives: give "
-                    "per_node_write (or nothing, to use each SKU's local_nvme.write), not write or write_per_TiB")
+                    "tier",
+                    "a local_nvme tier is written by each node to its own drives: give "
+                    "per_node_write (or nothing, to use each SKU's local_nvme.write), not write or write_per_TiB",
+                )
             return self
         if self.write is not None and self.write_per_TiB is not None:
             raise PydanticCustomError("tier", "give write or write_per_TiB, not both")
         if self.write is None and self.write_per_TiB is None and self.per_node_write is None:
             raise PydanticCustomError(
-                "tier", "a tier needs a write bandwidth: write (aggregate), per_node_write, or "
-                "write_per_TiB with capacity")
+                "tier",
+                "a tier needs a write bandwidth: write (aggregate), per_node_write, or "
+                "write_per_TiB with capacity",
+            )
         return self
 
 
@@ -149,51 +211,120 @@ class _EngineRules(Strict):
         """Every contradiction among an engine's terms, each at its key (all of them reported at once)."""
         problems: list[tuple[tuple, str, dict]] = []
         if self.staging_per_gpu is not None and self.staging in (None, "pinned"):
-            problems.append((("staging_per_gpu",), "pinned staging copies at the SKU's d2h_per_gpu: give "
-                             "staging_per_gpu with staging: pageable or shared_memory", {}))
+            problems.append(
+                (
+                    ("staging_per_gpu",),
+                    "pinned staging copies at the SKU's d2h_per_gpu: give "
+                    "staging_per_gpu with staging: pageable or shared_memory",
+                    {},
+                )
+            )
         if all(STRATEGIES[s].blocks_for_persist for s in self.strategies):
             for key in ("overlap", "coordination_blocks", "async_slowdown"):
                 if getattr(self, key) is not None:
-                    problems.append(((key,), "{key} applies to async and tiered saves, and this engine's "
-                                     "strategies are sync only", {"key": key}))
+                    problems.append(
+                        (
+                            (key,),
+                            "{key} applies to async and tiered saves, and this engine's "
+                            "strategies are sync only",
+                            {"key": key},
+                        )
+                    )
         cached, first = self.cached_coordination, self.coordination
         if cached is not None and cached.constant is None:
-            problems.append((("cached_coordination",), "cached_coordination needs its constant (what a later "
-                             "save costs whatever the job's size)", {}))
+            problems.append(
+                (
+                    ("cached_coordination",),
+                    "cached_coordination needs its constant (what a later "
+                    "save costs whatever the job's size)",
+                    {},
+                )
+            )
         for key in ("constant", "per_rank"):
             c = getattr(cached, key) if cached is not None else None
             f = getattr(first, key) if first is not None else None
             if c is not None and c.value > (f.value if f is not None else 0.0):
-                problems.append((("cached_coordination", key), "cached_coordination.{key} ({c}) exceeds "
-                                 "coordination.{key} ({f}): a cached plan never costs more than planning anew",
-                                 {"key": key, "c": c.text, "f": f.text if f is not None else "0 s"}))
+                problems.append(
+                    (
+                        ("cached_coordination", key),
+                        "cached_coordination.{key} ({c}) exceeds "
+                        "coordination.{key} ({f}): a cached plan never costs more than planning anew",
+                        {"key": key, "c": c.text, "f": f.text if f is not None else "0 s"},
+                    )
+                )
         if problems:
-            raise ValidationError.from_exception_data("Engine", [
-                InitErrorDetails(type=PydanticCustomError("engine", message, ctx), loc=loc, input=None)
-                for loc, message, ctx in problems])
+            raise ValidationError.from_exception_data(
+                "Engine",
+                [
+                    InitErrorDetails(
+                        type=PydanticCustomError("engine", message, ctx), loc=loc, input=None
+                    )
+                    for loc, message, ctx in problems
+                ],
+            )
         return self
 
 
 def _about(what: str) -> dict[str, tuple[Any, Any]]:
-    return {"description": (Text | None, Field(None, description="free text")),
-            "source": (Text | None, Field(None, description=what))}
+    return {
+        "description": (Text | None, Field(None, description="free text")),
+        "source": (Text | None, Field(None, description=what)),
+    }
 
 
-Recipe = _entity("Recipe", "What a checkpoint holds for each parameter.", RECIPES,
-                 **_about("where this recipe is documented"))
-Model = _entity("Model", "A model family: its size and how it is trained.", MODELS, _ModelRules,
-                recipe=(Name, Field("adamw-bf16", description="name of a recipe; default adamw-bf16")),
-                **_about("where the figures come from"))
-Sku = _entity("Sku", "A GPU node and each link a checkpoint crosses on its way out of it.", SKUS,
-              **_about("default source for the figures above"))
-Engine = _entity("Engine", "A checkpointing engine: how a save is staged, coordinated and written.", ENGINES,
-                 _EngineRules, strategies=(list[StrategyName], Field(min_length=1, description=(
-                     "the strategies the engine implements (sync, async, tiered); the plan crosses it with these only"))),
-                 **_about("default source for the figures above"))
-Tier = _entity("Tier", "A storage tier a checkpoint is written to.", TIERS, _TierRules,
-               sites=(list[Name], Field(default_factory=lambda: ["on-prem"], min_length=1, description=(
-                   "the sites whose SKUs can reach it (SKUs' site labels; any: every site); omitted: on-prem"))),
-               **_about("default source for the figures above"))
+Recipe = _entity(
+    "Recipe",
+    "What a checkpoint holds for each parameter.",
+    RECIPES,
+    **_about("where this recipe is documented"),
+)
+Model = _entity(
+    "Model",
+    "A model family: its size and how it is trained.",
+    MODELS,
+    _ModelRules,
+    recipe=(Name, Field("adamw-bf16", description="name of a recipe; default adamw-bf16")),
+    **_about("where the figures come from"),
+)
+Sku = _entity(
+    "Sku",
+    "A GPU node and each link a checkpoint crosses on its way out of it.",
+    SKUS,
+    **_about("default source for the figures above"),
+)
+Engine = _entity(
+    "Engine",
+    "A checkpointing engine: how a save is staged, coordinated and written.",
+    ENGINES,
+    _EngineRules,
+    strategies=(
+        list[StrategyName],
+        Field(
+            min_length=1,
+            description=(
+                "the strategies the engine implements (sync, async, tiered); the plan crosses it with these only"
+            ),
+        ),
+    ),
+    **_about("default source for the figures above"),
+)
+Tier = _entity(
+    "Tier",
+    "A storage tier a checkpoint is written to.",
+    TIERS,
+    _TierRules,
+    sites=(
+        list[Name],
+        Field(
+            default_factory=lambda: ["on-prem"],
+            min_length=1,
+            description=(
+                "the sites whose SKUs can reach it (SKUs' site labels; any: every site); omitted: on-prem"
+            ),
+        ),
+    ),
+    **_about("default source for the figures above"),
+)
 
 
 class Summary(Strict):
@@ -201,15 +332,20 @@ class Summary(Strict):
 
     gpus: Quantity("count", integer=True) = Field(description="one of the plan's gpus")
     interval: Quantity("duration", ranged=False) = Field(description="one of the plan's intervals")
-    model: Name | None = Field(None, description="model whose overhead by tier the workbook charts; default: first")
-    sku: Name | None = Field(None, description="SKU for that chart and the per-model briefs; default: first")
+    model: Name | None = Field(
+        None, description="model whose overhead by tier the workbook charts; default: first"
+    )
+    sku: Name | None = Field(
+        None, description="SKU for that chart and the per-model briefs; default: first"
+    )
 
 
 class Brief(Strict):
     """A PDF brief for a purchase proposal: one model, the candidate hardware and storage."""
 
-    name: Annotated[str, Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")] = Field(
-        description="file name of the brief (letters, digits, . _ -): out/briefs/NAME.pdf")
+    name: Annotated[
+        str, Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    ] = Field(description="file name of the brief (letters, digits, . _ -): out/briefs/NAME.pdf")
     model: Name = Field(description="the model the proposal trains")
     skus: list[Name] = Field(min_length=1, description="candidate SKUs")
     tiers: list[Name] = Field(min_length=1, description="candidate storage tiers")
@@ -221,33 +357,81 @@ class Brief(Strict):
 
 _AXES = {
     "models": (list[Name] | None, Field(None, description="model names; omitted: all")),
-    "recipes": (list[Name] | None, Field(None, description="recipes to cross with; omitted: each model's own")),
+    "recipes": (
+        list[Name] | None,
+        Field(None, description="recipes to cross with; omitted: each model's own"),
+    ),
     "skus": (list[Name] | None, Field(None, description="SKU names; omitted: all")),
     "tiers": (list[Name] | None, Field(None, description="tier names; omitted: all")),
-    "engines": (list[Name] | None, Field(None, description="checkpointing engine names; omitted: all")),
-    "gpus": (list[Quantity("count", integer=True, plausible=("1", "10M"))],
-             Field(min_length=1, description="cluster sizes in GPUs")),
-    "intervals": (list[Quantity("duration", ranged=False, plausible=("1 s", "1 y"))],
-                  Field(min_length=1, description="checkpoint cadences")),
-    "strategies": (list[StrategyName], Field(default_factory=lambda: list(STRATEGIES), min_length=1,
-                                                    description=", ".join(STRATEGIES) + "; omitted: all")),
+    "engines": (
+        list[Name] | None,
+        Field(None, description="checkpointing engine names; omitted: all"),
+    ),
+    "gpus": (
+        list[Quantity("count", integer=True, plausible=("1", "10M"))],
+        Field(min_length=1, description="cluster sizes in GPUs"),
+    ),
+    "intervals": (
+        list[Quantity("duration", ranged=False, plausible=("1 s", "1 y"))],
+        Field(min_length=1, description="checkpoint cadences"),
+    ),
+    "strategies": (
+        list[StrategyName],
+        Field(
+            default_factory=lambda: list(STRATEGIES),
+            min_length=1,
+            description=", ".join(STRATEGIES) + "; omitted: all",
+        ),
+    ),
 }
 _OUTPUTS = {
-    "max_rows": (Quantity("count", integer=True, maximum=20_000_000), Field(
-        "5M", validate_default=True, description="refuse a plan of more rows than this (the combinations that can "
-        "exist; default 5M rows, at most 20M)")),
-    "workbook_rows": (Quantity("count", integer=True, maximum=1_000_000), Field(
-        "8K", validate_default=True, description="most scenario rows in the workbook (default 8K: it opens and "
-        "recalculates in seconds; Excel holds 1,048,576); above it, the lowest-waste interval of each group")),
-    "summary": (Summary | None, Field(None, description="gpus and interval for the summary; default: first of each")),
-    "briefs": (list[Brief], Field(default_factory=list, description="PDF briefs beyond the one per model")),
-    "paper": (Literal[PAPERS], Field("A4", description="paper size of the PDF briefs: A4 or Letter")),
+    "max_rows": (
+        Quantity("count", integer=True, maximum=20_000_000),
+        Field(
+            "5M",
+            validate_default=True,
+            description="refuse a plan of more rows than this (the combinations that can "
+            "exist; default 5M rows, at most 20M)",
+        ),
+    ),
+    "workbook_rows": (
+        Quantity("count", integer=True, maximum=1_000_000),
+        Field(
+            "8K",
+            validate_default=True,
+            description="most scenario rows in the workbook (default 8K: it opens and "
+            "recalculates in seconds; Excel holds 1,048,576); above it, the lowest-waste interval of each group",
+        ),
+    ),
+    "summary": (
+        Summary | None,
+        Field(None, description="gpus and interval for the summary; default: first of each"),
+    ),
+    "briefs": (
+        list[Brief],
+        Field(default_factory=list, description="PDF briefs beyond the one per model"),
+    ),
+    "paper": (
+        Literal[PAPERS],
+        Field("A4", description="paper size of the PDF briefs: A4 or Letter"),
+    ),
 }
-Plan = create_model("Plan", __base__=Strict, __doc__="Which cross product to compute, and the globals every "
-                    "scenario shares.", **_AXES, **_input_fields(PLAN), **_OUTPUTS)
+Plan = create_model(
+    "Plan",
+    __base__=Strict,
+    __doc__="Which cross product to compute, and the globals every scenario shares.",
+    **_AXES,
+    **_input_fields(PLAN),
+    **_OUTPUTS,
+)
 
-SECTIONS: dict[str, type[Strict]] = {"recipes": Recipe, "models": Model, "skus": Sku, "tiers": Tier,
-                                     "engines": Engine}
+SECTIONS: dict[str, type[Strict]] = {
+    "recipes": Recipe,
+    "models": Model,
+    "skus": Sku,
+    "tiers": Tier,
+    "engines": Engine,
+}
 FILES: dict[str, tuple[str, ...]] = {
     "models.yaml": ("recipes", "models"),
     "hardware.yaml": ("skus",),
@@ -256,18 +440,25 @@ FILES: dict[str, tuple[str, ...]] = {
     "plan.yaml": ("plan",),
 }
 # Keys an earlier plan.yaml held, and where they live now: an error names the new place
-MOVED = {"writer_bandwidth": "engines.NAME.writer_bandwidth", "writer_scaling": "engines.NAME.writer_scaling",
-         "coordination_per_rank": "engines.NAME.coordination.per_rank", "fixed_cost": "engines.NAME.fixed_cost",
-         "async_slowdown": "engines.NAME.async_slowdown"}
+MOVED = {
+    "writer_bandwidth": "engines.NAME.writer_bandwidth",
+    "writer_scaling": "engines.NAME.writer_scaling",
+    "coordination_per_rank": "engines.NAME.coordination.per_rank",
+    "fixed_cost": "engines.NAME.fixed_cost",
+    "async_slowdown": "engines.NAME.async_slowdown",
+}
 
 
 # ---- JSON Schema for editors (ckptreport schema; ckptreport init points each file at its schema) ----
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
-SECTION_DOCS = {"recipes": "training recipes by name: what a checkpoint holds per parameter",
-                "models": "model families by name", "skus": "hardware SKUs by name: a GPU node and its links",
-                "tiers": "storage tiers by name",
-                "engines": "checkpointing engines by name: how a save is staged, coordinated and written"}
+SECTION_DOCS = {
+    "recipes": "training recipes by name: what a checkpoint holds per parameter",
+    "models": "model families by name",
+    "skus": "hardware SKUs by name: a GPU node and its links",
+    "tiers": "storage tiers by name",
+    "engines": "checkpointing engines by name: how a save is staged, coordinated and written",
+}
 
 
 def json_schemas() -> dict[str, dict]:
@@ -288,12 +479,20 @@ def json_schemas() -> dict[str, dict]:
                 sub = model.model_json_schema()
                 defs.update(sub.pop("$defs", {}))
                 defs[model.__name__] = sub
-                props[sec] = {"type": "object", "description": SECTION_DOCS[sec],
-                              "additionalProperties": {"$ref": f"#/$defs/{model.__name__}"}}
+                props[sec] = {
+                    "type": "object",
+                    "description": SECTION_DOCS[sec],
+                    "additionalProperties": {"$ref": f"#/$defs/{model.__name__}"},
+                }
             body = {"type": "object", "additionalProperties": False, "properties": props}
         body.pop("title", None)
-        out[fname] = {"$schema": SCHEMA_DIALECT, "$id": f"https://ckptreport.invalid/schema/{fname}.json",
-                      "title": f"ckptreport {fname}", **body, **({"$defs": defs} if defs else {})}
+        out[fname] = {
+            "$schema": SCHEMA_DIALECT,
+            "$id": f"https://ckptreport.invalid/schema/{fname}.json",
+            "title": f"ckptreport {fname}",
+            **body,
+            **({"$defs": defs} if defs else {}),
+        }
     return out
 
 

@@ -75,8 +75,21 @@ def _fast_units() -> dict[str, tuple[str, float]]:
     (``80 GB``, ``400 Gb/s``, ``30 min``, ``989 TFLOPS``). They are read without pint, which takes
     a fifth of a second to import; every entry is checked against pint by the tests, and anything
     else (``GB/min``, ``kilobyte``, an unknown unit) goes to pint as before."""
-    prefixes = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
-                "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50, "Ei": 2.0**60}
+    prefixes = {
+        "": 1.0,
+        "k": 1e3,
+        "M": 1e6,
+        "G": 1e9,
+        "T": 1e12,
+        "P": 1e15,
+        "E": 1e18,
+        "Ki": 2.0**10,
+        "Mi": 2.0**20,
+        "Gi": 2.0**30,
+        "Ti": 2.0**40,
+        "Pi": 2.0**50,
+        "Ei": 2.0**60,
+    }
     out: dict[str, tuple[str, float]] = {}
     for p, f in prefixes.items():
         out[f"{p}B"] = ("bytes", f)
@@ -86,10 +99,25 @@ def _fast_units() -> dict[str, tuple[str, float]]:
             out[f"{p}b{per}"] = ("bandwidth", f / 8)
         out[f"{p}FLOPS"] = ("flops", f)
         out[f"{p}FLOP/s"] = ("flops", f)
-    for name, f in (("s", 1.0), ("sec", 1.0), ("second", 1.0), ("min", 60.0), ("minute", 60.0), ("h", 3600.0),
-                    ("hr", 3600.0), ("hour", 3600.0), ("d", 86400.0), ("day", 86400.0), ("days", 86400.0),
-                    ("wk", 604800.0), ("week", 604800.0), ("y", 31557600.0), ("yr", 31557600.0),
-                    ("year", 31557600.0), ("years", 31557600.0)):
+    for name, f in (
+        ("s", 1.0),
+        ("sec", 1.0),
+        ("second", 1.0),
+        ("min", 60.0),
+        ("minute", 60.0),
+        ("h", 3600.0),
+        ("hr", 3600.0),
+        ("hour", 3600.0),
+        ("d", 86400.0),
+        ("day", 86400.0),
+        ("days", 86400.0),
+        ("wk", 604800.0),
+        ("week", 604800.0),
+        ("y", 31557600.0),
+        ("yr", 31557600.0),
+        ("year", 31557600.0),
+        ("years", 31557600.0),
+    ):
         out[name] = ("duration", f)
     return out
 
@@ -108,8 +136,9 @@ class Kind:
 
 KINDS: dict[str, Kind] = {
     "bytes": Kind("size", "'80 GB' or '2 TiB'", "[information]", "B"),
-    "bandwidth": Kind("bandwidth", "'100 GB/s' or '400 Gb/s' or '2 x 400 Gb/s'",
-                      "[information] / [time]", "B/s"),
+    "bandwidth": Kind(
+        "bandwidth", "'100 GB/s' or '400 Gb/s' or '2 x 400 Gb/s'", "[information] / [time]", "B/s"
+    ),
     "duration": Kind("duration", "'30 min', '3 h', '50000 h' or '5 y'", "[time]", "s"),
     "flops": Kind("FLOP rate", "'989 TFLOPS'", "[compute] / [time]", "FLOPS"),
     "count": Kind("count", "'405.85B', '15.6T' or '1024'", None, None),
@@ -131,7 +160,14 @@ PLAUSIBLE: dict[str, tuple[float, float]] = {
 }
 
 DTYPE_BYTES: dict[str, float] = {
-    "fp64": 8, "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "fp4": 0.5,
+    "fp64": 8,
+    "fp32": 4,
+    "tf32": 4,
+    "bf16": 2,
+    "fp16": 2,
+    "fp8": 1,
+    "int8": 1,
+    "fp4": 0.5,
     "int4": 0.5,
 }
 
@@ -153,7 +189,9 @@ def _editor(regex: re.Pattern) -> str:
 # and dollars are the parser's own patterns; sizes, bandwidths, durations and FLOP rates go through
 # pint, so theirs are lenient: a number and a unit of the family. The parser stays the judge.
 EDITOR_PATTERNS = {
-    "count": _editor(_COUNT_RE), "percent": _editor(_PERCENT_RE), "usd": _editor(_USD_RE),
+    "count": _editor(_COUNT_RE),
+    "percent": _editor(_PERCENT_RE),
+    "usd": _editor(_USD_RE),
     "bytes": rf"^\s*{_NUMBER}\s*[kMGTPE]?i?B\s*$",
     "bandwidth": rf"^\s*(?:{_NUMBER}\s*[x×*]\s*)?{_NUMBER}\s*[kMGTPE]?i?(?:B|b)(?:/s|ps|/min|/h)\s*$",
     "duration": rf"^\s*{_NUMBER}\s*[A-Za-z]+\s*$",
@@ -202,7 +240,10 @@ def _parse_with_pint(text: str, kind: str) -> float:
         raise _expected(kind, text, f"unknown unit {names}; {hint}") from None
     except Exception:  # pint's expression parser raises many types on garbage
         raise _expected(kind, text) from None
-    if not isinstance(q, pint.Quantity) or q.dimensionality != ureg.parse_units(k.base).dimensionality:
+    if (
+        not isinstance(q, pint.Quantity)
+        or q.dimensionality != ureg.parse_units(k.base).dimensionality
+    ):
         got = "a plain number" if not isinstance(q, pint.Quantity) else _describe_dim(q)
         raise _expected(kind, text, f"that is {got}")
     value = float(q.to(k.base).magnitude)
@@ -388,23 +429,47 @@ class Unit:
 
 BOOL_EXCEL = '"TRUE";"TRUE";"FALSE"'
 BYTES_EXCEL = '[>=1000000000000]#,##0.00,,,," TB";[>=1000000000]#,##0.00,,," GB";#,##0.00,," MB"'
-COLUMN_UNITS: dict[str, Unit] = {u.key: u for u in (
-    Unit("bytes", "bytes", "bytes", 1.0, "bytes", BYTES_EXCEL, INF_FMT + "#,##0"),  # an omitted part size: unbounded
-    Unit("s", "seconds", "s", 1.0, "duration", '[<1]0.000" s";#,##0.0" s"', "#,##0.0##"),
-    Unit("GBps", "GB/s (1e9 B/s)", "GB/s", 1e9, "bandwidth", INF_FMT + '#,##0.00" GB/s"',
-         INF_FMT + "#,##0.00##"),
-    # in a workbook a percentage is a fraction (0.036 shows 3.60%); small ones with more decimals, so
-    # an overhead of 0.00002% does not read as 0.0000%
-    Unit("pct", "percent", "%", 0.01, "percent", "[<0.00001]0.000000%;[<0.001]0.0000%;0.00%", "0.0##%"),
-    Unit("usd", "US dollars", "$", 1.0, "usd", INF_FMT + '"$"#,##0', "#,##0.00##"),  # choice_usd: not recommendable
-    Unit("days", "days", "days", 86400.0, None, '#,##0.0" d"', "#,##0.0"),
-    Unit("count", "count", "", 1.0, None, INF_FMT + "#,##0", INF_FMT + "#,##0"),  # an omitted request rate: unbounded
-    Unit("B/param", "bytes per parameter", "B/param", 1.0, None, '0" B/param"', "0.##"),
-    Unit("TFLOPS", "TFLOP/s", "TFLOP/s", 1e12, "flops", '#,##0.0" TFLOPS"', "#,##0.0"),
-    Unit("label", "text", "", 1.0, None, None, None),
-    # a formula's cached TRUE reads TRUE before any recalculation (LibreOffice shows a bare 1 otherwise)
-    Unit("bool", "true/false", "", 1.0, None, BOOL_EXCEL, BOOL_EXCEL),
-)}
+COLUMN_UNITS: dict[str, Unit] = {
+    u.key: u
+    for u in (
+        Unit(
+            "bytes", "bytes", "bytes", 1.0, "bytes", BYTES_EXCEL, INF_FMT + "#,##0"
+        ),  # an omitted part size: unbounded
+        Unit("s", "seconds", "s", 1.0, "duration", '[<1]0.000" s";#,##0.0" s"', "#,##0.0##"),
+        Unit(
+            "GBps",
+            "GB/s (1e9 B/s)",
+            "GB/s",
+            1e9,
+            "bandwidth",
+            INF_FMT + '#,##0.00" GB/s"',
+            INF_FMT + "#,##0.00##",
+        ),
+        # in a workbook a percentage is a fraction (0.036 shows 3.60%); small ones with more decimals, so
+        # an overhead of 0.00002% does not read as 0.0000%
+        Unit(
+            "pct",
+            "percent",
+            "%",
+            0.01,
+            "percent",
+            "[<0.00001]0.000000%;[<0.001]0.0000%;0.00%",
+            "0.0##%",
+        ),
+        Unit(
+            "usd", "US dollars", "$", 1.0, "usd", INF_FMT + '"$"#,##0', "#,##0.00##"
+        ),  # choice_usd: not recommendable
+        Unit("days", "days", "days", 86400.0, None, '#,##0.0" d"', "#,##0.0"),
+        Unit(
+            "count", "count", "", 1.0, None, INF_FMT + "#,##0", INF_FMT + "#,##0"
+        ),  # an omitted request rate: unbounded
+        Unit("B/param", "bytes per parameter", "B/param", 1.0, None, '0" B/param"', "0.##"),
+        Unit("TFLOPS", "TFLOP/s", "TFLOP/s", 1e12, "flops", '#,##0.0" TFLOPS"', "#,##0.0"),
+        Unit("label", "text", "", 1.0, None, None, None),
+        # a formula's cached TRUE reads TRUE before any recalculation (LibreOffice shows a bare 1 otherwise)
+        Unit("bool", "true/false", "", 1.0, None, BOOL_EXCEL, BOOL_EXCEL),
+    )
+}
 
 
 def json_number(v) -> float | None:

@@ -37,14 +37,24 @@ class Inputs:
     tiers: dict[str, schema.Tier]
     engines: dict[str, schema.Engine]
     plan: schema.Plan
-    prov: dict[tuple[str, str, str], Prov] = field(repr=False)  # (section, name, key) -> where it came from
+    prov: dict[tuple[str, str, str], Prov] = field(
+        repr=False
+    )  # (section, name, key) -> where it came from
     input_hash: str = ""
     root: str = ""
-    measured: dict = field(default_factory=dict, repr=False)  # (section, name, key) -> measured.Measurement
-    places: dict[tuple[str, str], Prov] = field(default_factory=dict, repr=False)  # (section, name) -> entry
+    measured: dict = field(
+        default_factory=dict, repr=False
+    )  # (section, name, key) -> measured.Measurement
+    places: dict[tuple[str, str], Prov] = field(
+        default_factory=dict, repr=False
+    )  # (section, name) -> entry
     files: dict[str, str] = field(default_factory=dict)  # every input file by name -> its sha256
-    values: dict[str, dict[str, tuple[int, str]]] = field(default_factory=dict, repr=False)  # file -> key -> (line, text)
-    marks: dict[str, Marks] = field(default_factory=dict, repr=False)  # file -> where each key is (line, column)
+    values: dict[str, dict[str, tuple[int, str]]] = field(
+        default_factory=dict, repr=False
+    )  # file -> key -> (line, text)
+    marks: dict[str, Marks] = field(
+        default_factory=dict, repr=False
+    )  # file -> where each key is (line, column)
 
     @property
     def strategies(self) -> dict[str, Strategy]:

@@ -37,7 +37,9 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _PLAIN_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null")}
 _NULLS = ("", "~", "null", "Null", "NULL")
 _DEPTH = 64  # deeper than any models file: beyond it, a clean error rather than a deep recursion
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml parses about 14x faster when present
+_LOADER = getattr(
+    yaml, "CSafeLoader", yaml.SafeLoader
+)  # libyaml parses about 14x faster when present
 
 
 class _Refused(Exception):
@@ -76,7 +78,9 @@ class _Composer:
             if isinstance(event, yaml.DocumentStartEvent):
                 self.documents += 1
                 if self.documents > 1:
-                    raise _Refused(event.start_mark, "a file holds one YAML document; found a second ('---')")
+                    raise _Refused(
+                        event.start_mark, "a file holds one YAML document; found a second ('---')"
+                    )
             elif isinstance(event, yaml.ScalarEvent):
                 self.scalar(event)
             elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
@@ -93,7 +97,11 @@ class _Composer:
         self.problems.append(_problem(self.file, mark, path, message))
 
     def awaiting_key(self) -> bool:
-        return bool(self.stack) and isinstance(self.stack[-1].container, dict) and self.stack[-1].key is None
+        return (
+            bool(self.stack)
+            and isinstance(self.stack[-1].container, dict)
+            and self.stack[-1].key is None
+        )
 
     def child_path(self) -> Path_:
         if not self.stack:
@@ -110,9 +118,17 @@ class _Composer:
             self.problem(event.start_mark, path, f"tag {event.tag} is not allowed")
         value: Any = event.value
         if _SURROGATE.search(value):
-            self.problem(event.start_mark, path, "not printable text (a lone surrogate escape such as \\ud800)")
+            self.problem(
+                event.start_mark,
+                path,
+                "not printable text (a lone surrogate escape such as \\ud800)",
+            )
             value = ""
-        elif not is_key and value in _NULLS and (event.implicit[0] or event.tag == "tag:yaml.org,2002:null"):
+        elif (
+            not is_key
+            and value in _NULLS
+            and (event.implicit[0] or event.tag == "tag:yaml.org,2002:null")
+        ):
             value = None
         if not is_key:
             self.marks.setdefault(path, (event.start_mark.line + 1, event.start_mark.column + 1))
@@ -121,7 +137,9 @@ class _Composer:
     def start(self, event) -> None:
         path = self.child_path()
         is_seq = isinstance(event, yaml.SequenceStartEvent)
-        if event.tag is not None and event.tag != ("tag:yaml.org,2002:seq" if is_seq else "tag:yaml.org,2002:map"):
+        if event.tag is not None and event.tag != (
+            "tag:yaml.org,2002:seq" if is_seq else "tag:yaml.org,2002:map"
+        ):
             self.problem(event.start_mark, path, f"tag {event.tag} is not allowed")
         if len(self.stack) >= _DEPTH:
             raise _Refused(event.start_mark, "nested too deeply to be a models file")
@@ -146,7 +164,10 @@ class _Composer:
         else:
             if not frame.skip:
                 frame.container[frame.key] = value
-                self.marks[(*frame.path, frame.key)] = (frame.key_mark.line + 1, frame.key_mark.column + 1)
+                self.marks[(*frame.path, frame.key)] = (
+                    frame.key_mark.line + 1,
+                    frame.key_mark.column + 1,
+                )
             frame.key = None
 
     def key(self, frame: _Frame, value, mark) -> None:
@@ -195,7 +216,9 @@ def parse(raw: bytes, name: str) -> tuple[Any, Marks]:
         mark = e.problem_mark or e.context_mark
         what = e.problem or e.context or "syntax error"
         if "maximum nesting depth" in what:  # libyaml's own limit
-            raise InputError(_problem(name, mark, (), "nested too deeply to be a models file")) from None
+            raise InputError(
+                _problem(name, mark, (), "nested too deeply to be a models file")
+            ) from None
         prefix = "" if "not supported" in what else "YAML syntax error: "
         raise InputError(_problem(name, mark, (), f"{prefix}{what}")) from None
     except yaml.YAMLError as e:

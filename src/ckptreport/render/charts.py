@@ -21,7 +21,14 @@ if TYPE_CHECKING:
 
     from ..answer.types import BriefData, Swing
 
-BLUE, RED, GREEN, GREY, LIGHT, PURPLE = "#2f6db5", "#c0504d", "#6f8f2f", "#777777", "#9fc5e8", "#8064a2"
+BLUE, RED, GREEN, GREY, LIGHT, PURPLE = (
+    "#2f6db5",
+    "#c0504d",
+    "#6f8f2f",
+    "#777777",
+    "#9fc5e8",
+    "#8064a2",
+)
 TORNADO_BARS = 8  # the inputs a tornado shows, largest swing first
 LABEL_CHARS = 42  # a tornado's input names are cut to this many characters
 
@@ -114,6 +121,7 @@ Chart = LineChart | BarChart
 
 # ---- axes ------------------------------------------------------------------------------------------
 
+
 def ticks(lo: float, hi: float, n: int = 4) -> list[float]:
     """About ``n`` round values from ``lo`` to ``hi``."""
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
@@ -159,40 +167,78 @@ def _finite(v) -> bool:
 
 # ---- the charts ------------------------------------------------------------------------------------
 
-def purchase(points: pd.DataFrame, optimum: int | None, strategy: str, what: str) -> LineChart | None:
+
+def purchase(
+    points: pd.DataFrame, optimum: int | None, strategy: str, what: str
+) -> LineChart | None:
     """Monthly cost against the write bandwidth bought (log axis): storage rising, GPU time lost
     falling and their total for the recommended strategy; the baseline's total (sync) dashed; the
     optimum marked. ``points``: ``Purchase.points`` (one row per tier and strategy)."""
-    rows = [dict(r, label=i) for i, r in zip(points.index, points.to_dict("records"))
-            if _finite(r["total_usd_month"]) and 0 < r["tier_bought_GBps"] < math.inf]
+    rows = [
+        dict(r, label=i)
+        for i, r in zip(points.index, points.to_dict("records"))
+        if _finite(r["total_usd_month"]) and 0 < r["tier_bought_GBps"] < math.inf
+    ]
     if not rows:
         return None
     xs = sorted({round(float(r["tier_bought_GBps"]), 6) for r in rows})
     lo, hi = xs[0], xs[-1]
     if hi / lo < 1 + 1e-9:
         lo, hi = lo / math.sqrt(10), hi * math.sqrt(10)
-    values = [float(r[c]) for r in rows for c in ("storage_usd_month", "lost_gpu_usd_month", "total_usd_month")
-              if _finite(r[c])]
+    values = [
+        float(r[c])
+        for r in rows
+        for c in ("storage_usd_month", "lost_gpu_usd_month", "total_usd_month")
+        if _finite(r[c])
+    ]
     top = rounded_up(max(values + [1.0]) * 1.04)
     step = max(1, math.ceil(len(xs) / 6))
-    x = Axis("write bandwidth bought (GB/s)", lo, hi, log=True,
-             ticks=tuple((v, _number(v)) for v in xs[::step]))
+    x = Axis(
+        "write bandwidth bought (GB/s)",
+        lo,
+        hi,
+        log=True,
+        ticks=tuple((v, _number(v)) for v in xs[::step]),
+    )
     y = Axis("$ per month", 0.0, top, ticks=tuple((v, usd(v)) for v in ticks(0.0, top)))
 
     def of(s: str, column: str) -> tuple[tuple[float, float], ...]:
         mine = sorted((r for r in rows if r["strategy"] == s), key=lambda r: r["tier_bought_GBps"])
-        return tuple((float(r["tier_bought_GBps"]), float(r[column])) for r in mine if _finite(r[column]))
+        return tuple(
+            (float(r["tier_bought_GBps"]), float(r[column])) for r in mine if _finite(r[column])
+        )
 
-    lines = [Line(name, of(strategy, column), color) for column, color, name in (
-        ("storage_usd_month", GREEN, "storage"), ("lost_gpu_usd_month", RED, f"GPU time lost ({strategy})"),
-        ("total_usd_month", BLUE, f"total ({strategy})"))]
+    lines = [
+        Line(name, of(strategy, column), color)
+        for column, color, name in (
+            ("storage_usd_month", GREEN, "storage"),
+            ("lost_gpu_usd_month", RED, f"GPU time lost ({strategy})"),
+            ("total_usd_month", BLUE, f"total ({strategy})"),
+        )
+    ]
     if strategy != BASELINE:
         lines.append(Line(f"total ({BASELINE})", of(BASELINE, "total_usd_month"), GREY, "5 3"))
     best = next((r for r in rows if r["label"] == optimum), None)
-    markers = () if best is None else (Marker(float(best["tier_bought_GBps"]), float(best["total_usd_month"]), BLUE,
-                                              f"optimum: {best['tier']}"),)
-    return LineChart(f"Monthly cost against the bandwidth bought, over {what}", x, y,
-                     tuple(line for line in lines if line.points), markers, height=196)
+    markers = (
+        ()
+        if best is None
+        else (
+            Marker(
+                float(best["tier_bought_GBps"]),
+                float(best["total_usd_month"]),
+                BLUE,
+                f"optimum: {best['tier']}",
+            ),
+        )
+    )
+    return LineChart(
+        f"Monthly cost against the bandwidth bought, over {what}",
+        x,
+        y,
+        tuple(line for line in lines if line.points),
+        markers,
+        height=196,
+    )
 
 
 def waste(data: BriefData) -> LineChart | None:
@@ -212,28 +258,59 @@ def waste(data: BriefData) -> LineChart | None:
     if optima:
         top = min(top, 4 * max(max(optima), 0.25))
     top = top * 1.05 or 1.0
-    x = Axis("checkpoint interval (min)", lo, hi, log=True,
-             ticks=tuple((v, f"{v:g}") for v in log_ticks(lo, hi)))
+    x = Axis(
+        "checkpoint interval (min)",
+        lo,
+        hi,
+        log=True,
+        ticks=tuple((v, f"{v:g}") for v in log_ticks(lo, hi)),
+    )
     y = Axis("waste (% of compute)", 0.0, top, ticks=tuple((v, f"{v:g}%") for v in ticks(0.0, top)))
     colors = dict(zip(COMPARED, (RED, BLUE)))
     lines, markers = [], []
     for strategy, (intervals_s, w), row in curves:
         color = colors.get(strategy, PURPLE)
-        lines.append(Line(f"{strategy} ({row['engine']})", tuple(
-            (float(i) / 60, float(v)) for i, v in zip(intervals_s, w) if _finite(v)), color))
+        lines.append(
+            Line(
+                f"{strategy} ({row['engine']})",
+                tuple((float(i) / 60, float(v)) for i, v in zip(intervals_s, w) if _finite(v)),
+                color,
+            )
+        )
         if _finite(row["optimal_interval_s"]) and _finite(row["optimal_waste_pct"]):
-            markers.append(Marker(float(row["optimal_interval_s"]) / 60, float(row["optimal_waste_pct"]), color))
+            markers.append(
+                Marker(
+                    float(row["optimal_interval_s"]) / 60, float(row["optimal_waste_pct"]), color
+                )
+            )
     markers[-1:] = [Marker(m.x, m.y, m.color, "optimum") for m in markers[-1:]]
-    guide = Guide(float(rec["interval_s"]) / 60, name=f"planned: every {display.of('interval_s', rec['interval_s'])}")
-    return LineChart(f"Waste against the checkpoint interval, {rec['sku']} / {rec['tier']}", x, y, tuple(lines),
-                     tuple(markers), (guide,), width=360, height=206, left=52)
+    guide = Guide(
+        float(rec["interval_s"]) / 60,
+        name=f"planned: every {display.of('interval_s', rec['interval_s'])}",
+    )
+    return LineChart(
+        f"Waste against the checkpoint interval, {rec['sku']} / {rec['tier']}",
+        x,
+        y,
+        tuple(lines),
+        tuple(markers),
+        (guide,),
+        width=360,
+        height=206,
+        left=52,
+    )
 
 
 def size(row: pd.Series) -> BarChart | None:
     """The checkpoint's size by component, one stacked bar in TB."""
-    parts = [("weights", "weights_bytes", BLUE), ("master", "master_bytes", RED),
-             ("optimizer", "optimizer_bytes", GREEN), ("grads", "grads_bytes", PURPLE),
-             ("consolidated copy", "consolidated_bytes", GREY), ("other", "other_bytes", LIGHT)]
+    parts = [
+        ("weights", "weights_bytes", BLUE),
+        ("master", "master_bytes", RED),
+        ("optimizer", "optimizer_bytes", GREEN),
+        ("grads", "grads_bytes", PURPLE),
+        ("consolidated copy", "consolidated_bytes", GREY),
+        ("other", "other_bytes", LIGHT),
+    ]
     at, segments, legend = 0.0, [], []
     for name, column, color in parts:
         tb = float(row[column]) / 1e12
@@ -245,7 +322,14 @@ def size(row: pd.Series) -> BarChart | None:
         return None
     end = rounded_up(at)
     x = Axis("TB (1e12 bytes)", 0.0, end, ticks=tuple((v, f"{v:g}") for v in ticks(0.0, end)))
-    return BarChart("Checkpoint size by component", x, (Row("", tuple(segments)),), tuple(legend), width=340, left=12)
+    return BarChart(
+        "Checkpoint size by component",
+        x,
+        (Row("", tuple(segments)),),
+        tuple(legend),
+        width=340,
+        left=12,
+    )
 
 
 def tornado(base: dict, swings: list[Swing]) -> BarChart | None:
@@ -261,19 +345,34 @@ def tornado(base: dict, swings: list[Swing]) -> BarChart | None:
     pad = (hi - lo) * 0.22 or abs(at) * 0.05 or 1.0  # room for each end's label beside its bar
     rows = []
     for w in shown:
-        name = w.param.label if len(w.param.label) <= LABEL_CHARS else w.param.label[: LABEL_CHARS - 1] + "…"
+        name = (
+            w.param.label
+            if len(w.param.label) <= LABEL_CHARS
+            else w.param.label[: LABEL_CHARS - 1] + "…"
+        )
         segments = []
         for end, color in (("low", LIGHT), ("high", BLUE)):
             v = getattr(w, end)["total_usd"]
             flips = getattr(w, end)["option"] != base["option"]
-            tip = (f"at its {end} ({w.param.end_text(end)}): {display.value(v, 'usd')}"
-                   + (f", recommends {getattr(w, end)['option']}" if flips else ""))
-            segments.append(Segment(at, v, color, tip, w.param.end_text(end) + (" *" if flips else "")))
+            tip = f"at its {end} ({w.param.end_text(end)}): {display.value(v, 'usd')}" + (
+                f", recommends {getattr(w, end)['option']}" if flips else ""
+            )
+            segments.append(
+                Segment(at, v, color, tip, w.param.end_text(end) + (" *" if flips else ""))
+            )
         rows.append(Row(name, tuple(segments)))
-    x = Axis(f"cost over the run, base {display.value(at, 'usd')} (light: low end, dark: high end)", lo - pad,
-             hi + pad, ticks=tuple((v, usd(v)) for v in ticks(lo - pad, hi + pad, 3)))
-    return BarChart("Cost over the run at each input's low and high end", x, tuple(rows),
-                    guides=(Guide(at, "#222222", None),))
+    x = Axis(
+        f"cost over the run, base {display.value(at, 'usd')} (light: low end, dark: high end)",
+        lo - pad,
+        hi + pad,
+        ticks=tuple((v, usd(v)) for v in ticks(lo - pad, hi + pad, 3)),
+    )
+    return BarChart(
+        "Cost over the run at each input's low and high end",
+        x,
+        tuple(rows),
+        guides=(Guide(at, "#222222", None),),
+    )
 
 
 def brief_tornado(data: BriefData) -> BarChart | None:

@@ -21,6 +21,10 @@ def templates_dir() -> Path:
 def environment() -> jinja2.Environment:
     """The templates' environment, built once per process (its templates compiled once): the briefs' and
     the review page's."""
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
-                              autoescape=jinja2.select_autoescape(["html", "j2", "svg"], default=True),
-                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        autoescape=jinja2.select_autoescape(["html", "j2", "svg"], default=True),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+
 from ..answer.types import Report
 from ..read import units
 
@@ -25,41 +26,91 @@ def manifest(report: Report, meta: dict[str, str], files: dict[str, str]) -> dic
     return {
         **meta,
         "inputs": report.inputs.files,
-        "input_values": {f: {k: list(v) for k, v in keys.items()} for f, keys in report.inputs.values.items()},
+        "input_values": {
+            f: {k: list(v) for k, v in keys.items()} for f, keys in report.inputs.values.items()
+        },
         "rows": report.rows,
         "dropped": [{"reason": d.reason, "rows": d.rows} for d in report.dropped],
-        "measured": [{"hop": f"{m.section}.{m.name}.{m.field}", "basis": m.basis, "median_Bps": m.median,
-                      "min_Bps": m.minimum, "spec_Bps": m.spec, "flag": m.flag, "files": sorted(set(m.files))}
-                     for m in report.inputs.measured.values()],
-        "recommendations": [{"model": r["model"], "recipe": r["recipe"], "sku": r["sku"], "gpus": r["gpus"],
-                             "interval_s": r["interval_s"], "tier": r["option_tier"],
-                             "strategy": r["option_strategy"], "engine": r["option_engine"],
-                             "status": r["option_status"],
-                             "meets_target": bool(r["option_meets"]), "overhead_pct": num(r["option_overhead_pct"]),
-                             "stall_s": num(r["option_stall_s"]), "required_GBps": num(r["option_required_GBps"]),
-                             "bought_GBps": num(r["option_bought_GBps"]),
-                             "storage_usd_month": num(r["option_storage_usd_month"]),
-                             "lost_gpu_usd_month": num(r["option_lost_gpu_usd_month"]),
-                             "total_usd_month": num(r["option_total_usd_month"]),
-                             "total_usd": num(r["option_total_usd"]),
-                             "runner_up": None if not isinstance(r["runner_up_tier"], str) else {
-                                 "tier": r["runner_up_tier"], "strategy": r["runner_up_strategy"],
-                                 "engine": r["runner_up_engine"],
-                                 "extra_usd": num(r["runner_up_extra_usd"])},
-                             "assumed_prices": r["assumed_prices"], "needs_price": r["needs_price"]}
-                            for r in s.to_dict("records")],
-        "briefs": [{"name": b.spec.name, "model": b.spec.model, "gpus": b.spec.gpus, "interval_s": b.spec.interval_s,
-                    **b.pick.option, "status": b.pick.status, "meets_target": b.pick.meets,
-                    "assumed_prices": [name for name, _ in b.assumed], "needs_price": list(b.pick.unpriced)}
-                   for b in report.briefs],
+        "measured": [
+            {
+                "hop": f"{m.section}.{m.name}.{m.field}",
+                "basis": m.basis,
+                "median_Bps": m.median,
+                "min_Bps": m.minimum,
+                "spec_Bps": m.spec,
+                "flag": m.flag,
+                "files": sorted(set(m.files)),
+            }
+            for m in report.inputs.measured.values()
+        ],
+        "recommendations": [
+            {
+                "model": r["model"],
+                "recipe": r["recipe"],
+                "sku": r["sku"],
+                "gpus": r["gpus"],
+                "interval_s": r["interval_s"],
+                "tier": r["option_tier"],
+                "strategy": r["option_strategy"],
+                "engine": r["option_engine"],
+                "status": r["option_status"],
+                "meets_target": bool(r["option_meets"]),
+                "overhead_pct": num(r["option_overhead_pct"]),
+                "stall_s": num(r["option_stall_s"]),
+                "required_GBps": num(r["option_required_GBps"]),
+                "bought_GBps": num(r["option_bought_GBps"]),
+                "storage_usd_month": num(r["option_storage_usd_month"]),
+                "lost_gpu_usd_month": num(r["option_lost_gpu_usd_month"]),
+                "total_usd_month": num(r["option_total_usd_month"]),
+                "total_usd": num(r["option_total_usd"]),
+                "runner_up": None
+                if not isinstance(r["runner_up_tier"], str)
+                else {
+                    "tier": r["runner_up_tier"],
+                    "strategy": r["runner_up_strategy"],
+                    "engine": r["runner_up_engine"],
+                    "extra_usd": num(r["runner_up_extra_usd"]),
+                },
+                "assumed_prices": r["assumed_prices"],
+                "needs_price": r["needs_price"],
+            }
+            for r in s.to_dict("records")
+        ],
+        "briefs": [
+            {
+                "name": b.spec.name,
+                "model": b.spec.model,
+                "gpus": b.spec.gpus,
+                "interval_s": b.spec.interval_s,
+                **b.pick.option,
+                "status": b.pick.status,
+                "meets_target": b.pick.meets,
+                "assumed_prices": [name for name, _ in b.assumed],
+                "needs_price": list(b.pick.unpriced),
+            }
+            for b in report.briefs
+        ],
         "files": files,
     }
 
 
 def sampled_doc(s) -> dict:
     """The Monte Carlo summary the manifest records (and ``--json`` tools read)."""
-    return {"samples": s.samples, "seed": s.seed,
-            "inputs": [{"input": p.label, "low": p.low, "value": p.value, "high": p.high,
-                        "distribution": p.distribution, "file": p.prov.file, "line": p.prov.line,
-                        "figures": [m.label for m in p.members]} for p in s.params],
-            "lines": s.lines}
+    return {
+        "samples": s.samples,
+        "seed": s.seed,
+        "inputs": [
+            {
+                "input": p.label,
+                "low": p.low,
+                "value": p.value,
+                "high": p.high,
+                "distribution": p.distribution,
+                "file": p.prov.file,
+                "line": p.prov.line,
+                "figures": [m.label for m in p.members],
+            }
+            for p in s.params
+        ],
+        "lines": s.lines,
+    }

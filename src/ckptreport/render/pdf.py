@@ -44,10 +44,13 @@ def write_pdf(html: str, path: Path, fetcher=None):
     fetcher = fetcher or RefusingFetcher()
     log = logging.getLogger("weasyprint")
     level = log.level
-    log.setLevel(logging.ERROR)  # warnings of CSS WeasyPrint ignores are noise; refusals are recorded
+    log.setLevel(
+        logging.ERROR
+    )  # warnings of CSS WeasyPrint ignores are noise; refusals are recorded
     try:
         weasyprint.HTML(string=html, base_url=None, url_fetcher=fetcher).write_pdf(
-            str(path), uncompressed_pdf=False, pdf_identifier=b"ckptreport", attachments=[])
+            str(path), uncompressed_pdf=False, pdf_identifier=b"ckptreport", attachments=[]
+        )
     finally:
         log.setLevel(level)
     return fetcher
@@ -95,8 +98,9 @@ class Pool:
     def __init__(self, workers: int):
         self.executor = None
         if workers > 0:
-            self.executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                                                initializer=_worker_start)
+            self.executor = ProcessPoolExecutor(
+                workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_start
+            )
 
     def submit(self, html: str, path: Path) -> Future:
         if self.executor is not None:

@@ -103,7 +103,9 @@ class Column:
     style: int = 0
     text: np.ndarray | None = None  # the text of each row
     numbers: np.ndarray | None = None  # a number in each row (a key)
-    formulas: np.ndarray | None = None  # the formula of each row, without '=' (one result per formula)
+    formulas: np.ndarray | None = (
+        None  # the formula of each row, without '=' (one result per formula)
+    )
     parts: tuple[str, ...] | None = None  # a template split where the row number goes
     values: np.ndarray | None = None  # the cached result of each row's formula
 
@@ -129,10 +131,14 @@ def _distinct(values: np.ndarray) -> tuple[np.ndarray, list]:
     if len(values) <= 16:
         return np.arange(len(values)), np.asarray(values).tolist()
     codes, uniques = pd.factorize(values, use_na_sentinel=False)
-    return codes, np.asarray(uniques).tolist()  # Python scalars: repr(np.float64(x)) is not a number
+    return codes, np.asarray(
+        uniques
+    ).tolist()  # Python scalars: repr(np.float64(x)) is not a number
 
 
-def rows_xml(columns: list[Column], first_row: int, n: int, advance=lambda k: None) -> Iterator[bytes]:
+def rows_xml(
+    columns: list[Column], first_row: int, n: int, advance=lambda k: None
+) -> Iterator[bytes]:
     """The ``<row>`` elements of rows first_row .. first_row + n - 1, in chunks of bytes.
 
     A template column is one shared formula (ECMA-376 §18.3.1.40): its first cell holds the formula
@@ -154,18 +160,25 @@ def rows_xml(columns: list[Column], first_row: int, n: int, advance=lambda k: No
             style = _s(col.style)
             if col.text is not None:
                 codes, uniques = _distinct(col.text[start:stop])
-                printed = [f'"{style} t="inlineStr"><is><t' + (' xml:space="preserve"' if str(v) != str(v).strip()
-                                                                else "") + f">{text_xml(str(v))}</t></is></c>{end}"
-                           for v in uniques]
+                printed = [
+                    f'"{style} t="inlineStr"><is><t'
+                    + (' xml:space="preserve"' if str(v) != str(v).strip() else "")
+                    + f">{text_xml(str(v))}</t></is></c>{end}"
+                    for v in uniques
+                ]
             elif col.numbers is not None:
                 codes, uniques = _distinct(col.numbers[start:stop])
                 printed = [f'"{style}><v>{v!r}</v></c>{end}' for v in uniques]
-            elif col.formulas is not None:  # a formula per row, the same formula giving the same result
+            elif (
+                col.formulas is not None
+            ):  # a formula per row, the same formula giving the same result
                 codes, uniques = _distinct(col.formulas[start:stop])
                 first = np.unique(codes, return_index=True)[1]  # each distinct formula's first row
                 printed = []
                 for f, at in zip(uniques, first.tolist()):
-                    attr, cell = cached(col.values[start + at]) if col.values is not None else ("", "")
+                    attr, cell = (
+                        cached(col.values[start + at]) if col.values is not None else ("", "")
+                    )
                     printed.append(f'"{style}{attr}><f>{escape(str(f))}</f>{cell}</c>{end}')
             else:
                 follow = f'<f t="shared" si="{shared[col.letter]}"/>'
@@ -176,8 +189,12 @@ def rows_xml(columns: list[Column], first_row: int, n: int, advance=lambda k: No
                     values = col.values[start:stop]
                     codes, uniques = _distinct(values)
                     if values.dtype.kind == "f":  # the common case, without a test per value
-                        printed = [f'"{style}>{follow}<v>{v!r}</v></c>{end}' if v == v else
-                                   f'"{style} t="e">{follow}<v>#N/A</v></c>{end}' for v in uniques]
+                        printed = [
+                            f'"{style}>{follow}<v>{v!r}</v></c>{end}'
+                            if v == v
+                            else f'"{style} t="e">{follow}<v>#N/A</v></c>{end}'
+                            for v in uniques
+                        ]
                     else:
                         printed = []
                         for v in uniques:
@@ -185,10 +202,13 @@ def rows_xml(columns: list[Column], first_row: int, n: int, advance=lambda k: No
                             printed.append(f'"{style}{attr}>{follow}{cell}</c>{end}')
             tails.append(np.array(printed, dtype=object)[codes])
         numbers = [str(first_row + i) for i in range(start, stop)]
-        rows = [r + r.join(cells) for r, cells in zip(numbers, zip([opening] * len(numbers), *tails))]
+        rows = [
+            r + r.join(cells) for r, cells in zip(numbers, zip([opening] * len(numbers), *tails))
+        ]
         if start == 0:  # the first row again, with each shared formula's master cell
-            rows[0] = f"{first_row}{opening}" + "".join(_cell_text(col, shared, first_row, last, end)
-                                                        for col, end in zip(columns, ends))
+            rows[0] = f"{first_row}{opening}" + "".join(
+                _cell_text(col, shared, first_row, last, end) for col, end in zip(columns, ends)
+            )
         yield ('<row r="' + "".join(rows)).removesuffix('<row r="').encode()
         advance(stop - start)
 
@@ -207,19 +227,27 @@ def _cell_text(col: Column, shared: dict[str, int], first_row: int, last: int, e
     if col.formulas is not None:
         return f'{r}"{style}{attr}><f>{escape(str(col.formulas[0]))}</f>{cell}</c>{end}'
     master = escape(r.join(col.parts))
-    return (f'{r}"{style}{attr}><f t="shared" ref="{col.letter}{first_row}:{col.letter}{last}" '
-            f'si="{shared[col.letter]}">{master}</f>{cell}</c>{end}')
+    return (
+        f'{r}"{style}{attr}><f t="shared" ref="{col.letter}{first_row}:{col.letter}{last}" '
+        f'si="{shared[col.letter]}">{master}</f>{cell}</c>{end}'
+    )
 
 
 def sheet_member(package: zipfile.ZipFile, title: str) -> str:
     """The package member holding the worksheet named ``title`` (workbook.xml -> its relationship)."""
     workbook = package.read("xl/workbook.xml").decode()
     rels = package.read("xl/_rels/workbook.xml.rels").decode()
-    sheet = re.search(rf'<sheet\b[^>]*\bname="{re.escape(escape(title, {chr(34): "&quot;"}))}"[^>]*>', workbook)
+    sheet = re.search(
+        rf'<sheet\b[^>]*\bname="{re.escape(escape(title, {chr(34): "&quot;"}))}"[^>]*>', workbook
+    )
     rid = re.search(r'\br:id="([^"]+)"', sheet.group()).group(1)
     rel = next(m for m in re.finditer(r"<Relationship\b[^>]*>", rels) if f'Id="{rid}"' in m.group())
     target = re.search(r'\bTarget="([^"]+)"', rel.group()).group(1)
-    return target.lstrip("/") if target.startswith("/") else posixpath.normpath(posixpath.join("xl", target))
+    return (
+        target.lstrip("/")
+        if target.startswith("/")
+        else posixpath.normpath(posixpath.join("xl", target))
+    )
 
 
 def row_styles(sheet: str, row: int) -> dict[str, int]:
@@ -227,7 +255,7 @@ def row_styles(sheet: str, row: int) -> dict[str, int]:
     found = re.search(rf'<row r="{row}"([^>]*?)(/?)>', sheet)
     if found is None or found.group(2):  # no such row, or an empty one
         return {}
-    body = sheet[found.end():sheet.index("</row>", found.end())]
+    body = sheet[found.end() : sheet.index("</row>", found.end())]
     out = {}
     for cell in re.finditer(r'<c r="([A-Z]+)\d+"([^>]*)>', body):
         style = re.search(r'\bs="(\d+)"', cell.group(2))
@@ -266,8 +294,12 @@ def with_values(text: str, values: dict[str, object]) -> str:
     return _FORMULA_CELL.sub(put, text)
 
 
-def rewrite(path: Path, when: dt.datetime, streams: dict[str, Stream],
-            values: dict[str, dict[str, object]] | None = None) -> None:
+def rewrite(
+    path: Path,
+    when: dt.datetime,
+    streams: dict[str, Stream],
+    values: dict[str, dict[str, object]] | None = None,
+) -> None:
     """Rewrite the package at ``path``: each sheet named in ``streams`` gets its streamed rows, and
     the formula cells named in ``values`` (sheet title -> cell -> result) their cached results;
     every member gets the time ``when`` and the document properties its dates."""
@@ -281,7 +313,9 @@ def rewrite(path: Path, when: dt.datetime, streams: dict[str, Stream],
             data = src.read(info)
             member = _member(info.filename, stamp)
             if info.filename == "docProps/core.xml":
-                data = re.sub(rb"(<dcterms:(created|modified)[^>]*>)[^<]*", lambda m: m.group(1) + iso, data)
+                data = re.sub(
+                    rb"(<dcterms:(created|modified)[^>]*>)[^<]*", lambda m: m.group(1) + iso, data
+                )
             stream = targets.get(info.filename)
             if info.filename in results:
                 data = with_values(data.decode(), results[info.filename]).encode()
@@ -297,7 +331,9 @@ def rewrite(path: Path, when: dt.datetime, streams: dict[str, Stream],
             with out.open(member, "w", force_zip64=True) as dst:
                 dst.write(text[:start].encode())
                 for chunk in ahead(stream.body(lambda row, text=text: row_styles(text, row))):
-                    dst.write(chunk)  # deflate releases the GIL: it runs while the next chunk is printed
+                    dst.write(
+                        chunk
+                    )  # deflate releases the GIL: it runs while the next chunk is printed
                 dst.write(text[end:].encode())
     tmp.replace(path)
 

@@ -25,37 +25,79 @@ def _n(v: float) -> str:
 class _Plot:
     """A plot area inside a fixed viewBox."""
 
-    def __init__(self, width: float, height: float, left: float, right: float, top: float, bottom: float,
-                 title: str):
-        self.w, self.h, self.x0, self.x1, self.y0, self.y1 = width, height, left, width - right, top, height - bottom
-        self.parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_n(width)} {_n(height)}" role="img" '
-                      f'class="chart" font-family="DejaVu Sans, sans-serif" font-size="11">',
-                      f"<title>{escape(title)}</title>"]
+    def __init__(
+        self,
+        width: float,
+        height: float,
+        left: float,
+        right: float,
+        top: float,
+        bottom: float,
+        title: str,
+    ):
+        self.w, self.h, self.x0, self.x1, self.y0, self.y1 = (
+            width,
+            height,
+            left,
+            width - right,
+            top,
+            height - bottom,
+        )
+        self.parts = [
+            f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_n(width)} {_n(height)}" role="img" '
+            f'class="chart" font-family="DejaVu Sans, sans-serif" font-size="11">',
+            f"<title>{escape(title)}</title>",
+        ]
 
-    def text(self, x: float, y: float, s: str, anchor: str = "start", size: int = 11, fill: str = TEXT,
-             rotate: bool = False) -> None:
+    def text(
+        self,
+        x: float,
+        y: float,
+        s: str,
+        anchor: str = "start",
+        size: int = 11,
+        fill: str = TEXT,
+        rotate: bool = False,
+    ) -> None:
         turn = f' transform="rotate(-90 {_n(x)} {_n(y)})"' if rotate else ""
-        self.parts.append(f'<text x="{_n(x)}" y="{_n(y)}" text-anchor="{anchor}" font-size="{size}" fill="{fill}"'
-                          f"{turn}>{escape(s)}</text>")
+        self.parts.append(
+            f'<text x="{_n(x)}" y="{_n(y)}" text-anchor="{anchor}" font-size="{size}" fill="{fill}"'
+            f"{turn}>{escape(s)}</text>"
+        )
 
-    def line(self, x1, y1, x2, y2, stroke: str = "#333333", width: float = 1.0, dash: str | None = None) -> None:
-        self.parts.append(f'<line x1="{_n(x1)}" y1="{_n(y1)}" x2="{_n(x2)}" y2="{_n(y2)}" stroke="{stroke}" '
-                          f'stroke-width="{width}"' + (f' stroke-dasharray="{dash}"' if dash else "") + "/>")
+    def line(
+        self, x1, y1, x2, y2, stroke: str = "#333333", width: float = 1.0, dash: str | None = None
+    ) -> None:
+        self.parts.append(
+            f'<line x1="{_n(x1)}" y1="{_n(y1)}" x2="{_n(x2)}" y2="{_n(y2)}" stroke="{stroke}" '
+            f'stroke-width="{width}"' + (f' stroke-dasharray="{dash}"' if dash else "") + "/>"
+        )
 
-    def polyline(self, points, stroke: str, dash: str | None = None, dots: list | None = None) -> None:
+    def polyline(
+        self, points, stroke: str, dash: str | None = None, dots: list | None = None
+    ) -> None:
         pts = " ".join(f"{_n(x)},{_n(y)}" for x, y in points)
-        self.parts.append(f'<polyline points="{pts}" fill="none" stroke="{stroke}" stroke-width="1.8"'
-                          + (f' stroke-dasharray="{dash}"' if dash else "") + "/>")
-        self.parts += [f'<circle cx="{_n(x)}" cy="{_n(y)}" r="2.5" fill="{stroke}"/>' for x, y in dots or []]
+        self.parts.append(
+            f'<polyline points="{pts}" fill="none" stroke="{stroke}" stroke-width="1.8"'
+            + (f' stroke-dasharray="{dash}"' if dash else "")
+            + "/>"
+        )
+        self.parts += [
+            f'<circle cx="{_n(x)}" cy="{_n(y)}" r="2.5" fill="{stroke}"/>' for x, y in dots or []
+        ]
 
     def diamond(self, x: float, y: float, color: str, r: float = 7) -> None:
-        self.parts.append(f'<path d="M{_n(x)},{_n(y - r)} L{_n(x + r)},{_n(y)} L{_n(x)},{_n(y + r)} '
-                          f'L{_n(x - r)},{_n(y)} Z" fill="none" stroke="{color}" stroke-width="2"/>')
+        self.parts.append(
+            f'<path d="M{_n(x)},{_n(y - r)} L{_n(x + r)},{_n(y)} L{_n(x)},{_n(y + r)} '
+            f'L{_n(x - r)},{_n(y)} Z" fill="none" stroke="{color}" stroke-width="2"/>'
+        )
 
     def rect(self, x, y, w, h, fill: str, title: str = "") -> None:
         inner = f"<title>{escape(title)}</title>" if title else ""
-        self.parts.append(f'<rect x="{_n(x)}" y="{_n(y)}" width="{_n(max(w, 0.5))}" height="{_n(h)}" '
-                          f'fill="{fill}">{inner}</rect>')
+        self.parts.append(
+            f'<rect x="{_n(x)}" y="{_n(y)}" width="{_n(max(w, 0.5))}" height="{_n(h)}" '
+            f'fill="{fill}">{inner}</rect>'
+        )
 
     def legend(self, entries: list[tuple[str, str, str | None]], y: float) -> None:
         """Entries (color, name, style: a dash, 'diamond', 'box' or None for a line), wrapped to rows."""
@@ -65,8 +107,10 @@ class _Plot:
             if lx + width > self.w and lx > LEGEND_X:
                 lx, ly = LEGEND_X, ly + 16
             if style == "diamond":
-                self.parts.append(f'<path d="M{_n(lx + 8)},{_n(ly - 5)} l5,5 l-5,5 l-5,-5 Z" fill="none" '
-                                  f'stroke="{color}" stroke-width="2"/>')
+                self.parts.append(
+                    f'<path d="M{_n(lx + 8)},{_n(ly - 5)} l5,5 l-5,5 l-5,-5 Z" fill="none" '
+                    f'stroke="{color}" stroke-width="2"/>'
+                )
             elif style == "box":
                 self.rect(lx + 2, ly - 5, 12, 10, color)
             else:
@@ -127,7 +171,15 @@ def _lines(c: LineChart) -> Markup:
     entries += [(m.color, m.name, "diamond") for m in c.markers if m.name]
     entries += [(g.color, g.name, g.dash or None) for g in c.guides if g.name]
     rows = _legend_rows([e[1] for e in entries], c.width) if entries else 0
-    p = _Plot(c.width, c.height + 16 * max(rows - 1, 0), c.left, 16, 14, 62 + 16 * max(rows - 1, 0), c.title)
+    p = _Plot(
+        c.width,
+        c.height + 16 * max(rows - 1, 0),
+        c.left,
+        16,
+        14,
+        62 + 16 * max(rows - 1, 0),
+        c.title,
+    )
     X, Y = _scale(c.x, p.x0, p.x1), _scale(c.y, p.y1, p.y0)
     for v, text in c.y.ticks:
         p.line(p.x0, Y(v), p.x1, Y(v), FAINT)
@@ -146,7 +198,9 @@ def _lines(c: LineChart) -> Markup:
         inside = [(x, y) for x, y in line.points if c.x.lo <= x <= c.x.hi]
         for run in _clipped(inside, c.y.hi):
             at = [(X(x), Y(y)) for x, y in run]
-            dots = [(X(x), Y(y)) for x, y in run if (x, y) in line.points and len(line.points) <= 12]
+            dots = [
+                (X(x), Y(y)) for x, y in run if (x, y) in line.points and len(line.points) <= 12
+            ]
             p.polyline(at, line.color, line.dash, dots)
     for m in c.markers:
         if c.x.lo <= m.x <= c.x.hi and m.y <= c.y.hi:
@@ -172,7 +226,14 @@ def _bars(c: BarChart) -> Markup:
             p.rect(a, y + 4, b - a, 15, s.color, s.tip)
             if s.label:
                 right = s.end >= s.start
-                p.text(X(s.end) + (4 if right else -4), y + 15, s.label, "start" if right else "end", 9, "#333333")
+                p.text(
+                    X(s.end) + (4 if right else -4),
+                    y + 15,
+                    s.label,
+                    "start" if right else "end",
+                    9,
+                    "#333333",
+                )
     for g in c.guides:
         p.line(X(g.x), p.y0 - 4, X(g.x), p.y0 + body, g.color, 1.2, g.dash)
     axis = p.y0 + body + 6

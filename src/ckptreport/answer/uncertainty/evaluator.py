@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
 from ...model import rule
 from ...model.evaluate import compute
 from ...read.inputs import ENTITY_COLUMN, INPUTS, PLAN
@@ -12,8 +13,13 @@ from ...read.strategies import read_only_by
 from ..types import Param
 from .ranges import follow
 
-
-METRICS = ["overhead_pct", "stall_s", "waste_pct", "total_usd_month", "total_usd"]  # what a draw reports
+METRICS = [
+    "overhead_pct",
+    "stall_s",
+    "waste_pct",
+    "total_usd_month",
+    "total_usd",
+]  # what a draw reports
 
 
 class Evaluator:
@@ -25,16 +31,29 @@ class Evaluator:
     def __init__(self, rows: pd.DataFrame, params: list[Param]):
         self.params = params
         self.n = len(rows)
-        self.base = {k: (rows[k].astype(str).to_numpy(object) if INPUTS[k].unit == "label" else
-                         rows[k].to_numpy(bool if INPUTS[k].unit == "bool" else float)) for k in INPUTS}
+        self.base = {
+            k: (
+                rows[k].astype(str).to_numpy(object)
+                if INPUTS[k].unit == "label"
+                else rows[k].to_numpy(bool if INPUTS[k].unit == "bool" else float)
+            )
+            for k in INPUTS
+        }
         self.masks = []  # per param: per member, the rows it applies to (only a layered strategy's, its inputs)
         strategy = rows["strategy"].astype(str).to_numpy()
         only = read_only_by()  # an input only some strategies read moves their rows only
         for p in params:
-            self.masks.append([(np.ones(self.n, bool) if m.section == PLAN else
-                                rows[ENTITY_COLUMN[m.section]].astype(str).to_numpy() == m.name)
-                               & (np.isin(strategy, only[m.input]) if m.input in only else True)
-                               for m in p.members])
+            self.masks.append(
+                [
+                    (
+                        np.ones(self.n, bool)
+                        if m.section == PLAN
+                        else rows[ENTITY_COLUMN[m.section]].astype(str).to_numpy() == m.name
+                    )
+                    & (np.isin(strategy, only[m.input]) if m.input in only else True)
+                    for m in p.members
+                ]
+            )
 
     def touches(self, j: int) -> bool:
         return any(m.any() for m in self.masks[j])
@@ -47,7 +66,9 @@ class Evaluator:
                 if not mask.any():
                     continue
                 y = follow(p, member, values[:, j])
-                scale = y / member.value if member.value else np.ones(draws)  # a zero: its dependents stay 0
+                scale = (
+                    y / member.value if member.value else np.ones(draws)
+                )  # a zero: its dependents stay 0
                 for column, base in ((member.input, member.value), *member.dependents):
                     moved = y if column == member.input else base * scale
                     env[column].reshape(draws, self.n)[:, mask] = moved[:, None]

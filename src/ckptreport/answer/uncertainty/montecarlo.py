@@ -6,14 +6,13 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
+
 import numpy as np
 import pandas as pd
-from ..types import Param, Sampled
-from ..types import NONE
-from ..types import option_label
-from .evaluator import Evaluator, METRICS, RANK_COLUMNS, picks
-from .ranges import BLOCK, block_draws, quantiles
 
+from ..types import NONE, Param, Sampled, option_label
+from .evaluator import METRICS, RANK_COLUMNS, Evaluator, picks
+from .ranges import BLOCK, block_draws, quantiles
 
 ROWS_PER_CHUNK = 100_000  # rows of options x draws evaluated at once: ~150 MB of columns
 
@@ -40,9 +39,17 @@ class SamplePlan:
         at = {label: k for k, label in enumerate(labels)}
         groups = tuple(np.array([at[int(i)] for i in sorted(c)]) for c in report.candidates)
         lines = table[["model", "sku", "recipe", "gpus", "interval_s", "option_status"]].astype(
-            {"model": str, "sku": str, "recipe": str})
-        return cls(report.frame.loc[labels], groups, tuple(at[int(i)] for i in table["option_index"]),
-                   lines.reset_index(drop=True), tuple(params), samples, seed)
+            {"model": str, "sku": str, "recipe": str}
+        )
+        return cls(
+            report.frame.loc[labels],
+            groups,
+            tuple(at[int(i)] for i in table["option_index"]),
+            lines.reset_index(drop=True),
+            tuple(params),
+            samples,
+            seed,
+        )
 
     @functools.cached_property
     def evaluator(self) -> Evaluator:
@@ -50,7 +57,10 @@ class SamplePlan:
 
     @property
     def options(self) -> list[str]:
-        return [option_label(s, t, e) for s, t, e in zip(*(self.rows[c].astype(str) for c in ("strategy", "tier", "engine")))]
+        return [
+            option_label(s, t, e)
+            for s, t, e in zip(*(self.rows[c].astype(str) for c in ("strategy", "tier", "engine")))
+        ]
 
     def chunks(self, rows_per_chunk: int | None = None) -> list[tuple[int, int]]:
         """(first block, blocks) pieces of about ``rows_per_chunk`` option x draw rows each."""
@@ -67,18 +77,26 @@ class SamplePlan:
         first = first_block * BLOCK
         cols = self.evaluator.run(values, RANK_COLUMNS + METRICS)
         chosen = picks(cols, list(self.groups))
-        metrics = np.stack([np.stack([cols[m][:, b] for m in METRICS]) for b in self.base])  # (lines, M, k)
+        metrics = np.stack(
+            [np.stack([cols[m][:, b] for m in METRICS]) for b in self.base]
+        )  # (lines, M, k)
         out = None
         if frame:  # line after line, each its k draws: built as whole columns (one frame a chunk)
             names, code = self._codes()
             lines = len(chosen)
-            out = pd.DataFrame({
-                "sample": np.tile(np.arange(first, first + k, dtype=np.int64), lines),
-                "model": np.repeat(self.lines["model"].to_numpy(object), k),
-                "sku": np.repeat(self.lines["sku"].to_numpy(object), k),
-                "recommended": pd.Categorical.from_codes(code[np.concatenate(chosen)], names),
-                **{m: metrics[:, i, :].reshape(-1) for i, m in enumerate(METRICS)},
-                **{f"input {p.name}": np.tile(values[:, j], lines) for j, p in enumerate(self.params)}})
+            out = pd.DataFrame(
+                {
+                    "sample": np.tile(np.arange(first, first + k, dtype=np.int64), lines),
+                    "model": np.repeat(self.lines["model"].to_numpy(object), k),
+                    "sku": np.repeat(self.lines["sku"].to_numpy(object), k),
+                    "recommended": pd.Categorical.from_codes(code[np.concatenate(chosen)], names),
+                    **{m: metrics[:, i, :].reshape(-1) for i, m in enumerate(METRICS)},
+                    **{
+                        f"input {p.name}": np.tile(values[:, j], lines)
+                        for j, p in enumerate(self.params)
+                    },
+                }
+            )
         return Chunk(first, np.stack(chosen), metrics, out)
 
     def tally(self) -> Tally:
@@ -116,7 +134,7 @@ class Tally:
             np.add.at(self.wins[line], picked[ok], 1)
             self.none[line] += int((~ok).sum())
         lines, m, _ = chunk.metrics.shape
-        self.store.array[:, chunk.first:chunk.first + k] = chunk.metrics.reshape(lines * m, k)
+        self.store.array[:, chunk.first : chunk.first + k] = chunk.metrics.reshape(lines * m, k)
         self.store.release()
 
     def result(self) -> Sampled:
@@ -133,10 +151,19 @@ class Tally:
                 share[option[r]] = share.get(option[r], 0.0) + int(self.wins[line, r]) / n
             if self.none[line]:
                 share[NONE] = int(self.none[line]) / n
-            out.append({"model": head["model"], "sku": head["sku"], "recipe": head["recipe"], "gpus": int(head["gpus"]),
-                        "interval_s": float(head["interval_s"]), "option": option[plan.base[line]],
-                        "status": str(head["option_status"]), "quantiles": quant,
-                        "wins": dict(sorted(share.items(), key=lambda kv: (-kv[1], kv[0])))})
+            out.append(
+                {
+                    "model": head["model"],
+                    "sku": head["sku"],
+                    "recipe": head["recipe"],
+                    "gpus": int(head["gpus"]),
+                    "interval_s": float(head["interval_s"]),
+                    "option": option[plan.base[line]],
+                    "status": str(head["option_status"]),
+                    "quantiles": quant,
+                    "wins": dict(sorted(share.items(), key=lambda kv: (-kv[1], kv[0]))),
+                }
+            )
         return Sampled(n, plan.seed, list(plan.params), out)
 
 
@@ -158,8 +185,15 @@ class InMemory:
         pass
 
 
-def monte_carlo(report, params: list[Param], samples: int, seed: int, scratch, sink=None,
-                progress=lambda _: None) -> Sampled:
+def monte_carlo(
+    report,
+    params: list[Param],
+    samples: int,
+    seed: int,
+    scratch,
+    sink=None,
+    progress=lambda _: None,
+) -> Sampled:
     """Draw every uncertain input together ``samples`` times (seeded) and re-evaluate every summary
     line's options, a chunk of draws at a time: memory stays bounded whatever ``samples``. ``sink``
     receives a frame per chunk (one row per draw x line: the draw's inputs, the option recommended
@@ -205,7 +239,9 @@ class Scratch:
 
         self._map.flush()
         if hasattr(mmap, "MADV_DONTNEED"):
-            self._map.madvise(mmap.MADV_DONTNEED)  # written back: the pages leave this process's memory
+            self._map.madvise(
+                mmap.MADV_DONTNEED
+            )  # written back: the pages leave this process's memory
 
     def close(self) -> None:
         del self.array

@@ -6,12 +6,23 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import numpy as np
-from ...read.inputs import ENGINES, ENTITY_COLUMN, INPUTS, PLAN, SCALING, Input, of, replaced, widening
-from ...read.validated import Inputs
-from ...read.quantity import Q
-from ..types import Member, Param
 
+import numpy as np
+
+from ...read.inputs import (
+    ENGINES,
+    ENTITY_COLUMN,
+    INPUTS,
+    PLAN,
+    SCALING,
+    Input,
+    of,
+    replaced,
+    widening,
+)
+from ...read.quantity import Q
+from ...read.validated import Inputs
+from ..types import Member, Param
 
 QUANTILES = (0.1, 0.5, 0.9)
 
@@ -33,12 +44,25 @@ def parameters(inputs: Inputs, ranks: float | None = None) -> list[Param]:
                 raw = inp.raw(entity) if inp.key else None
                 if not isinstance(raw, Q) or not raw.uncertain:
                     continue
-                k = (widening(ranks, INPUTS["largest_case_ranks"].value(entity, name))
-                     if section == ENGINES and inp.name in SCALING else 1.0)
-                member = Member(section, name, inp.key, inp.name, raw.value / inp.scale,
-                                inputs.prov[(section, name, inp.key)], _dependents(inp, entity, raw),
-                                raw.low / inp.scale / k, raw.high / inp.scale * k,
-                                "" if k > 1 else raw.low_text or "", "" if k > 1 else raw.high_text or "", k)
+                k = (
+                    widening(ranks, INPUTS["largest_case_ranks"].value(entity, name))
+                    if section == ENGINES and inp.name in SCALING
+                    else 1.0
+                )
+                member = Member(
+                    section,
+                    name,
+                    inp.key,
+                    inp.name,
+                    raw.value / inp.scale,
+                    inputs.prov[(section, name, inp.key)],
+                    _dependents(inp, entity, raw),
+                    raw.low / inp.scale / k,
+                    raw.high / inp.scale * k,
+                    "" if k > 1 else raw.low_text or "",
+                    "" if k > 1 else raw.high_text or "",
+                    k,
+                )
                 if raw.driver is not None and raw.driver in drivers:
                     k = drivers[raw.driver]
                     _agree(out[k], member, raw)
@@ -46,7 +70,16 @@ def parameters(inputs: Inputs, ranks: float | None = None) -> list[Param]:
                     continue
                 if raw.driver is not None:
                     drivers[raw.driver] = len(out)
-                out.append(Param((member,), member.value, member.low, member.high, raw.distribution, raw.driver))
+                out.append(
+                    Param(
+                        (member,),
+                        member.value,
+                        member.low,
+                        member.high,
+                        raw.distribution,
+                        raw.driver,
+                    )
+                )
     return out
 
 
@@ -55,12 +88,22 @@ def _agree(param: Param, member: Member, raw: Q) -> None:
     from ...base.errors import InputError, Problem
 
     first = param.first
-    if raw.distribution != param.distribution or INPUTS[member.input].unit != INPUTS[first.input].unit:
-        raise InputError(Problem(member.prov.file, member.prov.line, 0, member.label,
-                                 f"driver '{raw.driver}' moves its figures together: they share a distribution and a "
-                                 f"unit; {first.label} ({first.prov.file}:{first.prov.line}) is a "
-                                 f"{param.distribution} {INPUTS[first.input].unit}, this one a {raw.distribution} "
-                                 f"{INPUTS[member.input].unit}"))
+    if (
+        raw.distribution != param.distribution
+        or INPUTS[member.input].unit != INPUTS[first.input].unit
+    ):
+        raise InputError(
+            Problem(
+                member.prov.file,
+                member.prov.line,
+                0,
+                member.label,
+                f"driver '{raw.driver}' moves its figures together: they share a distribution and a "
+                f"unit; {first.label} ({first.prov.file}:{first.prov.line}) is a "
+                f"{param.distribution} {INPUTS[first.input].unit}, this one a {raw.distribution} "
+                f"{INPUTS[member.input].unit}",
+            )
+        )
 
 
 def follow(p: Param, m: Member, x: np.ndarray) -> np.ndarray:
@@ -75,8 +118,12 @@ def follow(p: Param, m: Member, x: np.ndarray) -> np.ndarray:
         elif p.distribution == "uniform":
             out = m.low + (x - p.low) * (m.high - m.low) / (p.high - p.low)
         else:
-            below = m.value + (x - p.value) * ((m.value - m.low) / (p.value - p.low) if p.value > p.low else 0.0)
-            above = m.value + (x - p.value) * ((m.high - m.value) / (p.high - p.value) if p.high > p.value else 0.0)
+            below = m.value + (x - p.value) * (
+                (m.value - m.low) / (p.value - p.low) if p.value > p.low else 0.0
+            )
+            above = m.value + (x - p.value) * (
+                (m.high - m.value) / (p.high - p.value) if p.high > p.value else 0.0
+            )
             out = np.where(x < p.value, below, above)
     return np.maximum(out, 0.0)
 
@@ -88,7 +135,9 @@ def _dependents(inp: Input, entity, raw: Q) -> tuple[tuple[str, float], ...]:
     for other in of(inp.entity):
         if other.key and inp.key in other.derived_from and other.derived(entity) is not None:
             base = other.value(entity)
-            doubled = other.value(replaced(entity, inp.key, dataclasses.replace(raw, value=2 * raw.value)))
+            doubled = other.value(
+                replaced(entity, inp.key, dataclasses.replace(raw, value=2 * raw.value))
+            )
             if not math.isclose(doubled, 2 * base, rel_tol=1e-9):
                 raise ValueError(f"{other.name} is not proportional to {inp.key}")
             out.append((other.name, float(base)))
@@ -98,7 +147,10 @@ def _dependents(inp: Input, entity, raw: Q) -> tuple[tuple[str, float], ...]:
 def quantiles(values: np.ndarray) -> dict[str, float | None]:
     """P10/P50/P90 of the finite values (None each when there are none: an unpriced cost)."""
     finite = values[np.isfinite(values)]
-    return {f"p{round(q * 100)}": float(np.quantile(finite, q)) if len(finite) else None for q in QUANTILES}
+    return {
+        f"p{round(q * 100)}": float(np.quantile(finite, q)) if len(finite) else None
+        for q in QUANTILES
+    }
 
 
 def base_values(params: list[Param]) -> np.ndarray:
@@ -108,7 +160,9 @@ def base_values(params: list[Param]) -> np.ndarray:
 BLOCK = 32  # samples drawn from one seeded stream per input: a chunk of work is whole blocks
 
 
-def block_draws(params: list[Param], seed: int, first_block: int, blocks: int, samples: int) -> np.ndarray:
+def block_draws(
+    params: list[Param], seed: int, first_block: int, blocks: int, samples: int
+) -> np.ndarray:
     """The draws of samples ``first_block * BLOCK`` onwards, ``blocks`` blocks of them (fewer at the
     end of ``samples``), shape (k, params). Block b of input j comes from its own stream, seeded by
     (seed, j, b): any partition of the samples into whole blocks, in any order, on any machine,
@@ -122,5 +176,5 @@ def block_draws(params: list[Param], seed: int, first_block: int, blocks: int, s
             break
         for j, p in enumerate(params):
             rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(j, b)))
-            out[lo - start:hi - start, j] = p.sample(rng, BLOCK)[:hi - lo]
+            out[lo - start : hi - start, j] = p.sample(rng, BLOCK)[: hi - lo]
     return out

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from ..types import Param, Robustness, Sensitivity
-from ..types import NONE
+
+from ..types import NONE, Param, Robustness, Sensitivity
 from .breakeven import break_even
-from .evaluator import Evaluator, METRICS, RANK_COLUMNS, picks
+from .evaluator import METRICS, RANK_COLUMNS, Evaluator, picks
 from .ranges import BLOCK, block_draws, quantiles
 from .tornado import _option, tornado
 
@@ -23,8 +23,12 @@ def sensitivity(report, params: list[Param], line: int) -> Sensitivity:
     ev = Evaluator(rows, params)
     base, swings = tornado(rows, params, ev=ev)
     head = report.summary.iloc[line]
-    return Sensitivity({k: head[k] for k in ("model", "sku", "recipe", "gpus", "interval_s")}, base, swings,
-                       break_even(rows, params, ev=ev))
+    return Sensitivity(
+        {k: head[k] for k in ("model", "sku", "recipe", "gpus", "interval_s")},
+        base,
+        swings,
+        break_even(rows, params, ev=ev),
+    )
 
 
 def as_dict(s: Sensitivity) -> dict:
@@ -34,19 +38,38 @@ def as_dict(s: Sensitivity) -> dict:
     def point(d: dict) -> dict:
         return {"option": d["option"], **{m: json_number(d[m]) for m in METRICS}}
 
-    return {"line": {k: (v.item() if hasattr(v, "item") else v) for k, v in s.line.items()}, "base": point(s.base),
-            "swings": [{"input": w.param.label, "file": w.param.prov.file, "line": w.param.prov.line,
-                        "basis": w.param.prov.basis, "low": w.param.low, "value": w.param.value, "high": w.param.high,
-                        "distribution": w.param.distribution, "at_low": point(w.low), "at_high": point(w.high),
-                        "flips": w.flips} for w in s.swings],
-            "break_even": [{"input": b.param.label, "direction": b.direction, "value": b.value, "to": b.to}
-                           for b in s.breaks]}
+    return {
+        "line": {k: (v.item() if hasattr(v, "item") else v) for k, v in s.line.items()},
+        "base": point(s.base),
+        "swings": [
+            {
+                "input": w.param.label,
+                "file": w.param.prov.file,
+                "line": w.param.prov.line,
+                "basis": w.param.prov.basis,
+                "low": w.param.low,
+                "value": w.param.value,
+                "high": w.param.high,
+                "distribution": w.param.distribution,
+                "at_low": point(w.low),
+                "at_high": point(w.high),
+                "flips": w.flips,
+            }
+            for w in s.swings
+        ],
+        "break_even": [
+            {"input": b.param.label, "direction": b.direction, "value": b.value, "to": b.to}
+            for b in s.breaks
+        ],
+    }
 
 
 BRIEF_SAMPLES = 1000  # draws behind a brief's P10/P50/P90 (seed 1): a second on the largest brief
 
 
-def robustness(rows: pd.DataFrame, params: list[Param], samples: int = BRIEF_SAMPLES, seed: int = 1) -> Robustness:
+def robustness(
+    rows: pd.DataFrame, params: list[Param], samples: int = BRIEF_SAMPLES, seed: int = 1
+) -> Robustness:
     """The tornado, break-even values and a Monte Carlo band of one decision among ``rows`` (a brief's
     options, every one of them a candidate), re-evaluated by the model's columns."""
     ev = Evaluator(rows, params)
@@ -54,7 +77,9 @@ def robustness(rows: pd.DataFrame, params: list[Param], samples: int = BRIEF_SAM
     breaks = break_even(rows, params, ev=ev)
     touching = [p for j, p in enumerate(params) if ev.touches(j)]
     wins: dict[str, float] = {}
-    quant: dict[str, dict[str, float | None]] = {m: {"p10": None, "p50": None, "p90": None} for m in METRICS}
+    quant: dict[str, dict[str, float | None]] = {
+        m: {"p10": None, "p50": None, "p90": None} for m in METRICS
+    }
     if touching:
         ev = Evaluator(rows, touching)
         values = block_draws(touching, seed, 0, -(-samples // BLOCK), samples)
@@ -66,5 +91,13 @@ def robustness(rows: pd.DataFrame, params: list[Param], samples: int = BRIEF_SAM
         at = [i for i in range(len(rows)) if _option(rows, i) == base["option"]]
         if at:
             quant = {m: quantiles(cols[m][:, at[0]]) for m in METRICS}
-    return Robustness(touching, base, swings, breaks, samples if touching else 0, seed,
-                      dict(sorted(wins.items(), key=lambda kv: (-kv[1], kv[0]))), quant)
+    return Robustness(
+        touching,
+        base,
+        swings,
+        breaks,
+        samples if touching else 0,
+        seed,
+        dict(sorted(wins.items(), key=lambda kv: (-kv[1], kv[0]))),
+        quant,
+    )

@@ -4,12 +4,12 @@ others held) and the sweeps of one option that the workbook's Sensitivity sheet 
 from __future__ import annotations
 
 import math
+
 import numpy as np
 import pandas as pd
-from ..types import Param, Sweep, Swing
-from ..types import NONE
-from ..types import option_label
-from .evaluator import Evaluator, METRICS, RANK_COLUMNS, picks
+
+from ..types import NONE, Param, Sweep, Swing, option_label
+from .evaluator import METRICS, RANK_COLUMNS, Evaluator, picks
 from .ranges import base_values
 
 
@@ -22,7 +22,9 @@ def _option(rows: pd.DataFrame, pos: int) -> str:
 
 def _options(rows: pd.DataFrame) -> list[str]:
     """Every row's option label (``_option`` of each), read column by column, not row by row."""
-    return [option_label(s, t, e) for s, t, e in zip(rows["strategy"], rows["tier"], rows["engine"])]
+    return [
+        option_label(s, t, e) for s, t, e in zip(rows["strategy"], rows["tier"], rows["engine"])
+    ]
 
 
 def _at(labels: list[str], cols: dict[str, np.ndarray], draw: int, pos: int) -> dict:
@@ -32,8 +34,9 @@ def _at(labels: list[str], cols: dict[str, np.ndarray], draw: int, pos: int) -> 
     return out
 
 
-def tornado(rows: pd.DataFrame, params: list[Param], rank_by: str = "total_usd",
-            ev: Evaluator | None = None) -> tuple[dict, list[Swing]]:
+def tornado(
+    rows: pd.DataFrame, params: list[Param], rank_by: str = "total_usd", ev: Evaluator | None = None
+) -> tuple[dict, list[Swing]]:
     """One summary line's options (``rows``, in the frame's order): the base pick, and per uncertain
     input that touches them its swing, largest first by ``rank_by``. ``ev``: the rows' Evaluator,
     when the caller has one."""
@@ -41,8 +44,9 @@ def tornado(rows: pd.DataFrame, params: list[Param], rank_by: str = "total_usd",
     return _tornadoes(rows, ev, [np.arange(len(rows))], rank_by)[0]
 
 
-def tornadoes(frame: pd.DataFrame, lines: list[list[int]], params: list[Param],
-              rank_by: str = "total_usd") -> list[tuple[dict, list[Swing]]]:
+def tornadoes(
+    frame: pd.DataFrame, lines: list[list[int]], params: list[Param], rank_by: str = "total_usd"
+) -> list[tuple[dict, list[Swing]]]:
     """``tornado`` of every summary line at once (``lines``: each line's options, frame rows): one
     evaluation of the model's columns over all their rows, each line decided on its own rows. The
     same answer as one ``tornado`` per line (``line_rows``), at a fraction of the cost."""
@@ -50,12 +54,17 @@ def tornadoes(frame: pd.DataFrame, lines: list[list[int]], params: list[Param],
         return []
     rows = frame.loc[[i for line in lines for i in sorted(line)]]
     starts = np.cumsum([0, *(len(line) for line in lines)])
-    return _tornadoes(rows, Evaluator(rows, params), [np.arange(a, b) for a, b in zip(starts[:-1], starts[1:])],
-                      rank_by)
+    return _tornadoes(
+        rows,
+        Evaluator(rows, params),
+        [np.arange(a, b) for a, b in zip(starts[:-1], starts[1:])],
+        rank_by,
+    )
 
 
-def _tornadoes(rows: pd.DataFrame, ev: Evaluator, groups: list[np.ndarray],
-               rank_by: str) -> list[tuple[dict, list[Swing]]]:
+def _tornadoes(
+    rows: pd.DataFrame, ev: Evaluator, groups: list[np.ndarray], rank_by: str
+) -> list[tuple[dict, list[Swing]]]:
     params = ev.params
     used = [j for j in range(len(params)) if ev.touches(j)]
     base = base_values(params)[0]
@@ -75,11 +84,24 @@ def _tornadoes(rows: pd.DataFrame, ev: Evaluator, groups: list[np.ndarray],
             if not any(mask[g].any() for mask in ev.masks[j]):
                 continue  # an input of another line's entities
             lo, hi = 1 + 2 * k, 2 + 2 * k
-            low, high = _at(labels, cols, lo, int(chosen[lo])), _at(labels, cols, hi, int(chosen[hi]))
-            swings.append(Swing(params[j], low, high, low["option"] != at_base["option"] or
-                                high["option"] != at_base["option"]))
-        swings.sort(key=lambda s: (-s.swing(rank_by) if math.isfinite(s.swing(rank_by)) else -math.inf,
-                                   s.param.label))
+            low, high = (
+                _at(labels, cols, lo, int(chosen[lo])),
+                _at(labels, cols, hi, int(chosen[hi])),
+            )
+            swings.append(
+                Swing(
+                    params[j],
+                    low,
+                    high,
+                    low["option"] != at_base["option"] or high["option"] != at_base["option"],
+                )
+            )
+        swings.sort(
+            key=lambda s: (
+                -s.swing(rank_by) if math.isfinite(s.swing(rank_by)) else -math.inf,
+                s.param.label,
+            )
+        )
         out.append((at_base, swings))
     return out
 
@@ -96,7 +118,9 @@ def sweeps(row: pd.DataFrame, params: list[Param]) -> list[Sweep]:
         values = np.repeat(base[None, :], 2, axis=0)
         values[:, j] = [p.low, p.high]
         cols = {k: v[:, 0] for k, v in ev.run(values).items()}
-        low, high = (float(v) for v in cols["total_usd"])  # Python floats: an unpriced end is nan, silently
+        low, high = (
+            float(v) for v in cols["total_usd"]
+        )  # Python floats: an unpriced end is nan, silently
         out.append(Sweep(p, member, cols, abs(high - low)))
     out.sort(key=lambda b: (-b.swing if math.isfinite(b.swing) else math.inf, b.param.label))
     return out

@@ -9,9 +9,28 @@ Each section of columns is a module of its own, imported here in the order of ev
 this package registers every column (``define.COLUMNS``).
 """
 
-from .define import COLUMNS, DAYS_PER_MONTH, MONTHS_PER_YEAR, SECONDS_PER_MONTH, WITHIN_TARGET, Column, column, section
+from .define import (
+    COLUMNS,
+    DAYS_PER_MONTH,
+    MONTHS_PER_YEAR,
+    SECONDS_PER_MONTH,
+    WITHIN_TARGET,
+    Column,
+    column,
+    section,
+)
+
 # isort: off
 from . import size, placement, demand, bought, chain, stall, restore, cadence, money, tco  # noqa: F401  (each registers its columns, in this order)
 # isort: on
 
-__all__ = ["COLUMNS", "DAYS_PER_MONTH", "MONTHS_PER_YEAR", "SECONDS_PER_MONTH", "WITHIN_TARGET", "Column", "column", "section"]
+__all__ = [
+    "COLUMNS",
+    "DAYS_PER_MONTH",
+    "MONTHS_PER_YEAR",
+    "SECONDS_PER_MONTH",
+    "WITHIN_TARGET",
+    "Column",
+    "column",
+    "section",
+]

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from ..expr import GB, PERCENT, largest, maximum, minimum, where
 from ...read.units import INF_FMT
+from ..expr import GB, PERCENT, largest, maximum, minimum, where
 from .define import column, section
 
-
 section("The write chain, per node")
+
 
 @column("GBps")
 def tier_node_GBps(tier_kind, tier_node_write_GBps, nvme_write_GBps):
     """Most one node can write to the tier (a local_nvme tier: the node's own drives)."""
-    return where(tier_kind == "local_nvme", minimum(nvme_write_GBps, tier_node_write_GBps), tier_node_write_GBps)
+    return where(
+        tier_kind == "local_nvme",
+        minimum(nvme_write_GBps, tier_node_write_GBps),
+        tier_node_write_GBps,
+    )
 
 
 @column("GBps", excel=INF_FMT + '#,##0.000" GB/s"')
@@ -38,19 +42,25 @@ def writers_GBps(writers_on_node, writer_GBps, writer_scaling_pct):
 def writer_s(durable_node_bytes, writers_GBps, bytes_per_gpu_max, durable_share_pct, writer_GBps):
     """Time for the node's writer processes to write its durable save; never less than the heaviest
     rank's part at one writer's bandwidth."""
-    return maximum(durable_node_bytes / (writers_GBps * GB),
-                   bytes_per_gpu_max * durable_share_pct / PERCENT / (writer_GBps * GB))
+    return maximum(
+        durable_node_bytes / (writers_GBps * GB),
+        bytes_per_gpu_max * durable_share_pct / PERCENT / (writer_GBps * GB),
+    )
 
 
 @column("s")
 def tier_s(durable_bytes, tier_bought_GBps, durable_node_bytes, tier_node_GBps):
     """Time the tier needs: all a durable save writes at its aggregate bandwidth, or the heaviest node's
     part at the most one node gets, whichever is longer (nodes that finish early free bandwidth)."""
-    return maximum(durable_bytes / (tier_bought_GBps * GB), durable_node_bytes / (tier_node_GBps * GB))
+    return maximum(
+        durable_bytes / (tier_bought_GBps * GB), durable_node_bytes / (tier_node_GBps * GB)
+    )
 
 
 @column("s")
-def write_s(coordination_s, blocking_coordination_s, blocks_for_persist, metadata_s, nic_s, writer_s, tier_s):
+def write_s(
+    coordination_s, blocking_coordination_s, blocks_for_persist, metadata_s, nic_s, writer_s, tier_s
+):
     """Time to persist from host memory: the coordination (a background save's only where it is not done
     before training resumes), the files' metadata, then the writers stream through the NIC into the
     tier; the slowest sets the pace."""
@@ -62,8 +72,15 @@ def write_s(coordination_s, blocking_coordination_s, blocks_for_persist, metadat
 def bottleneck(snapshot_s, nvme_s, nic_s, writer_s, tier_s, coordination_s, metadata_s):
     """The slowest part of the chain: the d2h copy, nvme, nic, writer, tier, the coordination, or the
     files' metadata."""
-    return largest(d2h=snapshot_s, nvme=nvme_s, nic=nic_s, writer=writer_s, tier=tier_s,
-                   coordination=coordination_s, metadata=metadata_s)
+    return largest(
+        d2h=snapshot_s,
+        nvme=nvme_s,
+        nic=nic_s,
+        writer=writer_s,
+        tier=tier_s,
+        coordination=coordination_s,
+        metadata=metadata_s,
+    )
 
 
 @column("bool")

@@ -8,9 +8,9 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..expr import Named
 from ...read.inputs import INPUTS
 from ...read.units import COLUMN_UNITS
+from ..expr import Named
 
 DAYS_PER_MONTH = 365.25 / 12  # storage is priced per month; a run lasts days
 SECONDS_PER_MONTH = Named(DAYS_PER_MONTH * 86400.0, "SECONDS_PER_MONTH")
@@ -50,13 +50,19 @@ def column(unit: str, *, excel: str | None = None, infinite: str = "unbounded"):
         params = tuple(inspect.signature(fn).parameters)
         for p in params:
             if p not in INPUTS and p not in COLUMNS:
-                raise NameError(f"{fn.__name__} reads {p!r}, which is neither an input nor an earlier column")
+                raise NameError(
+                    f"{fn.__name__} reads {p!r}, which is neither an input nor an earlier column"
+                )
         if fn.__name__ in INPUTS or fn.__name__ in COLUMNS:
             raise NameError(f"column {fn.__name__!r} is defined twice")
         if unit not in COLUMN_UNITS:
-            raise NameError(f"{fn.__name__}: unknown unit {unit!r}; known: {', '.join(COLUMN_UNITS)}")
+            raise NameError(
+                f"{fn.__name__}: unknown unit {unit!r}; known: {', '.join(COLUMN_UNITS)}"
+            )
         doc = " ".join((inspect.getdoc(fn) or "").split())
-        COLUMNS[fn.__name__] = Column(fn.__name__, unit, doc, fn, params, _section[0], excel, infinite)
+        COLUMNS[fn.__name__] = Column(
+            fn.__name__, unit, doc, fn, params, _section[0], excel, infinite
+        )
         return fn
 
     return register

@@ -6,8 +6,8 @@ from __future__ import annotations
 from ..expr import GB, INF, PERCENT, known, maximum, minimum, where
 from .define import column, section
 
-
 section("The copy to host, and what the target demands")
+
 
 @column("GBps")
 def d2h_GBps(writers_on_node, d2h_gpu_GBps, d2h_node_GBps):
@@ -26,9 +26,14 @@ def d2h_s(bytes_per_node, d2h_GBps):
 def staging_rate_GBps(staging_kind, d2h_gpu_GBps, engine_staging_gpu_GBps, staging_gpu_GBps):
     """The engine's staging copy per GPU: pinned memory at the link's rate (d2h_per_gpu); pageable or shared
     memory at the engine's rate where known, else the SKU's staging_per_gpu, never above the link's."""
-    return where(staging_kind == "pinned", d2h_gpu_GBps,
-                 minimum(where(known(engine_staging_gpu_GBps), engine_staging_gpu_GBps, staging_gpu_GBps),
-                         d2h_gpu_GBps))
+    return where(
+        staging_kind == "pinned",
+        d2h_gpu_GBps,
+        minimum(
+            where(known(engine_staging_gpu_GBps), engine_staging_gpu_GBps, staging_gpu_GBps),
+            d2h_gpu_GBps,
+        ),
+    )
 
 
 @column("GBps")
@@ -39,13 +44,18 @@ def staging_GBps(writers_on_node, staging_rate_GBps, d2h_node_GBps):
 
 
 @column("s")
-def snapshot_s(stages_snapshot, saves_after_failure, d2h_s, bytes_per_node, staging_GBps, overlap_pct):
+def snapshot_s(
+    stages_snapshot, saves_after_failure, d2h_s, bytes_per_node, staging_GBps, overlap_pct
+):
     """The copy to host training waits for: a strategy that stages a snapshot (async, tiered, peer_memory,
     differential) copies it at the staging rate, less the share the engine hides behind the next forward
     and backward pass; one that saves only after a failure (jit) takes none in steady state; a sync save
     streams through pinned memory (d2h_s)."""
-    return where(stages_snapshot, bytes_per_node / (staging_GBps * GB) * (1 - overlap_pct / PERCENT),
-                 where(saves_after_failure, 0, d2h_s))
+    return where(
+        stages_snapshot,
+        bytes_per_node / (staging_GBps * GB) * (1 - overlap_pct / PERCENT),
+        where(saves_after_failure, 0, d2h_s),
+    )
 
 
 @column("s")
@@ -59,32 +69,49 @@ def fixed_s(fixed_cost, sync_fixed_s, async_fixed_s, tiered_fixed_s):
     """Fixed cost of one checkpoint (coordination, file creation, staging set-up): the engine's fixed cost
     the strategy pays (peer_memory and differential the async snapshot's; jit, which takes none in steady
     state, none)."""
-    return where(fixed_cost == "sync", sync_fixed_s, where(fixed_cost == "tiered", tiered_fixed_s,
-                                                           where(fixed_cost == "async", async_fixed_s, 0)))
+    return where(
+        fixed_cost == "sync",
+        sync_fixed_s,
+        where(
+            fixed_cost == "tiered", tiered_fixed_s, where(fixed_cost == "async", async_fixed_s, 0)
+        ),
+    )
 
 
 @column("s")
-def first_coordination_s(training_gpus, coordination_constant_s, coordination_per_rank_s, coordination_per_rank2_s):
+def first_coordination_s(
+    training_gpus, coordination_constant_s, coordination_per_rank_s, coordination_per_rank2_s
+):
     """Coordination of the first save: the engine's constant, plus per rank x the job's ranks (one per
     training GPU), plus per rank squared x ranks^2 (pairwise plan validation)."""
-    return (coordination_constant_s + coordination_per_rank_s * training_gpus
-            + coordination_per_rank2_s * training_gpus * training_gpus)
+    return (
+        coordination_constant_s
+        + coordination_per_rank_s * training_gpus
+        + coordination_per_rank2_s * training_gpus * training_gpus
+    )
 
 
 @column("s")
 def coordination_s(first_coordination_s, training_gpus, cached_constant_s, cached_per_rank_s):
     """Coordination of a save in steady state (every save but the first): with cached plans the cached
     constant plus per rank x ranks, else as the first save."""
-    return where(known(cached_constant_s), cached_constant_s + cached_per_rank_s * training_gpus,
-                 first_coordination_s)
+    return where(
+        known(cached_constant_s),
+        cached_constant_s + cached_per_rank_s * training_gpus,
+        first_coordination_s,
+    )
 
 
 @column("s")
-def blocking_coordination_s(saves_after_failure, blocks_for_persist, coordination_blocks, coordination_s):
+def blocking_coordination_s(
+    saves_after_failure, blocks_for_persist, coordination_blocks, coordination_s
+):
     """The part of the coordination training waits for: all of a save training waits for (sync); a
     background save's where the engine plans before training resumes; none where the strategy saves
     only after a failure (jit)."""
-    return where(saves_after_failure, 0, where(blocks_for_persist | coordination_blocks, coordination_s, 0))
+    return where(
+        saves_after_failure, 0, where(blocks_for_persist | coordination_blocks, coordination_s, 0)
+    )
 
 
 @column("s")
@@ -94,8 +121,19 @@ def metadata_s(files_per_rank, per_file_s):
 
 
 @column("s")
-def write_budget_s(saves_after_failure, blocks_for_persist, target_overhead_pct, interval_s, fixed_s, snapshot_s,
-                   nvme_s, coordination_s, blocking_coordination_s, metadata_s, durable_every_saves):
+def write_budget_s(
+    saves_after_failure,
+    blocks_for_persist,
+    target_overhead_pct,
+    interval_s,
+    fixed_s,
+    snapshot_s,
+    nvme_s,
+    coordination_s,
+    blocking_coordination_s,
+    metadata_s,
+    durable_every_saves,
+):
     """Time the tier write may take and still meet the target: a save training waits for (sync), what the
     target leaves after the fixed cost, the copy to host, the coordination and the files' metadata; the
     background strategies, the time to the next durable save (the interval, peer_memory's durable_every
@@ -104,10 +142,22 @@ def write_budget_s(saves_after_failure, blocks_for_persist, target_overhead_pct,
     Zero when nothing is left (never negative)."""
     allowed_s = target_overhead_pct / PERCENT * interval_s - fixed_s
     background = coordination_s - blocking_coordination_s
-    return where(saves_after_failure, INF,
-                 maximum(where(blocks_for_persist, allowed_s - snapshot_s - coordination_s - metadata_s,
-                               where(snapshot_s + blocking_coordination_s <= allowed_s,
-                                     interval_s * durable_every_saves - nvme_s - background - metadata_s, 0)), 0))
+    return where(
+        saves_after_failure,
+        INF,
+        maximum(
+            where(
+                blocks_for_persist,
+                allowed_s - snapshot_s - coordination_s - metadata_s,
+                where(
+                    snapshot_s + blocking_coordination_s <= allowed_s,
+                    interval_s * durable_every_saves - nvme_s - background - metadata_s,
+                    0,
+                ),
+            ),
+            0,
+        ),
+    )
 
 
 @column("GBps", infinite="unreachable")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from ..expr import DAY, HOUR, PERCENT
 from .define import column, section
 
-
 section("Run length and money")
+
 
 @column("days")
 def run_days(compute_s, waste_pct):

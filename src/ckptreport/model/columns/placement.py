@@ -6,8 +6,8 @@ from __future__ import annotations
 from ..expr import PERCENT, ceil, floor, maximum, minimum, where
 from .define import column, section
 
-
 section("Placement over GPUs and nodes")
+
 
 @column("count")
 def dp_ranks(gpus, tp, pp):
@@ -51,9 +51,13 @@ def stage_params_max(params, layers, hidden, vocab, pp):
     """Parameters of the heaviest pipeline stage: its share of the layers plus the embedding (first
     stage) or output layer (last stage), vocab x hidden each; all of them without pipelining (whole
     parameters, rounded up)."""
-    return ceil(where((pp > 1) & (layers > 0),
-                      ceil(layers / pp) * (params - 2 * vocab * hidden) / maximum(layers, 1) + vocab * hidden,
-                      params / pp))
+    return ceil(
+        where(
+            (pp > 1) & (layers > 0),
+            ceil(layers / pp) * (params - 2 * vocab * hidden) / maximum(layers, 1) + vocab * hidden,
+            params / pp,
+        )
+    )
 
 
 @column("label")
@@ -63,25 +67,57 @@ def save_sharding(sharding, replicated):
     return where((replicated == "balanced") & (sharding != "fully_sharded"), "balanced", sharding)
 
 
-def _rank_bytes(save_sharding, params, sharded_bytes_per_param, training_gpus, stage_params, tp, dp_ranks, weights):
+def _rank_bytes(
+    save_sharding,
+    params,
+    sharded_bytes_per_param,
+    training_gpus,
+    stage_params,
+    tp,
+    dp_ranks,
+    weights,
+):
     """One rank's share of the sharded state, on a stage of ``stage_params`` (not a column: the heaviest
     and the lightest rank both read it)."""
     rank_params = stage_params / tp
     shared = rank_params * weights + rank_params * (sharded_bytes_per_param - weights) / dp_ranks
-    return where(save_sharding == "fully_sharded", params * sharded_bytes_per_param / training_gpus,
-                 where(save_sharding == "balanced", rank_params * sharded_bytes_per_param / dp_ranks,
-                       where(save_sharding == "replica0", rank_params * sharded_bytes_per_param, shared)))
+    return where(
+        save_sharding == "fully_sharded",
+        params * sharded_bytes_per_param / training_gpus,
+        where(
+            save_sharding == "balanced",
+            rank_params * sharded_bytes_per_param / dp_ranks,
+            where(save_sharding == "replica0", rank_params * sharded_bytes_per_param, shared),
+        ),
+    )
 
 
 @column("bytes")
-def shard_bytes_max(save_sharding, params, sharded_bytes_per_param, training_gpus, stage_params_max, tp, dp_ranks,
-                    weights_bytes_per_param, grads_bytes_per_param):
+def shard_bytes_max(
+    save_sharding,
+    params,
+    sharded_bytes_per_param,
+    training_gpus,
+    stage_params_max,
+    tp,
+    dp_ranks,
+    weights_bytes_per_param,
+    grads_bytes_per_param,
+):
     """The heaviest rank's share of the sharded state: fully_sharded splits it evenly; replica0 has one
     data-parallel replica write it all; optimizer_sharded (ZeRO-1, distributed optimizer) has replica 0
     write the weights and every replica its share of master copy and optimizer states; balanced spreads
     a stage's state over its data-parallel replicas."""
-    return _rank_bytes(save_sharding, params, sharded_bytes_per_param, training_gpus, stage_params_max, tp, dp_ranks,
-                       weights_bytes_per_param + grads_bytes_per_param)
+    return _rank_bytes(
+        save_sharding,
+        params,
+        sharded_bytes_per_param,
+        training_gpus,
+        stage_params_max,
+        tp,
+        dp_ranks,
+        weights_bytes_per_param + grads_bytes_per_param,
+    )
 
 
 @column("bytes")
@@ -97,9 +133,13 @@ def stage_params_min(params, layers, hidden, vocab, pp):
     (with two stages, one edge stage: its layers and the embedding or output layer); all of them
     without pipelining (whole parameters, rounded down)."""
     edge = where(pp > 2, 0, vocab * hidden)
-    return floor(where((pp > 1) & (layers > 0),
-                       floor(layers / pp) * (params - 2 * vocab * hidden) / maximum(layers, 1) + edge,
-                       params / pp))
+    return floor(
+        where(
+            (pp > 1) & (layers > 0),
+            floor(layers / pp) * (params - 2 * vocab * hidden) / maximum(layers, 1) + edge,
+            params / pp,
+        )
+    )
 
 
 @column("bytes")
@@ -121,12 +161,29 @@ def stage_bytes_last(stage_params_max, sharded_bytes_per_param):
 
 
 @column("bytes")
-def bytes_per_gpu_min(save_sharding, params, sharded_bytes_per_param, training_gpus, stage_params_min, tp, dp_ranks,
-                      weights_bytes_per_param, grads_bytes_per_param):
+def bytes_per_gpu_min(
+    save_sharding,
+    params,
+    sharded_bytes_per_param,
+    training_gpus,
+    stage_params_min,
+    tp,
+    dp_ranks,
+    weights_bytes_per_param,
+    grads_bytes_per_param,
+):
     """The lightest writing rank (a middle pipeline stage's, never rank 0's consolidated copy): as
     shard_bytes_max, for the lightest stage."""
-    return _rank_bytes(save_sharding, params, sharded_bytes_per_param, training_gpus, stage_params_min, tp, dp_ranks,
-                       weights_bytes_per_param + grads_bytes_per_param)
+    return _rank_bytes(
+        save_sharding,
+        params,
+        sharded_bytes_per_param,
+        training_gpus,
+        stage_params_min,
+        tp,
+        dp_ranks,
+        weights_bytes_per_param + grads_bytes_per_param,
+    )
 
 
 @column("bool")
@@ -139,7 +196,9 @@ def replica0_writes(save_sharding, replicated):
 @column("count")
 def nodes_writing(replica0_writes, training_gpus, tp, pp, gpus_per_node):
     """Nodes that write: all that train, or where replica 0 writes alone only those holding replica 0."""
-    return ceil(where(replica0_writes, minimum(tp * pp, training_gpus), training_gpus) / gpus_per_node)
+    return ceil(
+        where(replica0_writes, minimum(tp * pp, training_gpus), training_gpus) / gpus_per_node
+    )
 
 
 @column("count")
@@ -157,12 +216,27 @@ def bytes_per_node(shard_bytes_max, writers_on_node, consolidated_bytes):
 
 
 @column("bytes")
-def written_bytes(ckpt_bytes, replicated, sharding, dp_ranks, params, sharded_bytes_per_param,
-                  weights_bytes_per_param, grads_bytes_per_param):
+def written_bytes(
+    ckpt_bytes,
+    replicated,
+    sharding,
+    dp_ranks,
+    params,
+    sharded_bytes_per_param,
+    weights_bytes_per_param,
+    grads_bytes_per_param,
+):
     """Bytes a save writes to the tier: the checkpoint, plus a copy of the replicated state per further
     data-parallel replica where the engine does not remove it (replicated: every)."""
-    shared = where(sharding == "replica0", params * sharded_bytes_per_param,
-                   where(sharding == "optimizer_sharded", params * (weights_bytes_per_param + grads_bytes_per_param), 0))
+    shared = where(
+        sharding == "replica0",
+        params * sharded_bytes_per_param,
+        where(
+            sharding == "optimizer_sharded",
+            params * (weights_bytes_per_param + grads_bytes_per_param),
+            0,
+        ),
+    )
     return ckpt_bytes + where(replicated == "every", (dp_ranks - 1) * shared, 0)
 
 
@@ -178,8 +252,12 @@ def durable_share_pct(saves_differences, full_every, diff_fraction_pct):
     """Share of the checkpoint one durable save writes, on average: a strategy that saves differences
     (differential) writes it whole every full_every saves (K) and a difference (diff_fraction) between,
     (1 + (K - 1) x fraction) / K; the others write it whole."""
-    return where(saves_differences, (1 + (full_every - 1) * diff_fraction_pct / PERCENT) / full_every,
-                 1) * PERCENT
+    return (
+        where(
+            saves_differences, (1 + (full_every - 1) * diff_fraction_pct / PERCENT) / full_every, 1
+        )
+        * PERCENT
+    )
 
 
 @column("bytes")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from ..expr import GB, PERCENT, known, maximum, minimum, where
 from .define import column, section
 
-
 section("Restore after a failure")
+
 
 @column("GBps")
 def read_GBps(tier_read_GBps, tier_bought_GBps):
@@ -15,12 +15,20 @@ def read_GBps(tier_read_GBps, tier_bought_GBps):
 
 
 @column("GBps")
-def node_read_GBps(tier_kind, nvme_read_GBps, nvme_write_GBps, tier_node_read_GBps, tier_node_GBps,
-                   storage_nic_GBps):
+def node_read_GBps(
+    tier_kind,
+    nvme_read_GBps,
+    nvme_write_GBps,
+    tier_node_read_GBps,
+    tier_node_GBps,
+    storage_nic_GBps,
+):
     """Most one node reads back: a local_nvme tier, the node's drives; else the tier's per-node read (or
     write) figure, capped by the storage NIC."""
     local = where(known(nvme_read_GBps), nvme_read_GBps, nvme_write_GBps)
-    remote = minimum(where(known(tier_node_read_GBps), tier_node_read_GBps, tier_node_GBps), storage_nic_GBps)
+    remote = minimum(
+        where(known(tier_node_read_GBps), tier_node_read_GBps, tier_node_GBps), storage_nic_GBps
+    )
     return where(tier_kind == "local_nvme", local, remote)
 
 
@@ -36,16 +44,25 @@ def restore_chain_pct(saves_differences, full_every, diff_fraction_pct):
     """What a restore from the tier reads, as a share of the checkpoint: where saves write differences
     (differential), the full save and, on average, half the chain of differences after it,
     1 + (K - 1) / 2 x fraction; the others the checkpoint."""
-    return where(saves_differences, 1 + (full_every - 1) / 2 * diff_fraction_pct / PERCENT, 1) * PERCENT
+    return (
+        where(saves_differences, 1 + (full_every - 1) / 2 * diff_fraction_pct / PERCENT, 1)
+        * PERCENT
+    )
 
 
 @column("s")
-def restore_tier_s(ckpt_bytes, read_GBps, bytes_per_node, node_read_GBps, restore_chain_pct, restore_host_s):
+def restore_tier_s(
+    ckpt_bytes, read_GBps, bytes_per_node, node_read_GBps, restore_chain_pct, restore_host_s
+):
     """Restore from the durable tier: every node reads its shard back at once (the whole checkpoint at the
     tier's read bandwidth, or the heaviest node's shard at its read rate, whichever is longer; a
     differential chain in proportion), then copies it to the GPUs."""
-    return (maximum(ckpt_bytes / (read_GBps * GB), bytes_per_node / (node_read_GBps * GB)) * restore_chain_pct / PERCENT
-            + restore_host_s)
+    return (
+        maximum(ckpt_bytes / (read_GBps * GB), bytes_per_node / (node_read_GBps * GB))
+        * restore_chain_pct
+        / PERCENT
+        + restore_host_s
+    )
 
 
 @column("s")
@@ -78,9 +95,19 @@ def failure_save_s(saves_after_failure, d2h_s, write_s):
 
 
 @column("s")
-def restore_s(host_restore_pct, restore_host_s, peer_restore_pct, restore_peer_s, restore_tier_s, failure_save_s):
+def restore_s(
+    host_restore_pct,
+    restore_host_s,
+    peer_restore_pct,
+    restore_peer_s,
+    restore_tier_s,
+    failure_save_s,
+):
     """Expected time to read the checkpoint back after a failure, over the recovery mix (host memory, a
     peer, the durable tier), plus jit's save after the failure."""
     tier_pct = PERCENT - host_restore_pct - peer_restore_pct
-    return (host_restore_pct * restore_host_s + peer_restore_pct * restore_peer_s + tier_pct * restore_tier_s) / PERCENT \
-        + failure_save_s
+    return (
+        host_restore_pct * restore_host_s
+        + peer_restore_pct * restore_peer_s
+        + tier_pct * restore_tier_s
+    ) / PERCENT + failure_save_s

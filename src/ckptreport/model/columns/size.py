@@ -5,32 +5,50 @@ from __future__ import annotations
 from ..expr import known, maximum, where
 from .define import column, section
 
-
 section("Size")
 
+
 @column("B/param")
-def consolidated_saved_bytes_per_param(consolidated_bytes_per_param, engine_consolidates, weights_bytes_per_param):
+def consolidated_saved_bytes_per_param(
+    consolidated_bytes_per_param, engine_consolidates, weights_bytes_per_param
+):
     """Bytes per parameter of the consolidated copy saved: the recipe's, or the weights' dtype where the
     engine writes a consolidated copy and the recipe names none."""
-    return where(engine_consolidates & (consolidated_bytes_per_param == 0), weights_bytes_per_param,
-                 consolidated_bytes_per_param)
+    return where(
+        engine_consolidates & (consolidated_bytes_per_param == 0),
+        weights_bytes_per_param,
+        consolidated_bytes_per_param,
+    )
 
 
 @column("B/param")
-def recipe_bytes_per_param(weights_bytes_per_param, master_bytes_per_param, optimizer_bytes_per_param,
-                           grads_bytes_per_param, consolidated_saved_bytes_per_param):
+def recipe_bytes_per_param(
+    weights_bytes_per_param,
+    master_bytes_per_param,
+    optimizer_bytes_per_param,
+    grads_bytes_per_param,
+    consolidated_saved_bytes_per_param,
+):
     """Bytes the recipe saves per parameter: weights + master copy + optimizer states + gradients + a
     consolidated copy of the weights."""
-    return (weights_bytes_per_param + master_bytes_per_param + optimizer_bytes_per_param + grads_bytes_per_param
-            + consolidated_saved_bytes_per_param)
+    return (
+        weights_bytes_per_param
+        + master_bytes_per_param
+        + optimizer_bytes_per_param
+        + grads_bytes_per_param
+        + consolidated_saved_bytes_per_param
+    )
 
 
 @column("B/param")
 def bytes_per_param(checkpoint_size_bytes, params, model_bytes_per_param, recipe_bytes_per_param):
     """Bytes the checkpoint holds per parameter: the model's checkpoint_size / params, or its bytes_per_param,
     where given; else the recipe's."""
-    return where(known(checkpoint_size_bytes), checkpoint_size_bytes / params,
-                 where(known(model_bytes_per_param), model_bytes_per_param, recipe_bytes_per_param))
+    return where(
+        known(checkpoint_size_bytes),
+        checkpoint_size_bytes / params,
+        where(known(model_bytes_per_param), model_bytes_per_param, recipe_bytes_per_param),
+    )
 
 
 @column("bytes")
@@ -70,10 +88,14 @@ def ckpt_bytes(params, bytes_per_param):
 
 
 @column("bytes")
-def other_bytes(ckpt_bytes, weights_bytes, master_bytes, optimizer_bytes, grads_bytes, consolidated_bytes):
+def other_bytes(
+    ckpt_bytes, weights_bytes, master_bytes, optimizer_bytes, grads_bytes, consolidated_bytes
+):
     """What a model's checkpoint_size or bytes_per_param holds beyond the recipe's components (negative:
     less); 0 without an override."""
-    return ckpt_bytes - (weights_bytes + master_bytes + optimizer_bytes + grads_bytes + consolidated_bytes)
+    return ckpt_bytes - (
+        weights_bytes + master_bytes + optimizer_bytes + grads_bytes + consolidated_bytes
+    )
 
 
 @column("B/param")

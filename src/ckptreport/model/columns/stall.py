@@ -7,18 +7,29 @@ from __future__ import annotations
 from ..expr import GB, PERCENT, maximum, minimum, where
 from .define import column, section
 
-
 section("Strategy: what training waits for")
 
+
 @column("s")
-def checkpoint_cost_s(saves_after_failure, blocks_for_persist, fixed_s, snapshot_s, write_s, blocking_coordination_s,
-                      jit_overhead_pct, interval_s):
+def checkpoint_cost_s(
+    saves_after_failure,
+    blocks_for_persist,
+    fixed_s,
+    snapshot_s,
+    write_s,
+    blocking_coordination_s,
+    jit_overhead_pct,
+    interval_s,
+):
     """Time training stops for one checkpoint: the fixed cost, then a save training waits for (sync) copies
     and persists; the background strategies stage a snapshot to host (and wait for the coordination
     where the engine plans first); one that saves only after a failure (jit) pays its failure detection
     (jit_overhead of the interval)."""
-    return where(saves_after_failure, jit_overhead_pct / PERCENT * interval_s,
-                 fixed_s + snapshot_s + where(blocks_for_persist, write_s, blocking_coordination_s))
+    return where(
+        saves_after_failure,
+        jit_overhead_pct / PERCENT * interval_s,
+        fixed_s + snapshot_s + where(blocks_for_persist, write_s, blocking_coordination_s),
+    )
 
 
 @column("s")
@@ -47,8 +58,10 @@ def background_s(peer_s, persist_s, durable_every_saves):
 def backpressure_s(peer_s, persist_s, interval_s, durable_every_saves):
     """Wait per checkpoint when the background outlasts its time: the copy to peers the interval, the
     durable persist the time to the next durable save."""
-    return (maximum(peer_s - interval_s, 0)
-            + maximum(persist_s - interval_s * durable_every_saves, 0) / durable_every_saves)
+    return (
+        maximum(peer_s - interval_s, 0)
+        + maximum(persist_s - interval_s * durable_every_saves, 0) / durable_every_saves
+    )
 
 
 @column("s")
@@ -76,11 +89,15 @@ def stalls_more_than_trains(overhead_pct):
 
 
 @column("bytes")
-def host_memory_needed_bytes(stages_snapshot, copies_to_peers, bytes_per_node, buffers, peer_replicas):
+def host_memory_needed_bytes(
+    stages_snapshot, copies_to_peers, bytes_per_node, buffers, peer_replicas
+):
     """Host memory a checkpoint stages per node: a strategy that stages a snapshot its buffers, one that
     copies to peers (peer_memory) also the copies it holds for them; a sync save streams through and
     jit stages nothing."""
-    return where(stages_snapshot, bytes_per_node * (buffers + where(copies_to_peers, peer_replicas, 0)), 0)
+    return where(
+        stages_snapshot, bytes_per_node * (buffers + where(copies_to_peers, peer_replicas, 0)), 0
+    )
 
 
 @column("bool")
@@ -93,8 +110,11 @@ def host_memory_ok(host_memory_needed_bytes, host_memory_bytes):
 def nvme_needed_bytes(tier_kind, lands_on_nvme, bytes_per_node, retention):
     """Node-local NVMe a checkpoint occupies: all retained ones on a local_nvme tier, one where the persist
     lands on NVMe first (tiered)."""
-    return where(tier_kind == "local_nvme", bytes_per_node * retention,
-                 where(lands_on_nvme, bytes_per_node, 0))
+    return where(
+        tier_kind == "local_nvme",
+        bytes_per_node * retention,
+        where(lands_on_nvme, bytes_per_node, 0),
+    )
 
 
 @column("bool")

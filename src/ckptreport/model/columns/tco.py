@@ -4,10 +4,10 @@ the run, and what the recommendation may choose."""
 from __future__ import annotations
 
 from ..expr import DAY, HOUR, INF, PERCENT, TERA, THOUSAND, known, where
-from .define import column, section, SECONDS_PER_MONTH, MONTHS_PER_YEAR
-
+from .define import MONTHS_PER_YEAR, SECONDS_PER_MONTH, column, section
 
 section("Storage cost and total cost of ownership")
+
 
 @column("pct")
 def capex_pct_month(life_s, support_pct):
@@ -19,13 +19,17 @@ def capex_pct_month(life_s, support_pct):
 def tb_usd_month(usd_per_tb_month, capex_usd_per_tb, capex_pct_month):
     """Price of one TB (1e12 bytes) for a month: the rent, else the purchase price's monthly share
     (empty when the tier has no price)."""
-    return where(known(usd_per_tb_month), usd_per_tb_month, capex_usd_per_tb * capex_pct_month / PERCENT)
+    return where(
+        known(usd_per_tb_month), usd_per_tb_month, capex_usd_per_tb * capex_pct_month / PERCENT
+    )
 
 
 @column("usd", excel='"$"#,##0.00')
 def GBps_usd_month(usd_per_GBps_month, capex_usd_per_GBps, capex_pct_month):
     """Price of one GB/s of write bandwidth for a month: its rent plus the purchase price's monthly share."""
-    return usd_per_GBps_month + where(capex_usd_per_GBps > 0, capex_usd_per_GBps * capex_pct_month / PERCENT, 0)
+    return usd_per_GBps_month + where(
+        capex_usd_per_GBps > 0, capex_usd_per_GBps * capex_pct_month / PERCENT, 0
+    )
 
 
 @column("usd", excel='"$"#,##0.00')

@@ -35,12 +35,27 @@ from .book import Context, Sheet
 if TYPE_CHECKING:
     from ...answer.types import Report
 
-SHEETS = ("Cover", "Summary", "Assumptions", "Scenarios", "Choice", "Purchase", "Cadence", "Sensitivity", "Sources",
-          "Checks")  # in the order they are shown
+SHEETS = (
+    "Cover",
+    "Summary",
+    "Assumptions",
+    "Scenarios",
+    "Choice",
+    "Purchase",
+    "Cadence",
+    "Sensitivity",
+    "Sources",
+    "Checks",
+)  # in the order they are shown
 
 
-def write(path, report: Report, meta: dict[str, str], when: dt.datetime | None = None,
-          progress=lambda _: None) -> list[str]:
+def write(
+    path,
+    report: Report,
+    meta: dict[str, str],
+    when: dt.datetime | None = None,
+    progress=lambda _: None,
+) -> list[str]:
     """Write the workbook to ``path``; returns notes (e.g. rows left out of Scenarios). ``progress``
     counts the Scenarios rows as they are written (the long part)."""
     from ...base.progress import task
@@ -61,15 +76,24 @@ def write(path, report: Report, meta: dict[str, str], when: dt.datetime | None =
     cover.write_cover(sheets["Cover"], ctx, checked)
     for title, sheet in sheets.items():
         sheet.print_marks(meta)
-        if title != "Scenarios":  # formulas locked, inputs (blue) open; no password. Scenarios stays sortable
+        if (
+            title != "Scenarios"
+        ):  # formulas locked, inputs (blue) open; no password. Scenarios stays sortable
             protect = sheet.ws.protection
             protect.sheet, protect.formatColumns, protect.formatRows = True, False, False
-    wb.calculation.fullCalcOnLoad = False  # every formula carries its result: nothing to recalculate on open
+    wb.calculation.fullCalcOnLoad = (
+        False  # every formula carries its result: nothing to recalculate on open
+    )
     wb.save(path)
     with task(progress, "workbook rows", len(table.rows)) as advance:
-        streams["Scenarios"] = sheetxml.Stream(scenarios.FIRST, lambda styles_of: scenarios.rows(
-            table, styles_of(scenarios.FIRST), advance))
-        sheetxml.rewrite(Path(path), when or dt.datetime(1980, 1, 1, tzinfo=dt.UTC),
-                         {title: s for title, s in streams.items() if s is not None},
-                         {title: sheet.values for title, sheet in sheets.items() if sheet.values})
+        streams["Scenarios"] = sheetxml.Stream(
+            scenarios.FIRST,
+            lambda styles_of: scenarios.rows(table, styles_of(scenarios.FIRST), advance),
+        )
+        sheetxml.rewrite(
+            Path(path),
+            when or dt.datetime(1980, 1, 1, tzinfo=dt.UTC),
+            {title: s for title, s in streams.items() if s is not None},
+            {title: sheet.values for title, sheet in sheets.items() if sheet.values},
+        )
     return notes

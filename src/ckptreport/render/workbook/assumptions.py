@@ -18,10 +18,29 @@ from ...model.expr import INFINITY, SCALES, Named
 from ...read.inputs import PLAN, of
 from ...read.provenance import provenance
 from ...read.units import INF_CELL
-from .book import BLUE, BOLD, ENTITY_KINDS, INFINITE_FROM, OVER_FILL, SECONDS_PER_MINUTE, TITLE, UNLOCKED, Context, Sheet, result
+from .book import (
+    BLUE,
+    BOLD,
+    ENTITY_KINDS,
+    INFINITE_FROM,
+    OVER_FILL,
+    SECONDS_PER_MINUTE,
+    TITLE,
+    UNLOCKED,
+    Context,
+    Sheet,
+    result,
+)
 
-CONSTANTS = (*SCALES, SECONDS_PER_MINUTE, SECONDS_PER_MONTH, MONTHS_PER_YEAR, WITHIN_TARGET, Named(INF_CELL, INFINITY),
-             INFINITE_FROM)
+CONSTANTS = (
+    *SCALES,
+    SECONDS_PER_MINUTE,
+    SECONDS_PER_MONTH,
+    MONTHS_PER_YEAR,
+    WITHIN_TARGET,
+    Named(INF_CELL, INFINITY),
+    INFINITE_FROM,
+)
 CONSTANT_WORDS = {
     "BYTES_PER_GB": "1 GB = 10^9 bytes (GB/s columns are in 10^9 bytes a second)",
     "PER_TERA": "10^12: FLOP/s in a TFLOP/s, bytes in a TB",
@@ -36,33 +55,73 @@ CONSTANT_WORDS = {
     INFINITY: "the stand-in for infinity (unbounded, unreachable) in a cell",
     "INFINITE_FROM": "a cell at least this large reads as infinite",
 }
-HEADER = ["key", "figure", "value", "unit", "basis", "source", "from", "date", "region", "spec", "measured / spec",
-          "check"]
+HEADER = [
+    "key",
+    "figure",
+    "value",
+    "unit",
+    "basis",
+    "source",
+    "from",
+    "date",
+    "region",
+    "spec",
+    "measured / spec",
+    "check",
+]
 
 
 @dataclass
 class Assumed:
     """Where the Assumptions sheet put each input: absolute references other sheets use."""
 
-    input_cell: dict[tuple[str, str, str], str] = field(default_factory=dict)  # (kind, name, input) -> its cell
-    global_cell: dict[str, str] = field(default_factory=dict)  # plan input -> its cell (also a defined name)
-    gpus_cell: dict[float, str] = field(default_factory=dict)  # each of the plan's GPU counts -> its cell
-    interval_cell: dict[float, str] = field(default_factory=dict)  # each of the plan's intervals -> its cell
-    typed: list[tuple[int, str, object]] = field(default_factory=list)  # (row, input, value as its cell holds it)
+    input_cell: dict[tuple[str, str, str], str] = field(
+        default_factory=dict
+    )  # (kind, name, input) -> its cell
+    global_cell: dict[str, str] = field(
+        default_factory=dict
+    )  # plan input -> its cell (also a defined name)
+    gpus_cell: dict[float, str] = field(
+        default_factory=dict
+    )  # each of the plan's GPU counts -> its cell
+    interval_cell: dict[float, str] = field(
+        default_factory=dict
+    )  # each of the plan's intervals -> its cell
+    typed: list[tuple[int, str, object]] = field(
+        default_factory=list
+    )  # (row, input, value as its cell holds it)
 
 
 def write(sh: Sheet, ctx: Context) -> Assumed:
-    sh.layout({1: 24, 2: 26, 3: 18, 4: 9, 5: 16, 6: 90, 7: 30, 8: 10, 9: 14, 10: 12, 11: 14, 12: 20}, "A4")
+    sh.layout(
+        {1: 24, 2: 26, 3: 18, 4: 9, 5: 16, 6: 90, 7: 30, 8: 10, 9: 14, 10: 12, 11: 14, 12: 20}, "A4"
+    )
     sh.append([sh.text("Assumptions", font=TITLE)])
-    sh.append([sh.text("Blue cells are inputs: change one and every dependent figure recomputes. "
-                       "Values are in the units beside them; the source says where each comes from.")])
+    sh.append(
+        [
+            sh.text(
+                "Blue cells are inputs: change one and every dependent figure recomputes. "
+                "Values are in the units beside them; the source says where each comes from."
+            )
+        ]
+    )
     sh.append([])
     assumed = Assumed()
     _plan(sh, ctx, assumed)
     for constant in CONSTANTS:  # what formulas name instead of typing 1E+9, 3600 or 1E+290
-        row = sh.append([sh.text("constant"), sh.text(constant.name), sh.cell(float(constant)),
-                         sh.text(""), sh.text("definition"), sh.text(CONSTANT_WORDS[constant.name])])
-        sh.ws.parent.defined_names[constant.name] = DefinedName(constant.name, attr_text=f"Assumptions!$C${row}")
+        row = sh.append(
+            [
+                sh.text("constant"),
+                sh.text(constant.name),
+                sh.cell(float(constant)),
+                sh.text(""),
+                sh.text("definition"),
+                sh.text(CONSTANT_WORDS[constant.name]),
+            ]
+        )
+        sh.ws.parent.defined_names[constant.name] = DefinedName(
+            constant.name, attr_text=f"Assumptions!$C${row}"
+        )
     for kind, column in ENTITY_KINDS:
         for name in ctx.frame[column].cat.categories:
             _entity(sh, ctx, assumed, kind, str(name))
@@ -79,22 +138,47 @@ def _plan(sh: Sheet, ctx: Context, assumed: Assumed) -> None:
     sh.header(HEADER)
     plan_entity = inputs.entity(PLAN, PLAN)
     for inp in of(PLAN):
-        row = sh.append([sh.text("plan"), sh.text(inp.name), _value_cell(sh, inp.name, inp.value(plan_entity)),
-                         sh.text(display.unit(inp.name).short), *_prov_cells(sh, provenance(inputs, inp, {}))])
+        row = sh.append(
+            [
+                sh.text("plan"),
+                sh.text(inp.name),
+                _value_cell(sh, inp.name, inp.value(plan_entity)),
+                sh.text(display.unit(inp.name).short),
+                *_prov_cells(sh, provenance(inputs, inp, {})),
+            ]
+        )
         assumed.global_cell[inp.name] = f"Assumptions!$C${row}"
         assumed.typed.append((row, inp.name, result(inp.name, inp.value(plan_entity))))
     for i, q in enumerate(plan.gpus):
-        row = sh.append([sh.text("plan.gpus"), sh.text(f"gpus[{i}]"),
-                         sh.cell(q.value, fmt=display.plain_format("gpus"), font=BLUE),
-                         sh.text("GPUs"), sh.text("input"), sh.text("the plan's cluster sizes"), sh.text("plan.yaml"),
-                         sh.text(""), sh.text("")])
+        row = sh.append(
+            [
+                sh.text("plan.gpus"),
+                sh.text(f"gpus[{i}]"),
+                sh.cell(q.value, fmt=display.plain_format("gpus"), font=BLUE),
+                sh.text("GPUs"),
+                sh.text("input"),
+                sh.text("the plan's cluster sizes"),
+                sh.text("plan.yaml"),
+                sh.text(""),
+                sh.text(""),
+            ]
+        )
         assumed.gpus_cell[q.value] = f"Assumptions!$C${row}"
         assumed.typed.append((row, "gpus", q.value))
     for i, q in enumerate(plan.intervals):
-        row = sh.append([sh.text("plan.intervals"), sh.text(f"interval_s[{i}]"),
-                         sh.cell(q.value, fmt=display.plain_format("interval_s"), font=BLUE), sh.text("s"),
-                         sh.text("input"), sh.text(f"the plan's cadences ({q.text})"), sh.text("plan.yaml"),
-                         sh.text(""), sh.text("")])
+        row = sh.append(
+            [
+                sh.text("plan.intervals"),
+                sh.text(f"interval_s[{i}]"),
+                sh.cell(q.value, fmt=display.plain_format("interval_s"), font=BLUE),
+                sh.text("s"),
+                sh.text("input"),
+                sh.text(f"the plan's cadences ({q.text})"),
+                sh.text("plan.yaml"),
+                sh.text(""),
+                sh.text(""),
+            ]
+        )
         assumed.interval_cell[q.value] = f"Assumptions!$C${row}"
         assumed.typed.append((row, "interval_s", q.value))
 
@@ -109,15 +193,33 @@ def _entity(sh: Sheet, ctx: Context, assumed: Assumed, kind: str, name: str) -> 
     row_of = {inp.name: sh.row + 1 + k for k, inp in enumerate(of(kind))}  # one row each, in order
     for inp in of(kind):
         m = inputs.measured.get((kind, name, inp.key))
-        extra = [] if m is None else [
-            sh.cell(m.spec / inp.scale if m.spec else "n/a", fmt=display.plain_format(inp.name)),
-            sh.cell(m.ratio, fmt="0%") if m.ratio else sh.text("n/a"),
-            sh.text(m.flag or "ok", fill=OVER_FILL if m.flag else None)]
+        extra = (
+            []
+            if m is None
+            else [
+                sh.cell(
+                    m.spec / inp.scale if m.spec else "n/a", fmt=display.plain_format(inp.name)
+                ),
+                sh.cell(m.ratio, fmt="0%") if m.ratio else sh.text("n/a"),
+                sh.text(m.flag or "ok", fill=OVER_FILL if m.flag else None),
+            ]
+        )
         derived = m is None and inp.derived_formula and inp.derived(entity) is not None
-        value = (_derived_cell(sh, inp, row_of, inp.value(entity, name)) if derived
-                 else _value_cell(sh, inp.name, inp.value(entity, name)))
-        row = sh.append([sh.text(f"{kind}.{name}"), sh.text(inp.name), value, sh.text(display.unit(inp.name).short),
-                         *_prov_cells(sh, provenance(inputs, inp, {kind: name})), *extra])
+        value = (
+            _derived_cell(sh, inp, row_of, inp.value(entity, name))
+            if derived
+            else _value_cell(sh, inp.name, inp.value(entity, name))
+        )
+        row = sh.append(
+            [
+                sh.text(f"{kind}.{name}"),
+                sh.text(inp.name),
+                value,
+                sh.text(display.unit(inp.name).short),
+                *_prov_cells(sh, provenance(inputs, inp, {kind: name})),
+                *extra,
+            ]
+        )
         assumed.input_cell[(kind, name, inp.name)] = f"Assumptions!$C${row}"
         assumed.typed.append((row, inp.name, result(inp.name, inp.value(entity, name))))
 
@@ -127,8 +229,13 @@ def _prov_cells(sh: Sheet, prov) -> list:
     if prov is None:
         return [sh.text("input"), sh.text(""), sh.text(""), sh.text(""), sh.text("")]
     where = f"{prov.file}:{prov.line}" if prov.line else prov.file
-    return [sh.text(prov.basis), sh.text(prov.source or ""), sh.text(where), sh.text(prov.date or ""),
-            sh.text(prov.region or "")]
+    return [
+        sh.text(prov.basis),
+        sh.text(prov.source or ""),
+        sh.text(where),
+        sh.text(prov.date or ""),
+        sh.text(prov.region or ""),
+    ]
 
 
 def _value_cell(sh: Sheet, name: str, v):
@@ -146,7 +253,9 @@ def _derived_cell(sh: Sheet, inp, row_of: dict[str, int], value):
     cells, so editing them moves it too. Black (not an input) but open: type a figure over it to
     set it apart."""
     formula = re.sub(r"\{(\w+)\}", lambda m: f"$C${row_of[m.group(1)]}", inp.derived_formula)
-    cell = sh.cell("=" + formula, fmt=display.plain_format(inp.name), result=result(inp.name, value))
+    cell = sh.cell(
+        "=" + formula, fmt=display.plain_format(inp.name), result=result(inp.name, value)
+    )
     cell.protection = UNLOCKED
     return cell
 
@@ -156,12 +265,25 @@ def _validate(sh: Sheet, typed: list[tuple[int, str, object]]) -> None:
     to 100% (a fraction from 0 to 1), any other figure non-negative (infinity is 1E+290, a valid
     entry); typing a wrong one is refused with a message naming what is allowed."""
     rules = {
-        "pct": DataValidation(type="decimal", operator="between", formula1="0", formula2="1", allow_blank=True,
-                              showErrorMessage=True, errorTitle="A percentage",
-                              error="Type a percentage from 0% to 100%, with its % sign: 1% or 2.5%."),
-        "number": DataValidation(type="decimal", operator="greaterThanOrEqual", formula1="0", allow_blank=True,
-                                 showErrorMessage=True, errorTitle="A non-negative figure",
-                                 error="Type a figure of 0 or more, in the unit beside it."),
+        "pct": DataValidation(
+            type="decimal",
+            operator="between",
+            formula1="0",
+            formula2="1",
+            allow_blank=True,
+            showErrorMessage=True,
+            errorTitle="A percentage",
+            error="Type a percentage from 0% to 100%, with its % sign: 1% or 2.5%.",
+        ),
+        "number": DataValidation(
+            type="decimal",
+            operator="greaterThanOrEqual",
+            formula1="0",
+            allow_blank=True,
+            showErrorMessage=True,
+            errorTitle="A non-negative figure",
+            error="Type a figure of 0 or more, in the unit beside it.",
+        ),
     }
     for row, name, _ in typed:
         unit = display.unit_of(name)

@@ -24,12 +24,16 @@ if TYPE_CHECKING:
     import pandas as pd
     from openpyxl import Workbook
 
-    from ...read.validated import Inputs
     from ...answer.types import Report
+    from ...read.validated import Inputs
 
 # Scenarios columns written as text, not looked up: the plan's axes by name, and the basis of each hop
-LITERAL = {i.name for i in INPUTS.values() if i.entity == SCENARIO and i.unit == "label"} | set(SOURCES)
-GLOBALS = {i.name for i in of(PLAN)}  # plan-wide inputs: one named cell on Assumptions, no Scenarios column
+LITERAL = {i.name for i in INPUTS.values() if i.entity == SCENARIO and i.unit == "label"} | set(
+    SOURCES
+)
+GLOBALS = {
+    i.name for i in of(PLAN)
+}  # plan-wide inputs: one named cell on Assumptions, no Scenarios column
 ENTITY_KINDS = tuple(ENTITY_COLUMN.items())  # (section, frame column) of each kind of entity
 PCT = COLUMN_UNITS["pct"].excel
 USD = COLUMN_UNITS["usd"].excel_format()
@@ -82,8 +86,13 @@ class Sheet:
         self.values: dict[str, object] = {}  # cell -> the cached result of its formula
         self._pending: dict[int, object] = {}  # id(cell) -> its result, until the cell is placed
 
-    def layout(self, widths: dict[int, float], freeze: str | None = None, landscape: bool = True,
-               fit: bool = True) -> Sheet:
+    def layout(
+        self,
+        widths: dict[int, float],
+        freeze: str | None = None,
+        landscape: bool = True,
+        fit: bool = True,
+    ) -> Sheet:
         """Write-only sheets write their layout first: widths, panes and page setup, before any row.
         Pages are landscape, as wide as the sheet (``fit``) or in columns of a readable size."""
         for col, w in widths.items():
@@ -106,15 +115,26 @@ class Sheet:
         self.ws.oddFooter.left.text = f"input hash {meta['input_hash'][:16]}"
         self.ws.oddFooter.right.text = "page &P of &N"
 
-    def cell(self, value, *, fmt: str | None = None, font=None, fill=None, align=None, text: bool = False,
-             result=MISSING):
+    def cell(
+        self,
+        value,
+        *,
+        fmt: str | None = None,
+        font=None,
+        fill=None,
+        align=None,
+        text: bool = False,
+        result=MISSING,
+    ):
         """A cell; a formula's ``result`` (what the evaluator computed: NaN is #N/A) is stored as its
         cached value, so a reader that does not calculate sees it."""
         c = WriteOnlyCell(self.ws, value=value)
         if result is not MISSING:
             self._pending[id(c)] = result
         if text or (isinstance(value, str) and not value.startswith("=")):
-            c.data_type = "s"  # set after the value: a string from the inputs stays text, even '=...'
+            c.data_type = (
+                "s"  # set after the value: a string from the inputs stays text, even '=...'
+            )
         if fmt:
             c.number_format = fmt
         if font:

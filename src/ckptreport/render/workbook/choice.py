@@ -11,18 +11,37 @@ from dataclasses import dataclass
 from openpyxl.chart import BarChart, Reference
 from openpyxl.formatting.rule import FormulaRule
 
+from ...answer.types import JOIN, NONE, WITH, option_label
 from ...model import display
-from ...read.strategies import BACKGROUND, BASELINE, COMPARED
 from ...model.expr import TERA
+from ...read.strategies import BACKGROUND, BASELINE, COMPARED
 from ...read.units import BOOL_EXCEL, BYTES_EXCEL, INF_AT, INF_CELL
 from .assumptions import Assumed
-from .book import BOLD, INFINITE_FROM, OVER_FILL, PCT, SECONDS_PER_MINUTE, TITLE, USD, Context, Sheet, show_axes
+from .book import (
+    BOLD,
+    INFINITE_FROM,
+    OVER_FILL,
+    PCT,
+    SECONDS_PER_MINUTE,
+    TITLE,
+    USD,
+    Context,
+    Sheet,
+    show_axes,
+)
 from .scenarios import Table
-from ...answer.types import JOIN, NONE, WITH
-from ...answer.types import option_label
 
-CHOICE_COLUMNS = ("tier", "strategy", "engine", "choice_usd", "tier_bought_GBps", "storage_usd_month", "lost_gpu_usd_month",
-                  "total_usd", "overhead_pct")
+CHOICE_COLUMNS = (
+    "tier",
+    "strategy",
+    "engine",
+    "choice_usd",
+    "tier_bought_GBps",
+    "storage_usd_month",
+    "lost_gpu_usd_month",
+    "total_usd",
+    "overhead_pct",
+)
 CHOICE_HEAD = (*CHOICE_COLUMNS, "assumed prices")
 
 
@@ -58,12 +77,26 @@ def write_choice(sh: Sheet, ctx: Context, table: Table) -> Choices:
     """Per summary line, its options, each a live reference to its Scenarios row: the Summary picks the
     least `choice_usd` among them by formula, so an edited price or $/GPU-hour changes the choice."""
     widths = (22, 10, 20, 20, 12, 16, 16, 18, 12, 40)  # D: "not recommendable"
-    sh.layout({k + 1: max(w, len(h) + 3) for k, (w, h) in enumerate(zip(widths, CHOICE_HEAD))},
-              "A3")  # bold headers need a little more than their letters
-    sh.append([sh.text("Choice: the options of each summary line, as the recommendation ranks them", font=TITLE)])
-    sh.append([sh.text("choice_usd is an option's cost over the run (storage + GPU time lost) when it meets the "
-                       "target, is feasible, durable and priced; unbounded otherwise. The Summary names the least; "
-                       "rows are in the order ties are broken (smaller system, then lower overhead).")])
+    sh.layout(
+        {k + 1: max(w, len(h) + 3) for k, (w, h) in enumerate(zip(widths, CHOICE_HEAD))}, "A3"
+    )  # bold headers need a little more than their letters
+    sh.append(
+        [
+            sh.text(
+                "Choice: the options of each summary line, as the recommendation ranks them",
+                font=TITLE,
+            )
+        ]
+    )
+    sh.append(
+        [
+            sh.text(
+                "choice_usd is an option's cost over the run (storage + GPU time lost) when it meets the "
+                "target, is feasible, durable and priced; unbounded otherwise. The Summary names the least; "
+                "rows are in the order ties are broken (smaller system, then lower overhead)."
+            )
+        ]
+    )
     tiers, strategies, engines = ctx.frame["tier"], ctx.frame["strategy"], ctx.frame["engine"]
     formats = {c: display.excel_format(c) for c in CHOICE_COLUMNS}
     blocks, picked = [], []
@@ -77,14 +110,28 @@ def write_choice(sh: Sheet, ctx: Context, table: Table) -> Choices:
         best = min(usd, default=INF_CELL)
         chosen = 0 if best >= INF_AT else usd.index(best) + 1
         picked.append(rows[chosen - 1] if chosen else None)
-        sh.append([sh.text(f"{line['model']} / {line['sku']}", font=BOLD), sh.text("chosen:"),
-                   sh.cell(f"=IF(MIN({rank})>={INFINITE_FROM.name},0,MATCH(MIN({rank}),{rank},0))", fmt="0",
-                           result=chosen)])
+        sh.append(
+            [
+                sh.text(f"{line['model']} / {line['sku']}", font=BOLD),
+                sh.text("chosen:"),
+                sh.cell(
+                    f"=IF(MIN({rank})>={INFINITE_FROM.name},0,MATCH(MIN({rank}),{rank},0))",
+                    fmt="0",
+                    result=chosen,
+                ),
+            ]
+        )
         sh.header(CHOICE_HEAD)
         for idx in rows:
-            sh.append([sh.text(str(tiers[idx])), sh.text(str(strategies[idx])), sh.text(str(engines[idx]))] + [
-                table.live(sh, idx, c, formats[c]) for c in CHOICE_COLUMNS[3:]]
-                + [sh.text(", ".join(ctx.report.assumed.get(idx, [])) or "none")])
+            sh.append(
+                [
+                    sh.text(str(tiers[idx])),
+                    sh.text(str(strategies[idx])),
+                    sh.text(str(engines[idx])),
+                ]
+                + [table.live(sh, idx, c, formats[c]) for c in CHOICE_COLUMNS[3:]]
+                + [sh.text(", ".join(ctx.report.assumed.get(idx, [])) or "none")]
+            )
         blocks.append(block)
     return Choices(blocks, picked)
 
@@ -92,19 +139,48 @@ def write_choice(sh: Sheet, ctx: Context, table: Table) -> Choices:
 def write_purchase(sh: Sheet, ctx: Context, table: Table) -> None:
     """Per summary line, the purchase curve of its recommended option: monthly cost against the
     bandwidth bought over the steps a buyer chooses between, every figure a live reference."""
-    head = ("tier", "strategy", "engine", "bought", "storage $/month", "lost GPU $/month", "total $/month", "optimum")
-    sh.layout({k + 1: max(w, len(h) + 3) for k, (w, h) in enumerate(zip((22, 10, 20, 14, 16, 16, 16, 12), head))},
-              "A3")
-    sh.append([sh.text("Purchase: what each step of bandwidth costs, and what it saves", font=TITLE)])
-    sh.append([sh.text("Per summary line, the steps a buyer chooses between (the recommended tier's family, or the "
-                       "priced durable tiers of the SKU): storage rises with the bandwidth bought, lost GPU time "
-                       "falls; the optimum is the step the recommendation ranks first.")])
+    head = (
+        "tier",
+        "strategy",
+        "engine",
+        "bought",
+        "storage $/month",
+        "lost GPU $/month",
+        "total $/month",
+        "optimum",
+    )
+    sh.layout(
+        {
+            k + 1: max(w, len(h) + 3)
+            for k, (w, h) in enumerate(zip((22, 10, 20, 14, 16, 16, 16, 12), head))
+        },
+        "A3",
+    )
+    sh.append(
+        [sh.text("Purchase: what each step of bandwidth costs, and what it saves", font=TITLE)]
+    )
+    sh.append(
+        [
+            sh.text(
+                "Per summary line, the steps a buyer chooses between (the recommended tier's family, or the "
+                "priced durable tiers of the SKU): storage rises with the bandwidth bought, lost GPU time "
+                "falls; the optimum is the step the recommendation ranks first."
+            )
+        ]
+    )
     for line, curve in zip(ctx.summary.to_dict("records"), ctx.report.purchases):
         points = curve.points[curve.points["strategy"] == line["option_strategy"]]
         if points.empty:
             continue
         sh.append([])
-        sh.append([sh.text(f"{line['model']} / {line['sku']}: {curve.what}, {line['option_strategy']}", font=BOLD)])
+        sh.append(
+            [
+                sh.text(
+                    f"{line['model']} / {line['sku']}: {curve.what}, {line['option_strategy']}",
+                    font=BOLD,
+                )
+            ]
+        )
         sh.header(head)
         ranks = ",".join(table.ref(int(i), "choice_usd") for i in points.index)
         usd = {int(i): ctx.value(int(i), "choice_usd") for i in points.index}
@@ -112,40 +188,106 @@ def write_purchase(sh: Sheet, ctx: Context, table: Table) -> None:
         optimum = {i for i, v in usd.items() if v == least < INF_AT}  # ties: each is marked
         for idx, row in points.iterrows():
             idx = int(idx)
-            mark = (f'=IF(AND({table.ref(idx, "choice_usd")}<{INFINITE_FROM.name},'
-                    f'{table.ref(idx, "choice_usd")}=MIN({ranks})),"◀ optimum","")')
-            sh.append([sh.text(str(row["tier"])), sh.text(str(row["strategy"])), sh.text(str(row["engine"])),
-                       table.live(sh, idx, "tier_bought_GBps", display.excel_format("tier_bought_GBps")),
-                       table.live(sh, idx, "storage_usd_month", USD),
-                       table.live(sh, idx, "lost_gpu_usd_month", USD),
-                       table.live(sh, idx, "total_usd_month", USD),
-                       sh.cell(mark, result="◀ optimum" if idx in optimum else "")])
+            mark = (
+                f"=IF(AND({table.ref(idx, 'choice_usd')}<{INFINITE_FROM.name},"
+                f'{table.ref(idx, "choice_usd")}=MIN({ranks})),"◀ optimum","")'
+            )
+            sh.append(
+                [
+                    sh.text(str(row["tier"])),
+                    sh.text(str(row["strategy"])),
+                    sh.text(str(row["engine"])),
+                    table.live(
+                        sh, idx, "tier_bought_GBps", display.excel_format("tier_bought_GBps")
+                    ),
+                    table.live(sh, idx, "storage_usd_month", USD),
+                    table.live(sh, idx, "lost_gpu_usd_month", USD),
+                    table.live(sh, idx, "total_usd_month", USD),
+                    sh.cell(mark, result="◀ optimum" if idx in optimum else ""),
+                ]
+            )
 
 
-SUMMARY_HEAD = ["model", "recipe", "sku", "checkpoint", "sync: tier with engine", "overhead", "meets",
-                "async: tier with engine", "overhead",
-                "meets", "recommended", "bought", "storage $/month", "lost GPU $/month", "total $ over the run",
-                "rests on assumed prices", "runner-up at build (extra over the run)"]
-SUMMARY_WIDTHS = {1: 20, 2: 18, 3: 18, 4: 13, 5: 24, 6: 11, 7: 8, 8: 24, 9: 11, 10: 8, 11: 26, 12: 12, 13: 15,
-                  14: 15, 15: 16, 16: 36, 17: 30}
-SUMMARY_WORDS = (". The recommended option is chosen by formula (Choice sheet): of the options meeting the target, "
-                 "feasible, durable and priced, the least cost over the run. Edit a price and it follows. The "
-                 "per-strategy tiers and the runner-up were chosen when the workbook was built.")
+SUMMARY_HEAD = [
+    "model",
+    "recipe",
+    "sku",
+    "checkpoint",
+    "sync: tier with engine",
+    "overhead",
+    "meets",
+    "async: tier with engine",
+    "overhead",
+    "meets",
+    "recommended",
+    "bought",
+    "storage $/month",
+    "lost GPU $/month",
+    "total $ over the run",
+    "rests on assumed prices",
+    "runner-up at build (extra over the run)",
+]
+SUMMARY_WIDTHS = {
+    1: 20,
+    2: 18,
+    3: 18,
+    4: 13,
+    5: 24,
+    6: 11,
+    7: 8,
+    8: 24,
+    9: 11,
+    10: 8,
+    11: 26,
+    12: 12,
+    13: 15,
+    14: 15,
+    15: 16,
+    16: 36,
+    17: 30,
+}
+SUMMARY_WORDS = (
+    ". The recommended option is chosen by formula (Choice sheet): of the options meeting the target, "
+    "feasible, durable and priced, the least cost over the run. Edit a price and it follows. The "
+    "per-strategy tiers and the runner-up were chosen when the workbook was built."
+)
 
 
-def write_summary(sh: Sheet, ctx: Context, assumed: Assumed, table: Table, choices: Choices) -> None:
+def write_summary(
+    sh: Sheet, ctx: Context, assumed: Assumed, table: Table, choices: Choices
+) -> None:
     """The headline per model and SKU, then the size and tier tables and their charts."""
-    lines = [_summary_line(sh, ctx, table, line, pick, block, chosen) for line, pick, block, chosen in
-             zip(ctx.summary.to_dict("records"), ctx.picks(), choices.blocks, choices.chosen)]
+    lines = [
+        _summary_line(sh, ctx, table, line, pick, block, chosen)
+        for line, pick, block, chosen in zip(
+            ctx.summary.to_dict("records"), ctx.picks(), choices.blocks, choices.chosen
+        )
+    ]
     sh.layout(_summary_widths(ctx, lines), "A7")
     sh.append([sh.text("ckptreport — checkpoint plan", font=TITLE)])
-    sh.append([sh.text(f"ckptreport {ctx.meta['ckptreport_version']}, built {ctx.meta['build_time']}, "
-                       f"input hash {ctx.meta['input_hash'][:16]}")])
-    sh.append([sh.text("Target overhead"),
-               sh.cell("=target_overhead_pct", fmt=PCT, result=ctx.value(None, "target_overhead_pct")),
-               sh.text("(edit on Assumptions; every figure follows)")])
-    sh.append([sh.cell(f'="At "&{_point_words(ctx, assumed)}&"{SUMMARY_WORDS}"',
-                       result=f"At {_point_text(ctx)}{SUMMARY_WORDS}")])
+    sh.append(
+        [
+            sh.text(
+                f"ckptreport {ctx.meta['ckptreport_version']}, built {ctx.meta['build_time']}, "
+                f"input hash {ctx.meta['input_hash'][:16]}"
+            )
+        ]
+    )
+    sh.append(
+        [
+            sh.text("Target overhead"),
+            sh.cell("=target_overhead_pct", fmt=PCT, result=ctx.value(None, "target_overhead_pct")),
+            sh.text("(edit on Assumptions; every figure follows)"),
+        ]
+    )
+    sh.append(
+        [
+            sh.cell(
+                f'="At "&{_point_words(ctx, assumed)}&"{SUMMARY_WORDS}"',
+                result=f"At {_point_text(ctx)}{SUMMARY_WORDS}",
+            )
+        ]
+    )
     sh.append([])
     sh.header(SUMMARY_HEAD)
     first = sh.row + 1
@@ -153,16 +295,19 @@ def write_summary(sh: Sheet, ctx: Context, assumed: Assumed, table: Table, choic
         sh.append(cells)
     last = sh.row
     for col in ("F", "I") if last >= first else ():
-        sh.ws.conditional_formatting.add(f"{col}{first}:{col}{last}",
-                                         FormulaRule(formula=[f"{col}{first}>target_overhead_pct"], fill=OVER_FILL))
+        sh.ws.conditional_formatting.add(
+            f"{col}{first}:{col}{last}",
+            FormulaRule(formula=[f"{col}{first}>target_overhead_pct"], fill=OVER_FILL),
+        )
     sh.append([])
     comp_first = _component_table(sh, ctx, table)
     tier_first = _tier_table(sh, ctx, assumed, table)
     _charts_summary(sh, comp_first, tier_first, sh.row + 2)
 
 
-def _summary_line(sh: Sheet, ctx: Context, table: Table, line: dict, pick: dict, block: Block,
-                  chosen: int | None) -> list:
+def _summary_line(
+    sh: Sheet, ctx: Context, table: Table, line: dict, pick: dict, block: Block, chosen: int | None
+) -> list:
     """One model x SKU: its best tier and overhead per strategy (as built), the option its Choice
     block ranks first (by formula) with its costs, and the runner-up."""
     cells = [sh.text(line["model"]), sh.text(line["recipe"]), sh.text(line["sku"])]
@@ -171,37 +316,86 @@ def _summary_line(sh: Sheet, ctx: Context, table: Table, line: dict, pick: dict,
     for strategy in COMPARED:
         tier = line.get(f"{strategy}_tier")
         option = f"{tier}{WITH}{line.get(f'{strategy}_engine')}"
-        label = "n/a" if not isinstance(tier, str) else option if line.get(f"{strategy}_meets") else \
-            f"none (closest: {option})"
-        cells += [sh.text(label), table.live(sh, pick[strategy], "overhead_pct", PCT),
-                  table.live(sh, pick[strategy], "meets_target", BOOL_EXCEL)]
-    words = NONE if chosen is None else option_label(*(ctx.frame.at[chosen, c] for c in ("strategy", "tier", "engine")))
-    cells.append(sh.cell(f'=IF({block.none},"{NONE}",{block.chosen("strategy")}&"{JOIN}"&'
-                         f'{block.chosen("tier")}&"{WITH}"&{block.chosen("engine")})', result=words))
-    cells.append(sh.cell(f"=IF({block.none},NA(),{block.chosen('tier_bought_GBps')})",
-                         fmt=display.excel_format("tier_bought_GBps"),
-                         result=math.nan if chosen is None else ctx.value(chosen, "tier_bought_GBps")))
+        label = (
+            "n/a"
+            if not isinstance(tier, str)
+            else option
+            if line.get(f"{strategy}_meets")
+            else f"none (closest: {option})"
+        )
+        cells += [
+            sh.text(label),
+            table.live(sh, pick[strategy], "overhead_pct", PCT),
+            table.live(sh, pick[strategy], "meets_target", BOOL_EXCEL),
+        ]
+    words = (
+        NONE
+        if chosen is None
+        else option_label(*(ctx.frame.at[chosen, c] for c in ("strategy", "tier", "engine")))
+    )
+    cells.append(
+        sh.cell(
+            f'=IF({block.none},"{NONE}",{block.chosen("strategy")}&"{JOIN}"&'
+            f'{block.chosen("tier")}&"{WITH}"&{block.chosen("engine")})',
+            result=words,
+        )
+    )
+    cells.append(
+        sh.cell(
+            f"=IF({block.none},NA(),{block.chosen('tier_bought_GBps')})",
+            fmt=display.excel_format("tier_bought_GBps"),
+            result=math.nan if chosen is None else ctx.value(chosen, "tier_bought_GBps"),
+        )
+    )
     for column in ("storage_usd_month", "lost_gpu_usd_month", "total_usd"):
-        cells.append(sh.cell(f"=IF({block.none},NA(),{block.chosen(column)})", fmt=USD,
-                             result=math.nan if chosen is None else ctx.value(chosen, column)))
-    cells.append(sh.cell(f'=IF({block.none},"",{block.chosen("assumed prices")})',
-                         result="" if chosen is None else ", ".join(ctx.report.assumed.get(chosen, [])) or "none"))
+        cells.append(
+            sh.cell(
+                f"=IF({block.none},NA(),{block.chosen(column)})",
+                fmt=USD,
+                result=math.nan if chosen is None else ctx.value(chosen, column),
+            )
+        )
+    cells.append(
+        sh.cell(
+            f'=IF({block.none},"",{block.chosen("assumed prices")})',
+            result=""
+            if chosen is None
+            else ", ".join(ctx.report.assumed.get(chosen, [])) or "none",
+        )
+    )
     runner = line.get("runner_up_tier")
-    cells.append(sh.text(f"{runner} (+{display.value(line['runner_up_extra_usd'], 'usd')})"
-                         if isinstance(runner, str) else "none"))
+    cells.append(
+        sh.text(
+            f"{runner} (+{display.value(line['runner_up_extra_usd'], 'usd')})"
+            if isinstance(runner, str)
+            else "none"
+        )
+    )
     return cells
 
 
 def _summary_widths(ctx: Context, lines: list[list]) -> dict[int, float]:
     """Each column as wide as its names, its bold header, what the recommendation formula shows as
     built and the assumed prices it may list (at most 60)."""
-    texts = {k: [c.value for cells in lines for c in cells[k - 1:k] if isinstance(c.value, str)
-                 and not c.value.startswith("=")] + [SUMMARY_HEAD[k - 1] + " "] for k in SUMMARY_WIDTHS}
-    texts[11] += [option_label(r["option_strategy"], r["option_tier"], r["option_engine"])
-                  for r in ctx.summary.to_dict("records")
-                  if isinstance(r.get("option_tier"), str)]
+    texts = {
+        k: [
+            c.value
+            for cells in lines
+            for c in cells[k - 1 : k]
+            if isinstance(c.value, str) and not c.value.startswith("=")
+        ]
+        + [SUMMARY_HEAD[k - 1] + " "]
+        for k in SUMMARY_WIDTHS
+    }
+    texts[11] += [
+        option_label(r["option_strategy"], r["option_tier"], r["option_engine"])
+        for r in ctx.summary.to_dict("records")
+        if isinstance(r.get("option_tier"), str)
+    ]
     texts[16] += [", ".join(v) for v in ctx.report.assumed.values()]
-    return {k: min(max([w, *(len(t) + 2 for t in texts[k])]), 60) for k, w in SUMMARY_WIDTHS.items()}
+    return {
+        k: min(max([w, *(len(t) + 2 for t in texts[k])]), 60) for k, w in SUMMARY_WIDTHS.items()
+    }
 
 
 def _point_text(ctx: Context) -> str:
@@ -214,8 +408,10 @@ def _point_words(ctx: Context, assumed: Assumed) -> str:
     """A formula's words for the summary point, '1,024 GPUs, every 30 min', read from the plan's
     cells on Assumptions: edit the GPU count or the interval there and the words follow."""
     point = ctx.report.point
-    return (f'TEXT({assumed.gpus_cell[point.gpus]},"#,##0")&" GPUs, every "&'
-            f'ROUND({assumed.interval_cell[point.interval_s]}/{SECONDS_PER_MINUTE.name},2)&" min"')  # no '30.'
+    return (
+        f'TEXT({assumed.gpus_cell[point.gpus]},"#,##0")&" GPUs, every "&'
+        f'ROUND({assumed.interval_cell[point.interval_s]}/{SECONDS_PER_MINUTE.name},2)&" min"'
+    )  # no '30.'
 
 
 def _component_table(sh: Sheet, ctx: Context, table: Table) -> tuple[int, int]:
@@ -228,9 +424,17 @@ def _component_table(sh: Sheet, ctx: Context, table: Table) -> tuple[int, int]:
         if line["model"] in seen or idx is None:
             continue
         seen.add(line["model"])
-        sh.append([sh.text(line["model"])] + [
-            sh.cell(f"={table.ref(idx, c)}/{TERA.name}", fmt='0.00" TB"', result=ctx.value(idx, c) / TERA)
-            for c in ("weights_bytes", "master_bytes", "optimizer_bytes", "grads_bytes")])
+        sh.append(
+            [sh.text(line["model"])]
+            + [
+                sh.cell(
+                    f"={table.ref(idx, c)}/{TERA.name}",
+                    fmt='0.00" TB"',
+                    result=ctx.value(idx, c) / TERA,
+                )
+                for c in ("weights_bytes", "master_bytes", "optimizer_bytes", "grads_bytes")
+            ]
+        )
     sh.append([])
     return first, sh.row - 1
 
@@ -242,7 +446,10 @@ def _tier_table(sh: Sheet, ctx: Context, assumed: Assumed, table: Table) -> tupl
     sh.header(("tier", "sync overhead", "async overhead"))
     first = sh.row + 1
     for tier, by_strategy in ctx.report.tier_overview:
-        sh.append([sh.text(tier)] + [table.live(sh, by_strategy.get(s), "overhead_pct", PCT) for s in COMPARED])
+        sh.append(
+            [sh.text(tier)]
+            + [table.live(sh, by_strategy.get(s), "overhead_pct", PCT) for s in COMPARED]
+        )
     return first, sh.row
 
 
@@ -253,7 +460,10 @@ def _charts_summary(sh: Sheet, comp: tuple[int, int], tiers: tuple[int, int], be
     size.type, size.grouping, size.overlap = "col", "stacked", 100
     size.title = "Checkpoint size by component"
     size.y_axis.title = "TB"
-    size.add_data(Reference(ws, min_col=2, max_col=5, min_row=comp[0] - 1, max_row=comp[1]), titles_from_data=True)
+    size.add_data(
+        Reference(ws, min_col=2, max_col=5, min_row=comp[0] - 1, max_row=comp[1]),
+        titles_from_data=True,
+    )
     size.set_categories(Reference(ws, min_col=1, min_row=comp[0], max_row=comp[1]))
     size.width, size.height = 15, 9
     show_axes(size)
@@ -262,7 +472,10 @@ def _charts_summary(sh: Sheet, comp: tuple[int, int], tiers: tuple[int, int], be
     bar.type = "bar"
     bar.title = "Overhead by tier (% of training time)"
     bar.x_axis.title = None
-    bar.add_data(Reference(ws, min_col=2, max_col=3, min_row=tiers[0] - 1, max_row=tiers[1]), titles_from_data=True)
+    bar.add_data(
+        Reference(ws, min_col=2, max_col=3, min_row=tiers[0] - 1, max_row=tiers[1]),
+        titles_from_data=True,
+    )
     bar.set_categories(Reference(ws, min_col=1, min_row=tiers[0], max_row=tiers[1]))
     bar.width, bar.height = 15, 9
     show_axes(bar)

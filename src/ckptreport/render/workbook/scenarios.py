@@ -64,7 +64,11 @@ class Table:
     def live(self, sh: Sheet, idx: int | None, column: str, fmt: str | None):
         """A live reference to ``column`` of scenario ``idx`` (by its key), its value cached."""
         ref = self.ref(idx, column)
-        return sh.cell(f"={ref}", fmt=fmt, result=self.ctx.value(idx, column)) if ref else sh.text("n/a")
+        return (
+            sh.cell(f"={ref}", fmt=fmt, result=self.ctx.value(idx, column))
+            if ref
+            else sh.text("n/a")
+        )
 
     def column(self, name: str) -> str:
         """Every row of column ``name``: the range a check sums over."""
@@ -82,25 +86,43 @@ def write(sh: Sheet, ctx: Context, assumed: Assumed) -> Table:
     frame = ctx.frame.loc[ctx.report.workbook_index, scenario_columns(ctx.frame)]
     all_cols = [KEY, *frame.columns]
     letters = {n: get_column_letter(i + 1) for i, n in enumerate(all_cols)}
-    widths = {KEY: len(str(frame.index.max())) if len(frame) else 1, **{n: _shown_width(n, frame[n]) for n in frame}}
-    sh.layout({i + 1: min(max(len(n), widths[n]) + 2, 44) for i, n in enumerate(all_cols)}, f"G{FIRST}", fit=False)
-    sh.ws.print_title_rows = "2:2"  # each printed page repeats the header and each row's key and system
+    widths = {
+        KEY: len(str(frame.index.max())) if len(frame) else 1,
+        **{n: _shown_width(n, frame[n]) for n in frame},
+    }
+    sh.layout(
+        {i + 1: min(max(len(n), widths[n]) + 2, 44) for i, n in enumerate(all_cols)},
+        f"G{FIRST}",
+        fit=False,
+    )
+    sh.ws.print_title_rows = (
+        "2:2"  # each printed page repeats the header and each row's key and system
+    )
     sh.ws.print_title_cols = f"A:{letters['strategy']}"
-    sh.ws.page_setup.scale = 55  # small print, but about ten columns beside the repeated ones a page
+    sh.ws.page_setup.scale = (
+        55  # small print, but about ten columns beside the repeated ones a page
+    )
     note = ctx.report.workbook_note or (
         f"All {len(frame):,} scenarios. Input columns refer to Assumptions (plan-wide inputs are named cells "
         "there); the others are formulas. "
-        f"{KEY} is each row's key: sort and filter freely.")
+        f"{KEY} is each row's key: sort and filter freely."
+    )
     sh.append([sh.text(note, font=BOLD)])
     sh.append([sh.text(n) for n in all_cols])
-    table = Table(ctx, letters, {idx: FIRST + i for i, idx in enumerate(frame.index)},
-                  _streamed(frame, assumed, _formulas(letters)))
+    table = Table(
+        ctx,
+        letters,
+        {idx: FIRST + i for i, idx in enumerate(frame.index)},
+        _streamed(frame, assumed, _formulas(letters)),
+    )
     sh.append(_first_row(sh, table, len(frame)))
     _excel_table(sh, table, len(all_cols), FIRST + len(frame) - 1)
     return table
 
 
-def _streamed(frame: pd.DataFrame, assumed: Assumed, formulas: dict[str, str]) -> list[tuple[str, dict]]:
+def _streamed(
+    frame: pd.DataFrame, assumed: Assumed, formulas: dict[str, str]
+) -> list[tuple[str, dict]]:
     """What each column's rows hold: the key as numbers, names as text, inputs as references to
     their Assumptions cells, derived columns as the parts of their formula around the row number;
     each with the evaluator's values as the cells' cached results."""
@@ -111,13 +133,35 @@ def _streamed(frame: pd.DataFrame, assumed: Assumed, formulas: dict[str, str]) -
         if n in LITERAL:
             columns.append((n, {"text": frame[n].astype(str).to_numpy()}))
         elif n in refs:
-            columns.append((n, {"formulas": frame[n].map(refs[n]).to_numpy(object), "values": _cached(n, frame[n])}))
+            columns.append(
+                (
+                    n,
+                    {
+                        "formulas": frame[n].map(refs[n]).to_numpy(object),
+                        "values": _cached(n, frame[n]),
+                    },
+                )
+            )
         elif n in kind_of:
-            columns.append((n, {"formulas": _input_refs(assumed, frame, n, *kind_of[n]),
-                                "values": _cached(n, frame[n])}))
+            columns.append(
+                (
+                    n,
+                    {
+                        "formulas": _input_refs(assumed, frame, n, *kind_of[n]),
+                        "values": _cached(n, frame[n]),
+                    },
+                )
+            )
         else:
-            columns.append((n, {"parts": tuple(formulas[n].removeprefix("=").split("{r}")),
-                                "values": _cached(n, frame[n])}))
+            columns.append(
+                (
+                    n,
+                    {
+                        "parts": tuple(formulas[n].removeprefix("=").split("{r}")),
+                        "values": _cached(n, frame[n]),
+                    },
+                )
+            )
     return columns
 
 
@@ -131,7 +175,9 @@ def _first_row(sh: Sheet, table: Table, rows: int) -> list:
         elif "numbers" in what:
             first.append(sh.cell(int(what["numbers"][0]), fmt="0") if rows else None)
         else:
-            formula = "=" + (what["formulas"][0] if "formulas" in what else str(FIRST).join(what["parts"]))
+            formula = "=" + (
+                what["formulas"][0] if "formulas" in what else str(FIRST).join(what["parts"])
+            )
             first.append(sh.cell(formula, fmt=display.excel_format(n)))
     return first
 
@@ -140,19 +186,28 @@ def _excel_table(sh: Sheet, table: Table, width: int, last: int) -> None:
     """The Excel table over the rows (its filter buttons on the header), and the overhead and
     target columns shaded where they miss the target."""
     ref = f"A2:{get_column_letter(width)}{max(last, FIRST)}"
-    excel = ExcelTable(displayName="Scenarios", ref=ref,
-                       tableColumns=[TableColumn(id=i + 1, name=n) for i, n in enumerate(table.letters)])
+    excel = ExcelTable(
+        displayName="Scenarios",
+        ref=ref,
+        tableColumns=[TableColumn(id=i + 1, name=n) for i, n in enumerate(table.letters)],
+    )
     excel.tableStyleInfo = TableStyleInfo(name="TableStyleLight9", showRowStripes=True)
     excel.autoFilter = AutoFilter(ref=ref)
-    with warnings.catch_warnings():  # openpyxl warns in write-only mode even when the columns are given
+    with (
+        warnings.catch_warnings()
+    ):  # openpyxl warns in write-only mode even when the columns are given
         warnings.filterwarnings("ignore", "In write-only mode you must add table columns manually")
         sh.ws.add_table(excel)
     over = table.letters["overhead_pct"]
-    sh.ws.conditional_formatting.add(f"{over}{FIRST}:{over}{last}",
-                                     FormulaRule(formula=[f"{over}{FIRST}>target_overhead_pct"], fill=OVER_FILL))
+    sh.ws.conditional_formatting.add(
+        f"{over}{FIRST}:{over}{last}",
+        FormulaRule(formula=[f"{over}{FIRST}>target_overhead_pct"], fill=OVER_FILL),
+    )
     meets = table.letters["meets_target"]
-    sh.ws.conditional_formatting.add(f"{meets}{FIRST}:{meets}{last}",
-                                     FormulaRule(formula=[f"NOT({meets}{FIRST})"], fill=OVER_FILL))
+    sh.ws.conditional_formatting.add(
+        f"{meets}{FIRST}:{meets}{last}",
+        FormulaRule(formula=[f"NOT({meets}{FIRST})"], fill=OVER_FILL),
+    )
 
 
 def _formulas(letters: dict[str, str]) -> dict[str, str]:
@@ -166,7 +221,9 @@ def _formulas(letters: dict[str, str]) -> dict[str, str]:
     return out
 
 
-def _input_refs(assumed: Assumed, frame: pd.DataFrame, name: str, kind: str, column: str) -> np.ndarray:
+def _input_refs(
+    assumed: Assumed, frame: pd.DataFrame, name: str, kind: str, column: str
+) -> np.ndarray:
     """Per row, the absolute reference to the Assumptions cell of the row's entity's input ``name``:
     no lookup by name (nothing is matched as a pattern) and no offset (a row inserted in Assumptions
     moves the reference with the cell); sorting Scenarios moves each reference with its row."""
@@ -186,16 +243,26 @@ def _shown_width(name: str, column: pd.Series) -> int:
     fmt = display.excel_format(name) or "General"
     values = column.to_numpy(float)
     finite = np.abs(values[np.isfinite(values) & (np.abs(values) < INF_AT)])
-    words = max((len(w) for w in re.findall(r'\[>=1E\+280\]"([^"]*)"', fmt)), default=0) if len(finite) < len(values) else 0
+    words = (
+        max((len(w) for w in re.findall(r'\[>=1E\+280\]"([^"]*)"', fmt)), default=0)
+        if len(finite) < len(values)
+        else 0
+    )
     if not len(finite):
         return max(words, 1)
     top = float(finite.max())
-    section = fmt.split(";")[-1] if ",," not in fmt else "#,##0.00"  # scaled to TB, GB, MB: at most 999.99
+    section = (
+        fmt.split(";")[-1] if ",," not in fmt else "#,##0.00"
+    )  # scaled to TB, GB, MB: at most 999.99
     decimals = len(re.search(r"\.(0*)", section).group(1)) if "." in section else 0
     unit = max((len(u) for u in re.findall(r'"([^"]*)"', section)), default=0)
-    unit += section.endswith("%")  # a percentage: the evaluator's whole percents, shown with a % sign
+    unit += section.endswith(
+        "%"
+    )  # a percentage: the evaluator's whole percents, shown with a % sign
     digits = len(f"{min(top, 999.99) if ',,' in fmt else top:,.{decimals}f}")
-    if section.endswith("%") and "[<" in fmt:  # small percentages show more decimals: 0.000020%, 0.0069%
+    if (
+        section.endswith("%") and "[<" in fmt
+    ):  # small percentages show more decimals: 0.000020%, 0.0069%
         least = float(finite.min())
         digits = max(digits, 8 if least < 0.001 else 6 if least < 0.1 else 0)
     return max(words, digits + unit + 1)
@@ -217,5 +284,8 @@ def _cached(name: str, column: pd.Series) -> np.ndarray:
 def rows(table: Table, styles: dict[str, int], advance=lambda n: None):
     """The Scenarios rows as SpreadsheetML, each column with the style openpyxl gave its first cell;
     ``advance(k)`` after each chunk of k rows."""
-    columns = [sheetxml.Column(table.letters[n], styles.get(table.letters[n], 0), **what) for n, what in table.columns]
+    columns = [
+        sheetxml.Column(table.letters[n], styles.get(table.letters[n], 0), **what)
+        for n, what in table.columns
+    ]
     return sheetxml.rows_xml(columns, FIRST, len(table.rows), advance)
