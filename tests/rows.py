@@ -170,6 +170,7 @@ def input_row(draw) -> dict[str, object]:
         "puts_per_s_per_prefix": draw(st.one_of(st.just(math.inf), _f(100, 1e4))),
         "prefixes": float(draw(st.integers(1, 8))),
         "headroom_pct": draw(_f(0, 50)),
+        "confidence_pct": draw(_f(1, 100)),
     }
 
 

@@ -21,7 +21,19 @@ from .define import (
 )
 
 # isort: off
-from . import size, placement, demand, bought, chain, stall, restore, cadence, money, tco  # noqa: F401  (each registers its columns, in this order)
+# each registers its columns, in this order (the order of evaluation)
+from . import size  # noqa: F401
+from . import placement  # noqa: F401
+from . import demand  # noqa: F401
+from . import needs  # noqa: F401
+from . import bought  # noqa: F401
+from . import chain  # noqa: F401
+from . import stall  # noqa: F401
+from . import restore  # noqa: F401
+from . import cadence  # noqa: F401
+from . import goodput  # noqa: F401
+from . import money  # noqa: F401
+from . import tco  # noqa: F401
 # isort: on
 
 __all__ = [

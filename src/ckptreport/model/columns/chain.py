@@ -3,49 +3,16 @@
 from __future__ import annotations
 
 from ...read.units import INF_FMT
-from ..expr import GB, PERCENT, largest, maximum, minimum, where
+from ..expr import GB, largest, maximum, minimum, where
 from .define import column, section
 
 section("The write chain, per node")
-
-
-@column("GBps")
-def tier_node_GBps(tier_kind, tier_node_write_GBps, nvme_write_GBps):
-    """Most one node can write to the tier (a local_nvme tier: the node's own drives)."""
-    return where(
-        tier_kind == "local_nvme",
-        minimum(nvme_write_GBps, tier_node_write_GBps),
-        tier_node_write_GBps,
-    )
 
 
 @column("GBps", excel=INF_FMT + '#,##0.000" GB/s"')
 def tier_share_GBps(tier_node_GBps, tier_bought_GBps, nodes_writing):
     """What one node gets from the tier while every writing node writes: its cap, or an even share."""
     return minimum(tier_node_GBps, tier_bought_GBps / nodes_writing)
-
-
-@column("s")
-def nic_s(tier_kind, durable_node_bytes, storage_nic_GBps):
-    """Time for the heaviest node's durable save to cross its storage NIC (none for node-local NVMe)."""
-    return where(tier_kind == "local_nvme", 0, durable_node_bytes / (storage_nic_GBps * GB))
-
-
-@column("GBps")
-def writers_GBps(writers_on_node, writer_GBps, writer_scaling_pct):
-    """What the node's writer processes (one per writing GPU) sustain together: one writer's bandwidth,
-    and each further writer adds writer_scaling of it (they share the node sub-linearly)."""
-    return writer_GBps * (1 + (writers_on_node - 1) * writer_scaling_pct / PERCENT)
-
-
-@column("s")
-def writer_s(durable_node_bytes, writers_GBps, bytes_per_gpu_max, durable_share_pct, writer_GBps):
-    """Time for the node's writer processes to write its durable save; never less than the heaviest
-    rank's part at one writer's bandwidth."""
-    return maximum(
-        durable_node_bytes / (writers_GBps * GB),
-        bytes_per_gpu_max * durable_share_pct / PERCENT / (writer_GBps * GB),
-    )
 
 
 @column("s")

@@ -1,12 +1,11 @@
-"""The copy to host, the engine's fixed cost and coordination, and the tier bandwidth the target
-demands."""
+"""The copy to host, the engine's fixed cost and coordination."""
 
 from __future__ import annotations
 
-from ..expr import GB, INF, PERCENT, known, maximum, minimum, where
+from ..expr import GB, PERCENT, known, minimum, where
 from .define import column, section
 
-section("The copy to host, and what the target demands")
+section("The copy to host, and the coordination")
 
 
 @column("GBps")
@@ -118,56 +117,3 @@ def blocking_coordination_s(
 def metadata_s(files_per_rank, per_file_s):
     """Creating each writing rank's files on the tier (ranks create theirs at once)."""
     return files_per_rank * per_file_s
-
-
-@column("s")
-def write_budget_s(
-    saves_after_failure,
-    blocks_for_persist,
-    target_overhead_pct,
-    interval_s,
-    fixed_s,
-    snapshot_s,
-    nvme_s,
-    coordination_s,
-    blocking_coordination_s,
-    metadata_s,
-    durable_every_saves,
-):
-    """Time the tier write may take and still meet the target: a save training waits for (sync), what the
-    target leaves after the fixed cost, the copy to host, the coordination and the files' metadata; the
-    background strategies, the time to the next durable save (the interval, peer_memory's durable_every
-    intervals) less the NVMe landing, the coordination left to the persist and the metadata, if the
-    snapshot and the coordination it waits for meet the target; without a periodic save (jit), no limit.
-    Zero when nothing is left (never negative)."""
-    allowed_s = target_overhead_pct / PERCENT * interval_s - fixed_s
-    background = coordination_s - blocking_coordination_s
-    return where(
-        saves_after_failure,
-        INF,
-        maximum(
-            where(
-                blocks_for_persist,
-                allowed_s - snapshot_s - coordination_s - metadata_s,
-                where(
-                    snapshot_s + blocking_coordination_s <= allowed_s,
-                    interval_s * durable_every_saves - nvme_s - background - metadata_s,
-                    0,
-                ),
-            ),
-            0,
-        ),
-    )
-
-
-@column("GBps", infinite="unreachable")
-def required_write_GBps(write_budget_s, durable_bytes):
-    """Aggregate tier write bandwidth that meets the target (unreachable when the copy to host alone misses
-    it; none for jit, which writes only after a failure)."""
-    return where(write_budget_s > 0, durable_bytes / write_budget_s / GB, INF)
-
-
-@column("GBps", infinite="unreachable")
-def required_node_write_GBps(write_budget_s, durable_node_bytes):
-    """Per-node write bandwidth (NIC and tier share) that meets the target."""
-    return where(write_budget_s > 0, durable_node_bytes / write_budget_s / GB, INF)

@@ -4,7 +4,7 @@ layout runs the strategy."""
 
 from __future__ import annotations
 
-from ..expr import GB, PERCENT, maximum, minimum, where
+from ..expr import PERCENT, maximum, minimum, where
 from .define import column, section
 
 section("Strategy: what training waits for")
@@ -30,13 +30,6 @@ def checkpoint_cost_s(
         jit_overhead_pct / PERCENT * interval_s,
         fixed_s + snapshot_s + where(blocks_for_persist, write_s, blocking_coordination_s),
     )
-
-
-@column("s")
-def peer_s(copies_to_peers, peer_replicas, bytes_per_node, peer_nic_GBps):
-    """Time to copy a node's snapshot to its peer_replicas peers over the peer network, where the strategy
-    copies to peers (peer_memory)."""
-    return where(copies_to_peers, peer_replicas * bytes_per_node / (peer_nic_GBps * GB), 0)
 
 
 @column("s")

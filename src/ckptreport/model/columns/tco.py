@@ -57,10 +57,11 @@ def storage_usd_month(capacity_usd_month, bandwidth_usd_month, requests_usd_mont
 
 
 @column("usd")
-def lost_gpu_usd_month(gpus, usd_per_gpu_hour, waste_pct):
-    """GPU time a month of training loses to checkpointing (stalls, and rework and restarts after
-    failures), at the job's $/GPU-hour."""
-    return gpus * usd_per_gpu_hour * SECONDS_PER_MONTH / HOUR * waste_pct / PERCENT
+def lost_gpu_usd_month(gpus, usd_per_gpu_hour, ettr_pct):
+    """GPU time a month of the run loses to checkpointing (stalls, and rework, restarts and restores
+    after failures), at the job's $/GPU-hour: the month's share of wall-clock time that does not
+    train (100% - ETTR), so never more than the cluster's GPU bill for the month."""
+    return gpus * usd_per_gpu_hour * SECONDS_PER_MONTH / HOUR * (PERCENT - ettr_pct) / PERCENT
 
 
 @column("usd")
@@ -73,6 +74,28 @@ def total_usd_month(storage_usd_month, lost_gpu_usd_month):
 def storage_run_usd(storage_usd_month, run_days):
     """The storage over the run's length (empty when the tier is unpriced)."""
     return storage_usd_month * run_days * DAY / SECONDS_PER_MONTH
+
+
+@column("usd")
+def purchase_usd(capex_usd_per_tb, provisioned_bytes, capex_usd_per_GBps, tier_bought_GBps):
+    """Bought storage: the purchase price a proposal carries, the capacity bought at its price per TB
+    and the bandwidth bought at its price per GB/s (0 for rented storage; empty when unpriced)."""
+    return where(known(capex_usd_per_tb), provisioned_bytes / TERA * capex_usd_per_tb, 0) + where(
+        capex_usd_per_GBps > 0, tier_bought_GBps * capex_usd_per_GBps, 0
+    )
+
+
+@column("usd")
+def support_usd_year(purchase_usd, support_pct):
+    """Bought storage: support and operations a year, support_per_year of the purchase price."""
+    return purchase_usd * support_pct / PERCENT
+
+
+@column("bool")
+def run_outlives_storage(capex_usd_per_tb, run_days, life_s):
+    """Bought storage: whether the run lasts longer than the life its purchase is spread over (the
+    monthly figure then buys it again, as a second purchase would)."""
+    return where(known(capex_usd_per_tb), run_days * DAY > life_s, False)
 
 
 @column("usd")
