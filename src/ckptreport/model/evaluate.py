@@ -9,8 +9,9 @@ codes into their categories), for a command that needs a few rows and should not
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -48,13 +49,29 @@ LABELS = {
 }  # label inputs with a fixed vocabulary
 
 
-def compute(values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Evaluate every column definition over arrays of inputs; returns inputs and columns."""
+def compute(
+    values: dict[str, np.ndarray], wanted: Iterable[str] | None = None
+) -> dict[str, np.ndarray]:
+    """Evaluate the column definitions over arrays of inputs; returns inputs and columns. ``wanted``:
+    only these columns and what they read (a search over many candidates needs a few)."""
     env = dict(values)
+    cols = COLUMNS.values() if wanted is None else _needed(tuple(wanted))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        for col in COLUMNS.values():
+        for col in cols:
             env[col.name] = col.fn(*(env[p] for p in col.params))
     return env
+
+
+@functools.cache
+def _needed(wanted: tuple[str, ...]) -> list:
+    """The column definitions ``wanted`` reads, directly or not, in their order of definition."""
+    need, todo = set(), [w for w in wanted if w in COLUMNS]
+    while todo:
+        name = todo.pop()
+        if name not in need:
+            need.add(name)
+            todo.extend(p for p in COLUMNS[name].params if p in COLUMNS)
+    return [c for c in COLUMNS.values() if c.name in need]
 
 
 def entity_values(inputs: Inputs, section: str, name: str) -> dict[str, float | str]:

@@ -3,6 +3,8 @@ column definitions as the frame (``evaluate.compute``), and the option the one r
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pandas as pd
 
@@ -33,27 +35,43 @@ class Evaluator:
         self.n = len(rows)
         self.base = {
             k: (
-                rows[k].astype(str).to_numpy(object)
+                _text(rows[k])
                 if INPUTS[k].unit == "label"
                 else rows[k].to_numpy(bool if INPUTS[k].unit == "bool" else float)
             )
             for k in INPUTS
         }
         self.masks = []  # per param: per member, the rows it applies to (only a layered strategy's, its inputs)
-        strategy = rows["strategy"].astype(str).to_numpy()
+        text = {}  # an entity column as text, read once
         only = read_only_by()  # an input only some strategies read moves their rows only
         for p in params:
-            self.masks.append(
-                [
-                    (
-                        np.ones(self.n, bool)
-                        if m.section == PLAN
-                        else rows[ENTITY_COLUMN[m.section]].astype(str).to_numpy() == m.name
-                    )
-                    & (np.isin(strategy, only[m.input]) if m.input in only else True)
-                    for m in p.members
-                ]
-            )
+            masks = []
+            for m in p.members:
+                mask = np.ones(self.n, bool)
+                if m.section != PLAN:
+                    column = ENTITY_COLUMN[m.section]
+                    if column not in text:
+                        text[column] = _text(rows[column])
+                    mask &= text[column] == m.name
+                if m.input in only:
+                    if "strategy" not in text:
+                        text["strategy"] = _text(rows["strategy"])
+                    mask &= np.isin(text["strategy"], only[m.input])
+                masks.append(mask)
+            self.masks.append(masks)
+
+    def only(self, kept: list[int]) -> Evaluator:
+        """The same rows with only the params at positions ``kept``."""
+        out = copy.copy(self)
+        out.params = [self.params[j] for j in kept]
+        out.masks = [self.masks[j] for j in kept]
+        return out
+
+    def moved(self, inputs: dict[str, np.ndarray]) -> Evaluator:
+        """The same rows and params with some base inputs set to other values (one per row)."""
+        out = copy.copy(self)
+        out.base = {**self.base, **inputs}
+        return out
 
     def touches(self, j: int) -> bool:
         return any(m.any() for m in self.masks[j])
@@ -72,9 +90,18 @@ class Evaluator:
                 for column, base in ((member.input, member.value), *member.dependents):
                     moved = y if column == member.input else base * scale
                     env[column].reshape(draws, self.n)[:, mask] = moved[:, None]
-        out = compute(env)
+        out = compute(env, columns)
         keep = columns or list(out)
         return {k: np.asarray(out[k]).reshape(draws, self.n) for k in keep}
+
+
+def _text(column: pd.Series) -> np.ndarray:
+    """A column as an array of Python strings (a categorical's codes into its categories: no copy of a
+    string per row)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        cats = np.asarray(column.cat.categories.astype(str), dtype=object)
+        return cats[column.cat.codes.to_numpy()]
+    return column.astype(str).to_numpy(object)
 
 
 RANK_COLUMNS = list(rule.COLUMNS.values())  # what the rule reads of each draw

@@ -67,6 +67,27 @@ def as_dict(s: Sensitivity) -> dict:
 BRIEF_SAMPLES = 1000  # draws behind a brief's P10/P50/P90 (seed 1): a second on the largest brief
 
 
+def draws(
+    rows: pd.DataFrame | None,
+    params: list[Param],
+    samples: int = BRIEF_SAMPLES,
+    seed: int = 1,
+    columns=None,
+    ev: Evaluator | None = None,
+):
+    """The draws a decision among ``rows`` is judged on: every uncertain input that touches them drawn
+    ``samples`` times (seeded), the rows re-evaluated at each (by ``ev`` when given: the rows' evaluator
+    over ``params``); returns the inputs drawn and the columns (each of shape draws x rows), or
+    ``([], None)`` when no uncertain input touches the rows."""
+    ev = ev or Evaluator(rows, params)
+    kept = [j for j in range(len(params)) if ev.touches(j)]
+    touching = [params[j] for j in kept]
+    if not touching:
+        return touching, None
+    values = block_draws(touching, seed, 0, -(-samples // BLOCK), samples)
+    return touching, ev.only(kept).run(values, columns)
+
+
 def robustness(
     rows: pd.DataFrame, params: list[Param], samples: int = BRIEF_SAMPLES, seed: int = 1
 ) -> Robustness:
@@ -75,19 +96,18 @@ def robustness(
     ev = Evaluator(rows, params)
     base, swings = tornado(rows, params, ev=ev)
     breaks = break_even(rows, params, ev=ev)
-    touching = [p for j, p in enumerate(params) if ev.touches(j)]
     wins: dict[str, float] = {}
+    meets: tuple[float, ...] = ()
     quant: dict[str, dict[str, float | None]] = {
         m: {"p10": None, "p50": None, "p90": None} for m in METRICS
     }
+    touching, cols = draws(rows, params, samples, seed, RANK_COLUMNS + METRICS, ev=ev)
     if touching:
-        ev = Evaluator(rows, touching)
-        values = block_draws(touching, seed, 0, -(-samples // BLOCK), samples)
-        cols = ev.run(values, RANK_COLUMNS + METRICS)
         (chosen,) = picks(cols, [np.arange(len(rows))])
         labels = [_option(rows, int(i)) for i in range(len(rows))] + [NONE]
         for code, count in zip(*np.unique(chosen, return_counts=True)):
             wins[labels[int(code)]] = int(count) / samples
+        meets = tuple(float(v) for v in np.asarray(cols["meets_target"], dtype=float).mean(axis=0))
         at = [i for i in range(len(rows)) if _option(rows, i) == base["option"]]
         if at:
             quant = {m: quantiles(cols[m][:, at[0]]) for m in METRICS}
@@ -100,4 +120,5 @@ def robustness(
         seed,
         dict(sorted(wins.items(), key=lambda kv: (-kv[1], kv[0]))),
         quant,
+        meets,
     )
