@@ -55,7 +55,8 @@ def test_the_recommendation_follows_the_economics_of_each_site(shipped, report):
         for r in report.summary.to_dict("records")
         if (r["model"], r["sku"]) == ("llama3-405b", "dgx-h100")
     )
-    assert h100["option_tier"].startswith("superpod-") and h100["option_bought_GBps"] == 80
+    assert h100["option_tier"].startswith("superpod-") and h100["option_bought_GBps"] == 30
+    assert h100["option_strategy"] == "peer_memory"  # the README's answer for this buyer
     assert {site for site, _ in seen} == {"on-prem", "aws", "gcp"}
     assert len({tier for _, tier in seen}) >= 3  # the economics differ, and so do the answers
 
@@ -124,7 +125,31 @@ def test_worked_cost_example_by_hand(frame):
     waste = (
         stall / 1800 + (1800 / 2 + 16.7 * 60 + restore) / mtbf
     )  # share of training lost: stalls + rework
-    lost = 1024 * 4.916 * SECONDS_PER_MONTH / 3600 * waste  # GPU-hours a month at $4.916
+    ettr = 1 / (1 + waste)  # the share of wall-clock time that trains
+    lost = (
+        1024 * 4.916 * SECONDS_PER_MONTH / 3600 * (1 - ettr)
+    )  # the month's GPU-hours that do not train
+    assert row["ettr_pct"] == pytest.approx(100 * ettr, rel=1e-12)
+    shares = (
+        "stop_share_pct",
+        "interference_share_pct",
+        "rework_share_pct",
+        "restart_share_pct",
+        "restore_share_pct",
+    )
+    assert row["interference_share_pct"] == pytest.approx(
+        100 * 0.24 * persist / 1800 * ettr, rel=1e-12
+    )
+    assert row["restart_share_pct"] == pytest.approx(100 * 16.7 * 60 / mtbf * ettr, rel=1e-12)
+    assert sum(row[s] for s in shares) == pytest.approx(
+        100 - 100 * ettr, rel=1e-12
+    )  # ETTR and losses: 100%
+    purchase = capacity / 1e12 * 200 + 80 * 25_000  # what the proposal buys: $2.0M
+    assert row["purchase_usd"] == pytest.approx(purchase, rel=1e-12)
+    assert row["support_usd_year"] == pytest.approx(0.10 * purchase, rel=1e-12)
+    assert (
+        not row["run_outlives_storage"] and row["run_days"] < 5 * 365.25
+    )  # 1,108 days within a 5-year life
     assert row["capacity_needed_bytes"] == pytest.approx(capacity, rel=1e-12)
     assert row["background_s"] == pytest.approx(persist, rel=1e-12)
     assert row["stall_s"] == pytest.approx(stall, rel=1e-12)
@@ -132,7 +157,12 @@ def test_worked_cost_example_by_hand(frame):
     assert row["lost_gpu_usd_month"] == pytest.approx(lost, rel=1e-12)
     assert row["total_usd_month"] == pytest.approx(storage + lost, rel=1e-12)
     assert row["restore_s"] == pytest.approx(restore, rel=1e-12)
-    assert round(storage) == 50102 and round(lost) == 75487  # the README's figures
+    assert round(storage) == 50102 and round(lost) == 73968  # the README's figures
+    assert (
+        round(storage + lost) == 124071
+        and round(purchase) == 2004091
+        and round(100 * ettr, 2) == 97.99
+    )
 
 
 # ---- storage sized to the plan; object stores as they behave; durability ------------------------
@@ -226,16 +256,19 @@ def test_needs_a_price_when_only_unpriced_options_meet_the_target(frame):
 
 def test_the_summary_names_costs_runner_up_and_assumed_prices(default_build):
     out = default_build.cli.stdout
-    line = next(s for s in out.splitlines() if s.startswith("llama3-405b") and " dgx-h100 " in s)
+    explore = out.split("Explore: every model and SKU")[1]  # after the jobs' decisions
+    line = next(
+        s for s in explore.splitlines() if s.startswith("llama3-405b") and " dgx-h100 " in s
+    )
     assert re.search(
-        r"async to superpod-better with dcp-async-cached \*\s+80 GB/s\s+\$50,102\s+\$75,487\s+"
-        r"pfs-100 \(\+\$",
+        r"peer_memory to superpod-good with nvrx-local \*\s+30 GB/s\s+\$18,852\s+\$53,144\s+"
+        r"superpod-better \(\+\$",
         line,
     ), line
     assert "* assumed prices: capex_usd_per_tb (" in out and "life_s" in out
     assert "needs a price (meets the target, not ranked until priced): tectonic-2tbps" in out
-    aws = next(s for s in out.splitlines() if s.startswith("llama3-405b") and " aws-p5 " in s)
-    assert "async to s3-standard " in aws and "*" not in aws.split("s3-standard")[1][:3]
+    aws = next(s for s in explore.splitlines() if s.startswith("llama3-405b") and " aws-p5 " in s)
+    assert "to s3-standard " in aws and "*" not in aws.split("s3-standard")[1][:3]
 
 
 def test_explain_prints_the_cost_arithmetic_with_its_sources():

@@ -7,10 +7,11 @@ from ckptreport.answer.explain import Scenario, default_engine, explanation
 
 
 def test_a_strategy_built_on_another_finds_an_engine_that_runs_it(shipped):
-    """jit is built on sync: the plan's first engine implementing sync runs it (the first engine of the
-    plan implements async only)."""
+    """jit is built on sync: no engine lists it, so the plan's first engine implementing sync runs it
+    (the first engine of the plan implements async only). peer_memory is listed by nvrx-local, so
+    only it runs peer_memory, though dcp-async-cached implements async, the strategy it is built on."""
     assert default_engine(shipped, "jit") == "megatron-dist-ckpt"
-    assert default_engine(shipped, "peer_memory") == "dcp-async-cached"
+    assert default_engine(shipped, "peer_memory") == "nvrx-local"
     steps = explanation(shipped, Scenario("llama3-70b", "dgx-h100", "pfs-100", 1024, 1800.0, "jit"))
     assert steps["scenario"]["engine"] == "megatron-dist-ckpt"
 

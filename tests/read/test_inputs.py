@@ -78,6 +78,7 @@ NOT_INPUTS = {  # the keys that are names, prose or output settings, not figures
         "workbook_rows",
         "summary",
         "briefs",
+        "jobs",
         "paper",
     },
 }

@@ -150,8 +150,8 @@ def test_misspelt_sku_in_the_plan(models_dir, out_dir):
     text = replace(
         models_dir,
         "plan.yaml",
-        "strategies: [sync, async, tiered]\n",
-        "strategies: [sync, async, tiered]\nskus: [dgx-h10]\n",
+        "strategies: [sync, async, tiered, peer_memory]\n",
+        "strategies: [sync, async, tiered, peer_memory]\nskus: [dgx-h10]\n",
     )
     line, col = where(text, "skus: [dgx-h10]")
     col += len("skus: [")
@@ -325,8 +325,8 @@ def test_cross_product_larger_than_max_rows(models_dir, out_dir, tmp_path):
     text = replace(
         models_dir,
         "plan.yaml",
-        "strategies: [sync, async, tiered]\n",
-        "strategies: [sync, async, tiered]\nmax_rows: 100\n",
+        "strategies: [sync, async, tiered, peer_memory]\n",
+        "strategies: [sync, async, tiered, peer_memory]\nmax_rows: 100\n",
     )
     line, col = where(text, "max_rows: 100")
     plan = load_yaml(models_dir, "plan.yaml")
@@ -393,8 +393,8 @@ def break_three(models_dir: Path) -> list[str]:
     plan = replace(
         models_dir,
         "plan.yaml",
-        "strategies: [sync, async, tiered]\n",
-        "strategies: [sync, async, tiered]\nskus: [dgx-h10]\n",
+        "strategies: [sync, async, tiered, peer_memory]\n",
+        "strategies: [sync, async, tiered, peer_memory]\nskus: [dgx-h10]\n",
     )
     s_line, s_col = where(storage, "per_node_wrte")
     h_line, h_col = where(hardware, "storage_nic: 100 GB")
@@ -751,8 +751,8 @@ def test_a_plan_key_that_moved_to_the_engines_says_where(models_dir, out_dir, ke
     text = replace(
         models_dir,
         "plan.yaml",
-        "strategies: [sync, async, tiered]\n",
-        f"strategies: [sync, async, tiered]\n{key}\n",
+        "strategies: [sync, async, tiered, peer_memory]\n",
+        f"strategies: [sync, async, tiered, peer_memory]\n{key}\n",
     )
     line, col = where(text, key)
     name = key.split(":")[0]

@@ -11,16 +11,14 @@ import numpy as np
 import pandas as pd
 
 from ..base.errors import InputError, Problem
-from ..model.axes import Point
 from ..model.evaluate import curve, scenarios
-from ..model.plan import headline_recipe
 from ..read.load import plan_file
 from ..read.quantity import Q
 from ..read.strategies import BACKGROUND, BASELINE, COMPARED, layered
 from ..read.validated import Inputs
 from .explain import explain_row
 from .recommend import assumed_prices, recommend
-from .types import BriefData, Pick, Purchase, Spec, TierLine
+from .types import BriefData, Decision, Pick, Purchase, Spec, TierLine
 from .uncertainty.ranges import parameters
 from .uncertainty.robustness import robustness
 
@@ -45,27 +43,29 @@ def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "model"
 
 
-def specs(inputs: Inputs, frame: pd.DataFrame, point: Point) -> list[Spec]:
-    """One brief per model of the plan (on the summary's SKU, every tier), plus the plan's ``briefs:``."""
+def specs(inputs: Inputs, frame: pd.DataFrame, decisions: list[Decision]) -> list[Spec]:
+    """One brief per job (its decision, at its scale), plus the plan's ``briefs:``."""
     plan = inputs.plan
     tiers = tuple(str(t) for t in frame["tier"].cat.categories)
     taken = {b.name for b in plan.briefs}
     out, used = [], set()
-    for model in frame["model"].cat.categories:
-        name = _slug(str(model))
+    for d in decisions:
+        job = d.job
+        name = _slug(job.name)
         while name in used or name in taken:
             name += "-1"
         used.add(name)
         out.append(
             Spec(
                 name,
-                str(model),
-                (point.sku,),
+                job.model,
+                (job.sku,),
                 tiers,
-                int(point.gpus),
-                point.interval_s,
-                headline_recipe(inputs, str(model)),
-                in_plan=True,
+                job.gpus,
+                float(d.pick.row["interval_s"]),
+                job.recipe,
+                job.title,
+                decision=d,
             )
         )
     for b in plan.briefs:
@@ -113,7 +113,8 @@ def brief_rows(inputs: Inputs, frame: pd.DataFrame, spec: Spec) -> pd.DataFrame:
 def brief(inputs: Inputs, frame: pd.DataFrame, spec: Spec, params: list | None = None) -> BriefData:
     """One brief's data; ``params``: the inputs' uncertain figures (``uncertainty.ranges.parameters``), when
     the caller has them."""
-    rows = brief_rows(inputs, frame, spec)
+    d = spec.decision
+    rows = d.options if d is not None else brief_rows(inputs, frame, spec)
     if rows.empty:
         place = inputs.places.get(("briefs", spec.name))
         raise InputError(
@@ -126,7 +127,7 @@ def brief(inputs: Inputs, frame: pd.DataFrame, spec: Spec, params: list | None =
                 "tier on a SKU without local NVMe): name a remote tier or a SKU with local NVMe",
             )
         )
-    pick = recommend(rows)
+    pick = d.pick if d is not None else recommend(rows)
     on_sku = rows[rows["sku"] == pick.row["sku"]]
     tiers = []
     for tier in spec.tiers:
@@ -147,7 +148,11 @@ def brief(inputs: Inputs, frame: pd.DataFrame, spec: Spec, params: list | None =
             intervals = CURVE_MIN * 60
             curves[strategy] = (intervals, curve(row, intervals)["waste_pct"])
             curve_rows[strategy] = row
-    robust = robustness(rows, parameters(inputs, spec.gpus) if params is None else params)
+    robust = (
+        d.robust
+        if d is not None
+        else robustness(rows, parameters(inputs, spec.gpus) if params is None else params)
+    )
     planned = [s for s in inputs.plan.strategies if (on_sku["strategy"] == s).any()]
     by_strategy = (
         [(s, recommend(on_sku[on_sku["strategy"] == s])) for s in planned]

@@ -80,7 +80,8 @@ def default_engine(inputs: Inputs, strategy: str) -> str:
     """The plan's first engine that runs ``strategy`` (else the first of engines.yaml that does): it
     implements it, or the strategy it is built on (``plan.runs``)."""
     listed = [*(inputs.plan.engines or []), *inputs.engines]
-    return next((e for e in listed if runs(inputs.engines[e], strategy)), listed[0])
+    some = any(strategy in inputs.engines[e].strategies for e in listed)
+    return next((e for e in listed if runs(inputs.engines[e], strategy, some)), listed[0])
 
 
 def _finite(v):

@@ -48,6 +48,8 @@ TABLE_COLUMNS = (
     "total_usd_month",
     "total_usd",
     "run_days",
+    "ettr_pct",
+    "implausible",
     "recommendable",
     "extrapolated",
     "idle_gpus",

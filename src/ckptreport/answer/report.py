@@ -21,7 +21,7 @@ from ..read.inputs import ENTITY_COLUMN, INPUTS
 from ..read.load import plan_file
 from ..read.strategies import COMPARED
 from ..read.validated import Inputs
-from . import calibration, page
+from . import calibration, decide, page
 from .briefs import PURCHASE_COLUMNS, brief, purchase, specs
 from .recommend import RANK_BY, assumed_prices, headline_rows, recommend
 from .sheets import Selection, cadence_grid, concat, tier_overview, workbook_rows
@@ -169,7 +169,8 @@ def compute(
     table, candidates, purchases = summary(frame, inputs, point)
     params = parameters(inputs, point.gpus)  # the summary lines' (all at the point's GPUs)
     by_gpus = functools.cache(lambda gpus: parameters(inputs, gpus))
-    specs_ = specs(inputs, frame, point) if briefs else []
+    decisions = _decisions(inputs, point, progress)
+    specs_ = specs(inputs, frame, decisions) if briefs else []
     data = [brief(inputs, frame, spec, by_gpus(spec.gpus)) for spec in specs_]
     named = {i for line in candidates for i in line} | {
         int(i) for p in purchases for i in p.points.index
@@ -203,7 +204,21 @@ def compute(
         page=page.page(frame, table, candidates, purchases, params, data, rows, keep)
         if html
         else None,
+        decisions=decisions,
     )
+
+
+def _decisions(inputs: Inputs, point: Point, progress) -> list:
+    """The decision for each job of the plan (``decide``), at its scale."""
+    from ..base.progress import task
+
+    todo = decide.jobs(inputs, point)
+    out = []
+    with task(progress, "decisions", len(todo)) as advance:
+        for job in todo:
+            out.append(decide.decide(inputs, job))
+            advance(1, job.name)
+    return out
 
 
 def _assumed(

@@ -105,6 +105,49 @@ class Spec:
     recipe: str
     title: str | None = None
     in_plan: bool = False  # a model's brief: its rows are in the build's frame
+    decision: Decision | None = None  # a job's brief: its options and pick are the decision's
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """A job the cluster runs, at its real scale (the plan's ``jobs:``, else each model at the summary
+    point): what the decision answers."""
+
+    name: str
+    model: str
+    sku: str
+    gpus: int
+    recipe: str
+    tokens: float | None = None  # the job's own, where it gives them (else the model's)
+    title: str | None = None
+    source: str | None = None
+    declared: bool = True  # False: a default job (the plan names none)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The decision for one job: every option (tier, engine, strategy) at its own best cadence, the
+    interval that minimises its cost over the run subject to the target, solved continuously; how
+    likely each is to meet the target over the draws of the uncertain inputs; the pick (the cheapest
+    that meets the target with the plan's confidence), the cheapest that meets it at the base figures
+    when that is another option, and the answer at each of the plan's cluster sizes."""
+
+    job: JobSpec
+    options: pd.DataFrame  # every column of each option at its best cadence, and p_meets_pct
+    pick: Pick
+    confidence_pct: float
+    reached: bool  # whether any recommendable option meets the target with that confidence
+    cheapest: (
+        pd.Series | None
+    )  # the cheapest option meeting the target at the base figures, when not the pick
+    robust: Robustness
+    scale: list[tuple[int, pd.Series | None]] = field(
+        default_factory=list
+    )  # (GPUs, the pick there)
+
+    @property
+    def p_meets_pct(self) -> float:
+        return float(self.pick.row["p_meets_pct"])
 
 
 @dataclass(frozen=True)
@@ -315,6 +358,9 @@ class Robustness:
     seed: int
     wins: dict[str, float]  # option -> share of the draws it is recommended in
     quantiles: dict[str, dict[str, float | None]]  # metric -> p10/p50/p90 of the recommendation's
+    meets: tuple[
+        float, ...
+    ] = ()  # per row of the options: the share of the draws it meets the target in
 
 
 # ---- calibration and the review page ---------------------------------------------------------
@@ -394,6 +440,7 @@ class Report:
     )
     sweeps: list[Sweep] = field(default_factory=list)  # each input the headline option reads, swept
     page: Page | None = None  # what out/report.html shows beyond the summary (when it is written)
+    decisions: list[Decision] = field(default_factory=list)  # per job: the decision, at its scale
 
     def __post_init__(self):
         self.rows = self.rows or len(self.frame)

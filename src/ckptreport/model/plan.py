@@ -60,11 +60,15 @@ def reachable(sku, tier) -> bool:
     return "any" in tier.sites or site in tier.sites
 
 
-def runs(engine, strategy: str) -> bool:
-    """Whether an engine runs a strategy: it implements it, or the strategy is built on one it implements
-    (peer replication and differences on its async snapshot, a just-in-time save on its sync save)."""
+def runs(engine, strategy: str, listed_by_some: bool = False) -> bool:
+    """Whether an engine runs a strategy: it implements it (lists it); or, when no engine of the plan
+    lists a layered strategy (``listed_by_some`` False: a models directory from before engines named
+    them), the strategy is built on one it implements (peer replication and differences on its async
+    snapshot, a just-in-time save on its sync save)."""
+    if strategy in engine.strategies:
+        return True
     built_on = STRATEGIES[strategy].built_on
-    return strategy in engine.strategies or (built_on is not None and built_on in engine.strategies)
+    return not listed_by_some and built_on is not None and built_on in engine.strategies
 
 
 def combinations(inputs: Inputs, dims) -> tuple[np.ndarray, list[tuple[str, np.ndarray]]]:
@@ -79,8 +83,15 @@ def combinations(inputs: Inputs, dims) -> tuple[np.ndarray, list[tuple[str, np.n
     )
     has_nvme = np.array([s.local_nvme is not None for s in skus], dtype=bool)[:, None, None, None]
     local = np.array([t.kind == "local_nvme" for t in tiers], dtype=bool)[None, :, None, None]
+    listed_by_some = {
+        s: any(s in inputs.engines[e].strategies for e in dims["engine"]) for s in dims["strategy"]
+    }
     implements = np.array(
-        [[runs(inputs.engines[e], s) for s in dims["strategy"]] for e in dims["engine"]], dtype=bool
+        [
+            [runs(inputs.engines[e], s, listed_by_some[s]) for s in dims["strategy"]]
+            for e in dims["engine"]
+        ],
+        dtype=bool,
     ).reshape(shape[2:])[None, None, :, :]
     tiered = np.array([STRATEGIES[s].lands_on_nvme for s in dims["strategy"]], dtype=bool)[
         None, None, None, :
@@ -95,7 +106,8 @@ def combinations(inputs: Inputs, dims) -> tuple[np.ndarray, list[tuple[str, np.n
             np.broadcast_to(~reach[:, :, None, None], shape),
         ),
         (
-            "the engine does not implement the strategy, nor the one it is built on (engines.*.strategies)",
+            "the engine does not implement the strategy (engines.*.strategies; a layered one no engine of "
+            "the plan lists runs on the engines of the one it is built on)",
             np.broadcast_to(~implements, shape),
         ),
         (

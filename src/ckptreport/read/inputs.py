@@ -1178,6 +1178,17 @@ _DECLARED = [
         absent="unknown (jit's rework, and so its cost, unknown)",
     ),
     Input(
+        "confidence_pct",
+        "pct",
+        "how likely an option must be to meet the target, over the draws of every uncertain input, "
+        "for the decision to recommend it",
+        PLAN,
+        "confidence",
+        Quantity("percent", maximum=1.0, plausible=("1%", "100%")),
+        default=80.0,
+        absent="80% (an assumption: four runs in five meet the target)",
+    ),
+    Input(
         "headroom_pct",
         "pct",
         "capacity bought beyond the retained checkpoints",

@@ -395,6 +395,18 @@ def _check_layouts(plan: Plan, models: dict, file, problems: list[Problem]) -> N
                         f"pp {model.pp.value:g} = {replica:,.0f} GPUs)",
                     )
                 )
+    for i, job in enumerate(plan.jobs):
+        model = models.get(job.model)
+        if model is None or model.tp is None or model.pp is None:
+            continue
+        replica = model.tp.value * model.pp.value
+        if job.gpus.value < replica:
+            line, col = place(pmarks, ("jobs", i, "gpus"))
+            message = (
+                f"{_text(job.gpus)} GPUs hold less than one replica of {job.model} (tp "
+                f"{model.tp.value:g} x pp {model.pp.value:g} = {replica:,.0f} GPUs)"
+            )
+            problems.append(Problem(pshown, line, col, f"jobs[{i}].gpus", message))
 
 
 def _check_strategies(plan: Plan, skus: dict, file, problems: list[Problem]) -> None:
@@ -467,8 +479,35 @@ def _check_plan(plan: Plan, declared, file, problems: list[Problem]) -> None:
                 problem((key, i), f"{key}[{i}]", f"{_text(item)!r} is listed twice")
             seen.append(value)
     _check_briefs(plan, declared, problem)
+    _check_jobs(plan, declared, problem)
     if plan.summary is not None:
         _check_summary(plan, declared, problem)
+
+
+def _check_jobs(plan: Plan, declared, problem) -> None:
+    """Each job names a model, SKU and recipe that exist, once; its brief's name is its own (a
+    ``briefs:`` entry may not take it)."""
+    taken = {b.name for b in plan.briefs}
+    seen: set[str] = set()
+    for i, job in enumerate(plan.jobs):
+        checks = [("model", "models", job.model), ("sku", "skus", job.sku)]
+        checks += [("recipe", "recipes", job.recipe)] if job.recipe else []
+        for key, section, name in checks:
+            if name not in declared[section]:
+                problem(
+                    ("jobs", i, key),
+                    f"jobs[{i}].{key}",
+                    _unknown(section[:-1], name, declared[section]),
+                )
+        if job.name in seen:
+            problem(("jobs", i, "name"), f"jobs[{i}].name", f"'{job.name}' is used twice")
+        elif job.name in taken:
+            problem(
+                ("jobs", i, "name"),
+                f"jobs[{i}].name",
+                f"'{job.name}' is also a brief's name: each writes briefs/NAME.pdf",
+            )
+        seen.add(job.name)
 
 
 def _check_briefs(plan: Plan, declared, problem) -> None:

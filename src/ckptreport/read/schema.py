@@ -35,6 +35,7 @@ __all__ = [
     "Tier",
     "Engine",
     "Summary",
+    "Job",
     "Brief",
     "Plan",
     "SECTIONS",
@@ -355,6 +356,28 @@ class Brief(Strict):
     title: Text | None = Field(None, description="title on the first page; default from the model")
 
 
+class Job(Strict):
+    """A training job the cluster runs, at its real scale: the headline answers each (the storage, the
+    strategy, the engine and the cadence to run), and each gets a brief."""
+
+    name: Annotated[
+        str, Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    ] = Field(
+        description="the job's name (letters, digits, . _ -): its brief is out/briefs/NAME.pdf"
+    )
+    model: Name = Field(description="the model the job trains")
+    sku: Name = Field(description="the SKU it runs on")
+    gpus: Quantity("count", integer=True, plausible=("1", "10M")) = Field(
+        description="GPUs in the job"
+    )
+    tokens: Quantity("count", plausible=("1M", "10000T")) | None = Field(
+        None, description="tokens the job trains on; default: the model's tokens"
+    )
+    recipe: Name | None = Field(None, description="recipe; default: the model's own")
+    title: Text | None = Field(None, description="title of its brief; default from the job")
+    source: Text | None = Field(None, description="where the job's scale comes from")
+
+
 _AXES = {
     "models": (list[Name] | None, Field(None, description="model names; omitted: all")),
     "recipes": (
@@ -407,9 +430,17 @@ _OUTPUTS = {
         Summary | None,
         Field(None, description="gpus and interval for the summary; default: first of each"),
     ),
+    "jobs": (
+        list[Job],
+        Field(
+            default_factory=list,
+            description="the jobs the cluster runs, each answered at its scale with a cadence chosen "
+            "for it; omitted: each model of the plan on the summary's SKU and GPUs",
+        ),
+    ),
     "briefs": (
         list[Brief],
-        Field(default_factory=list, description="PDF briefs beyond the one per model"),
+        Field(default_factory=list, description="PDF briefs beyond the one per job"),
     ),
     "paper": (
         Literal[PAPERS],

@@ -1,0 +1,316 @@
+"""The decision a buyer faces, for each job at its real scale.
+
+Each option (tier, engine, strategy) runs at its own best cadence: the interval that minimises its
+cost over the run (storage, and the GPU time lost) among those that meet the overhead target, solved
+continuously, not on the plan's grid: a log grid from a minute to a day, then twice a finer grid
+around its best. Where no interval meets the target, the cheapest (the option is then no candidate).
+Every option is then drawn with every uncertain input it reads (``uncertainty.robustness``: the same
+draws the brief shows), its purchase held as it was decided (a tier bought by the TiB keeps the size
+the base figures bought), and the share of the draws in which it meets the target is its chance of
+meeting it. The pick is the cheapest option, by the one rule, that meets the target with the plan's
+confidence; when none does, the cheapest that meets it at the base figures, and the decision says so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+
+from ..model.axes import Point
+from ..model.columns import WITHIN_TARGET
+from ..model.evaluate import compute, scenarios
+from ..model.plan import headline_recipe
+from ..read.inputs import INPUTS
+from ..read.quantity import Q
+from ..read.validated import Inputs
+from .recommend import recommend
+from .types import Decision, JobSpec, Param
+from .uncertainty.evaluator import Evaluator
+from .uncertainty.ranges import parameters
+from .uncertainty.robustness import draws, robustness
+
+GRID_S = np.geomspace(60.0, 86_400.0, 97)  # the first search: a minute to a day, 7.9% apart
+REFINE = 32  # each finer search: this many steps between the neighbours of the best so far
+ROUNDS = 2  # finer searches (the last is 0.02% apart)
+
+
+def jobs(inputs: Inputs, point: Point) -> list[JobSpec]:
+    """The plan's jobs; where it names none, each of its models on the summary's SKU and GPUs."""
+    declared = [
+        JobSpec(
+            j.name,
+            j.model,
+            j.sku,
+            int(j.gpus.value),
+            j.recipe or inputs.models[j.model].recipe,
+            None if j.tokens is None else j.tokens.value,
+            j.title,
+            j.source,
+        )
+        for j in inputs.plan.jobs
+    ]
+    if declared:
+        return declared
+    models = inputs.plan.models or list(inputs.models)
+    return [
+        JobSpec(m, m, point.sku, int(point.gpus), headline_recipe(inputs, m), declared=False)
+        for m in models
+    ]
+
+
+def job_inputs(inputs: Inputs, job: JobSpec, gpus: int | None = None) -> Inputs:
+    """The inputs narrowed to the job (its model, recipe, SKU and GPUs, every tier, engine and strategy
+    of the plan), with the job's tokens where it gives them."""
+    models = inputs.models
+    if job.tokens is not None:
+        model = models[job.model]
+        models = {
+            **models,
+            job.model: model.model_copy(
+                update={"tokens": Q(job.tokens, f"{job.tokens:g}", "count")}
+            ),
+        }
+    g = job.gpus if gpus is None else gpus
+    plan = inputs.plan.model_copy(
+        update={
+            "models": [job.model],
+            "recipes": [job.recipe],
+            "skus": [job.sku],
+            "gpus": [Q(float(g), str(g), "count")],
+            "intervals": [Q(1800.0, "30 min", "duration")],
+        }
+    )
+    return dataclasses.replace(inputs, models=models, plan=plan)
+
+
+def _objective(cols: dict[str, np.ndarray]) -> np.ndarray:
+    """What a cadence is chosen by: the cost over the run (an unpriced tier's: the GPU time lost), among
+    the intervals that meet the target; the others are infinitely dear."""
+    cost = np.where(np.isnan(cols["total_usd"]), cols["waste_usd"], cols["total_usd"])
+    return np.where(cols["meets_target"], cost, np.inf), cost
+
+
+OBJECTIVE = ["total_usd", "waste_usd", "meets_target"]  # what a cadence is chosen by
+
+
+def _at(rows: pd.DataFrame, intervals: np.ndarray) -> dict[str, np.ndarray]:
+    """The objective's columns of every row at each of its candidate intervals (rows x k)."""
+    k = intervals.shape[1]
+    env = {n: np.repeat(rows[n].to_numpy(), k) for n in INPUTS if n in rows}
+    env["interval_s"] = intervals.reshape(-1)
+    out = compute(env, OBJECTIVE)
+    return {n: np.asarray(out[n]).reshape(len(rows), k) for n in OBJECTIVE}
+
+
+def best_intervals(rows: pd.DataFrame) -> np.ndarray:
+    """Per option, the interval that minimises its cost over the run among those that meet the target
+    (the cheapest where none does), solved on a log grid and refined twice around its best."""
+    grid = np.broadcast_to(GRID_S, (len(rows), len(GRID_S)))
+    for _ in range(ROUNDS + 1):
+        cols = _at(rows, grid)
+        feasible, cost = _objective(cols)
+        best = np.where(
+            np.isfinite(feasible).any(axis=1), np.argmin(feasible, axis=1), np.argmin(cost, axis=1)
+        )
+        at = np.arange(len(rows))
+        lo = grid[at, np.maximum(best - 1, 0)]
+        hi = grid[at, np.minimum(best + 1, grid.shape[1] - 1)]
+        chosen = grid[at, best]
+        grid = np.exp(np.linspace(np.log(lo), np.log(hi), REFINE + 1, axis=1))
+        grid = np.concatenate(
+            [grid, chosen[:, None]], axis=1
+        )  # the best so far is always a candidate
+    return chosen
+
+
+def options(inputs: Inputs, job: JobSpec, gpus: int | None = None) -> pd.DataFrame:
+    """Every option of the job, each at its own cheapest cadence (every column), indexed from 0."""
+    rows, _ = scenarios(job_inputs(inputs, job, gpus))
+    if rows.empty:
+        return rows
+    rows = rows.reset_index(drop=True)
+    return at_intervals(rows, best_intervals(rows))
+
+
+def at_intervals(rows: pd.DataFrame, intervals: np.ndarray) -> pd.DataFrame:
+    """The options with every column recomputed at ``intervals`` (one per row)."""
+    env = {n: rows[n].to_numpy() for n in INPUTS if n in rows}
+    env["interval_s"] = np.asarray(intervals, dtype=float)
+    cols = compute(env)
+    data = {}
+    for name in rows.columns:
+        if name not in cols:
+            data[name] = rows[name].to_numpy()
+        elif isinstance(rows[name].dtype, pd.CategoricalDtype):  # a label the interval may change
+            data[name] = pd.Categorical(np.asarray(cols[name]).astype(str))
+        else:
+            data[name] = np.asarray(cols[name]).astype(rows[name].dtype, copy=False)
+    return pd.DataFrame(data, index=rows.index)
+
+
+PINNED = ["sized_per_TiB", "provisioned_bytes", "tier_bought_GBps"]  # what a purchase holds
+
+
+def pinned(rows: pd.DataFrame) -> pd.DataFrame:
+    """The options with their purchase held as decided: a tier bought by the TiB keeps the TiB (and so
+    the bandwidth) the base figures bought, whatever a draw would size it to."""
+    return rows.assign(**_held({n: rows[n].to_numpy() for n in [*PINNED, *HELD]}))
+
+
+HELD = ["tier_capacity_bytes", "tier_write_GBps"]  # the inputs a purchase holds
+
+
+def _held(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    sized = np.asarray(cols["sized_per_TiB"], dtype=bool)
+    return {
+        "tier_capacity_bytes": np.where(
+            sized, cols["provisioned_bytes"], cols["tier_capacity_bytes"]
+        ),
+        "tier_write_GBps": np.where(sized, cols["tier_bought_GBps"], cols["tier_write_GBps"]),
+    }
+
+
+CHECK = [
+    "overhead_pct",
+    "target_overhead_pct",
+    "host_memory_ok",
+    "nvme_ok",
+    "capacity_ok",
+    "layout_ok",
+    "meets_target",
+]
+
+
+def _judged(ev: Evaluator, intervals: np.ndarray, params: list[Param], columns: list[str]):
+    """The draws of the options at ``intervals``, each purchase held as the base figures size it there."""
+    base = {**ev.base, "interval_s": np.asarray(intervals, dtype=float)}
+    held = _held(compute(base, PINNED))
+    return draws(
+        None, params, columns=columns, ev=ev.moved({"interval_s": base["interval_s"], **held})
+    )
+
+
+def robust_intervals(rows: pd.DataFrame, params: list[Param], confidence_pct: float) -> np.ndarray:
+    """Per option, the shortest interval no shorter than its cheapest (``rows``' own) at which it meets
+    the target in at least ``confidence_pct`` of the draws: the overhead falls as the interval grows, so
+    each round takes the interval to where the draw at the confidence's quantile lands on the target.
+    An option that cannot reach it (infeasible in too many draws, or whose stall does not shrink with
+    the interval) keeps its cheapest."""
+    base = rows["interval_s"].to_numpy(float)
+    intervals = base.copy()
+    c = confidence_pct / 100
+    ev = Evaluator(rows, params)
+    for _ in range(6):
+        _, cols = _judged(ev, intervals, params, CHECK)
+        if cols is None:
+            return base  # nothing uncertain touches them: the base figures are what will happen
+        if (cols["meets_target"].mean(axis=0) >= c - 1e-12).all():
+            break
+        feasible = (
+            cols["host_memory_ok"] & cols["nvme_ok"] & cols["capacity_ok"] & cols["layout_ok"]
+        )
+        limit = cols["target_overhead_pct"] * WITHIN_TARGET
+        ratio = np.where(feasible, cols["overhead_pct"] / limit, np.inf)
+        need = np.quantile(ratio, c, axis=0, method="higher")
+        grow = np.where(np.isfinite(need), np.maximum(need, 1.0), 1.0) * 1.0001
+        intervals = np.minimum(np.maximum(base, intervals * grow), GRID_S[-1])
+    _, cols = _judged(ev, intervals, params, ["meets_target"])
+    reached = cols["meets_target"].mean(axis=0) >= c - 1e-12
+    return np.where(reached, intervals, base)
+
+
+def chance(rows: pd.DataFrame, params: list[Param]) -> np.ndarray:
+    """Per option, the share of the draws in which it meets the target (its purchase held), in %."""
+    _, cols = draws(pinned(rows), params, columns=["meets_target"])
+    if cols is None:
+        return 100.0 * rows["meets_target"].to_numpy(float)
+    return 100.0 * np.asarray(cols["meets_target"], dtype=float).mean(axis=0)
+
+
+def choose(rows: pd.DataFrame, confidence_pct: float) -> tuple[object, bool]:
+    """The pick among options that carry ``p_meets_pct``: the cheapest recommendable one meeting the
+    target with the confidence, by the one rule; when none does, the cheapest recommendable one."""
+    sure = rows["recommendable"].to_numpy(bool) & (
+        rows["p_meets_pct"].to_numpy() >= confidence_pct - 1e-9
+    )
+    reached = bool(sure.any())
+    pick = recommend(rows.assign(recommendable=sure) if reached else rows)
+    return dataclasses.replace(pick, row=rows.loc[pick.index]), reached
+
+
+def robust_options(
+    inputs: Inputs,
+    job: JobSpec,
+    params: list[Param],
+    confidence_pct: float,
+    gpus: int | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The job's options at their cheapest cadence, and at the cadence that meets the target with the
+    confidence (where they can), each with its chance of meeting the target."""
+    cheapest = options(inputs, job, gpus)
+    if cheapest.empty:
+        return cheapest, cheapest
+    rows = at_intervals(cheapest, robust_intervals(cheapest, params, confidence_pct))
+    return cheapest, rows
+
+
+def decide(
+    inputs: Inputs, job: JobSpec, params: list[Param] | None = None, scale: bool = True
+) -> Decision:
+    """The decision for ``job`` (see the module's words); ``scale``: also the pick at each of the
+    plan's cluster sizes."""
+    params = parameters(inputs, job.gpus) if params is None else params
+    confidence = float(INPUTS["confidence_pct"].value(inputs.plan))
+    cheapest_rows, rows = robust_options(inputs, job, params, confidence)
+    if rows.empty:
+        raise ValueError(f"job {job.name} has no option: every combination is impossible")
+    robust = robustness(pinned(rows), params)
+    meets = (
+        np.asarray(robust.meets, dtype=float)
+        if robust.meets
+        else rows["meets_target"].to_numpy(float)
+    )
+    rows = pd.concat([rows, pd.DataFrame({"p_meets_pct": 100.0 * meets}, index=rows.index)], axis=1)
+    pick, reached = choose(rows, confidence)
+    base = recommend(
+        cheapest_rows
+    )  # the cheapest at the base figures, each option at its cheapest cadence
+    cheapest = None
+    if base.meets and (
+        base.index != pick.index or base.row["interval_s"] != rows.at[pick.index, "interval_s"]
+    ):
+        cheapest = base.row.copy()
+        cheapest["p_meets_pct"] = float(chance(cheapest_rows.loc[[base.index]], params)[0])
+    return Decision(
+        job,
+        rows,
+        pick,
+        confidence,
+        reached,
+        cheapest,
+        robust,
+        _scale(inputs, job, params, confidence, pick) if scale else [],
+    )
+
+
+def _scale(inputs: Inputs, job: JobSpec, params: list[Param], confidence: float, own) -> list:
+    """The pick at each of the plan's cluster sizes and the job's own (the same procedure, its own
+    draws), as (GPUs, the picked option's row)."""
+    model = inputs.models[job.model]
+    replica = (model.tp.value if model.tp else 1.0) * (model.pp.value if model.pp else 1.0)
+    counts = sorted({int(q.value) for q in inputs.plan.gpus} | {job.gpus})
+    out = []
+    for g in counts:
+        if g == job.gpus:
+            out.append((g, own.row))
+            continue
+        if g < replica:
+            continue
+        _, rows = robust_options(inputs, job, params, confidence, g)
+        if rows.empty:
+            continue
+        rows = rows.assign(p_meets_pct=chance(rows, params))
+        out.append((g, choose(rows, confidence)[0].row))
+    return out
