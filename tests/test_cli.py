@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from ckptreport.cli import main
+from ckptreport.model import display
 from ckptreport.model.columns import COLUMNS
 from ckptreport.read.inputs import INPUTS, SOURCES
 
@@ -66,7 +67,8 @@ def test_build_summary_names_cheapest_tier_per_model_and_sku(built, shipped):
     """The summary prints, per model and SKU, the cheapest tier meeting the target, sync vs async."""
     _, result = built
     lines = result.stdout.splitlines()
-    assert "meeting the 1% target, at 1,024 GPUs, every 30 min" in lines[0]
+    lines = lines[next(i for i, line in enumerate(lines) if line.startswith("Explore:")) :]
+    assert "meeting the 1% target at 1,024 GPUs, every 30 min" in lines[0]
     assert lines[1].startswith(
         "recommended: of the options meeting the target, durable and priced, the lowest cost"
     )
@@ -79,6 +81,7 @@ def test_build_summary_names_cheapest_tier_per_model_and_sku(built, shipped):
         "sync",
         "async",
         "tiered",
+        "peer_memory",
         "recommended",
         "bought",
         "storage/month",
@@ -91,6 +94,23 @@ def test_build_summary_names_cheapest_tier_per_model_and_sku(built, shipped):
     assert len(body) == len(shipped.models) * len(shipped.skus)
     row = next(line for line in body if line.startswith("llama3-405b") and " dgx-h100 " in line)
     assert "5.68 TB" in row  # 405.85e9 x 14 B, the model's own recipe
+
+
+def test_build_prints_the_decision_for_each_job_first(built, shipped):
+    """Before the exploration: one line per job of the plan at its scale, with its cadence, purchase,
+    ETTR and chance of meeting the target, then what each must be told (the manifest's figures)."""
+    out_dir, result = built
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("The decision, for each job at its scale")
+    header = [h.strip() for h in lines[2].split("  ") if h.strip()]
+    assert header[:4] == ["job", "GPUs", "sku", "recommended"] and "ETTR" in header
+    manifest = json.loads((out_dir / "manifest.json").read_text())
+    for d in manifest["decisions"]:
+        row = next(line for line in lines[4:] if line.startswith(d["job"] + " "))
+        assert f"{d['gpus']:,}" in row and d["pick"]["option"] in row
+        assert display.value(d["pick"]["ettr_pct"], "pct") in row
+        assert f"{display.value(d['pick']['p_meets_pct'], 'pct')} of draws" in row
+    assert [d["job"] for d in manifest["decisions"]] == [j.name for j in shipped.plan.jobs]
 
 
 def test_build_reports_progress_and_left_out_combinations(built):

@@ -127,7 +127,7 @@ def test_readme_summary_excerpt_is_real_output(default_build):
 
 def test_readme_diff_excerpt_is_real_output(models_copy, monkeypatch):
     """The README's diff example: a copy of the models with superpod storage's price per GB/s up
-    from $25,000 to $40,000 prints those lines."""
+    from $25,000 to $50,000 prints those lines."""
     q4 = models_copy.parent / "models-q4"
     import shutil
 
@@ -135,7 +135,7 @@ def test_readme_diff_excerpt_is_real_output(models_copy, monkeypatch):
     storage = q4 / "storage.yaml"
     storage.write_text(
         storage.read_text().replace(
-            'capex_usd_per_GBps: {value: "$25,000"', 'capex_usd_per_GBps: {value: "$40,000"', 1
+            'capex_usd_per_GBps: {value: "$25,000"', 'capex_usd_per_GBps: {value: "$50,000"', 1
         )
     )
     monkeypatch.chdir(models_copy.parent)

@@ -59,8 +59,11 @@ def test_peer_memory_against_hand_arithmetic():
     # the tier sees one save in six: 0.14 s of writing spread over six checkpoints
     assert r["background_s"] == pytest.approx(peer_s + 0.14 / 6)
     assert r["stall_s"] == pytest.approx(SNAPSHOT_S)  # no slowdown: the stall is the copy to host
-    # storage: a save must land within 6 intervals (10,800 s), not one: a sixth of async's bandwidth
-    assert r["required_write_GBps"] == pytest.approx(CKPT / (6 * 1800.0) / GB)
+    # storage: a save must land within 6 intervals (10,800 s), not one, and may outlast them by the
+    # stall the 1% target still leaves (18 s less the snapshot) as backpressure, six times over (it waits
+    # once in six saves): a sixth of async's bandwidth
+    left = 0.01 * 1800.0 - SNAPSHOT_S
+    assert r["required_write_GBps"] == pytest.approx(CKPT / (6 * (1800.0 + left)) / GB)
     assert r["required_write_GBps"] == pytest.approx(row("async")["required_write_GBps"] / 6)
     assert r["host_memory_needed_bytes"] == pytest.approx(
         NODE_BYTES * (1 + 1)

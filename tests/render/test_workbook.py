@@ -212,7 +212,7 @@ def test_cadence_and_summary_cells_equal_the_engine(built, recalc):
     summary = list(wb["Summary"].iter_rows(values_only=True))
     head = next(r for r in summary if r and r[0] == "model")
     line = next(r for r in summary if r and r[0] == "llama3-405b" and r[2] == "dgx-h100")
-    at = head.index("sync: tier with engine")
+    at = head.index("sync: tier with engine (at build)")
     tier, engine = line[at].split(
         " with "
     )  # the sync pick names its engine: two sync engines in the plan
@@ -427,6 +427,7 @@ def test_layout_a_finance_reader_expects(built):
     wb = openpyxl.load_workbook(xlsx)
     assert wb.sheetnames == [
         "Cover",
+        "Jobs",
         "Summary",
         "Assumptions",
         "Scenarios",
@@ -696,3 +697,35 @@ def test_the_layered_strategies_recalculate_to_the_engine_in_both_spreadsheets(
     for app, recalc in (("Gnumeric", gnumeric(xlsx, tmp_path / "gnumeric")), ("LibreOffice", lo)):
         compared = formulas_carry_what_it_computes(xlsx, recalc, app)
         assert compared["Scenarios"] > 1000, (app, compared)
+
+
+def test_the_jobs_sheet_holds_each_decision_and_says_it_is_not_live(default_build):
+    """The Jobs sheet: one line per job with the manifest's figures (percentages as fractions), said
+    to be values the build computed; the Summary's ETTR and run length, and the Scenarios' ETTR and
+    shares, are formulas (their recalculation is checked with every formula's above)."""
+    import json
+
+    wb = openpyxl.load_workbook(default_build.out / "ckptreport.xlsx")
+    rows = list(wb["Jobs"].iter_rows(values_only=True))
+    assert rows[1][0].startswith("Not live: these figures are values the build computed")
+    head = rows[3]
+    manifest = json.loads((default_build.out / "manifest.json").read_text())
+    for d, row in zip(manifest["decisions"], rows[4:], strict=False):
+        got = dict(zip(head, row))
+        p = d["pick"]
+        assert (got["job"], got["GPUs"], got["recommended"]) == (d["job"], d["gpus"], p["option"])
+        assert got["ETTR"] == pytest.approx(p["ettr_pct"] / 100, rel=1e-12)
+        assert got["meets the target in (of draws)"] == pytest.approx(p["p_meets_pct"] / 100)
+        assert got["purchase $"] == pytest.approx(p["purchase_usd"])
+        assert got["interval"] == pytest.approx(p["interval_s"] / 60)
+        lost = sum(v for k, v in got.items() if isinstance(k, str) and k.startswith("lost: "))
+        assert got["ETTR"] + lost == pytest.approx(1.0, abs=1e-12)
+    formulas = openpyxl.load_workbook(default_build.out / "ckptreport.xlsx", read_only=True)
+    summary = list(formulas["Summary"].iter_rows(values_only=True))
+    head = next(r for r in summary if r and r[0] == "model")
+    line = next(r for r in summary if r and r[0] == "llama3-405b" and r[2] == "dgx-h100")
+    for name in ("ETTR", "run (days)"):
+        assert str(line[head.index(name)]).startswith("=IF("), name
+    scen = formulas["Scenarios"]
+    names = next(r for r in scen.iter_rows(max_row=10, values_only=True) if "scenario_id" in r)
+    assert {"ettr_pct", "stop_share_pct", "restart_share_pct"} <= set(names), names

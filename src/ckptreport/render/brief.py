@@ -94,7 +94,16 @@ def context(data: BriefData, report: Report, meta: dict[str, str], paper: str) -
         "measured": measured_rows,
         "calibration": report.calibration.rows,
         "held_out": held_out(report.calibration.summary),
+        "decision": decision_words(data),
     }
+
+
+def decision_words(data: BriefData) -> dict | None:
+    """A job's brief: the decision's figures as its first page shows them (``render.decision``: the
+    same figures and sentences as the terminal, the page and the manifest; the purchase in its table)."""
+    from .decision import shown
+
+    return None if data.spec.decision is None else shown(data.spec.decision, False)
 
 
 def _css(paper: str) -> str:

@@ -454,7 +454,15 @@ def context(
         "base-uri 'none'; form-action 'none'; connect-src 'none'; font-src 'none'; object-src 'none'",
         "dropped": [{"rows": f"{d.rows:,}", "reason": d.reason} for d in report.dropped],
         "calibration": report.calibration.summary,
+        "jobs": _jobs(report),
     }
+
+
+def _jobs(report: Report) -> list[dict]:
+    """The decision per job, as every output words it (``render.decision``)."""
+    from .decision import shown
+
+    return [shown(d) for d in report.decisions]
 
 
 def render(report: Report, meta: dict[str, str], links: list[tuple[str, str]], sampled=None) -> str:

@@ -1,6 +1,6 @@
 """out/manifest.json: what was built from what (the tool's version, the inputs' hashes and values, the
-build time), the recommendation every output names, what the briefs chose, the Monte Carlo summary,
-and the hash of every file the build wrote."""
+build time), the decision per job, the recommendation every output names, what the briefs chose,
+the Monte Carlo summary, and the hash of every file the build wrote."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..answer.types import Report
 from ..read import units
+from .decision import facts
 
 
 def file_sha256(path: Path) -> str:
@@ -76,6 +77,7 @@ def manifest(report: Report, meta: dict[str, str], files: dict[str, str]) -> dic
             }
             for r in s.to_dict("records")
         ],
+        "decisions": [facts(d) for d in report.decisions],
         "briefs": [
             {
                 "name": b.spec.name,

@@ -46,16 +46,72 @@ def _pct(v) -> str:
     return display.value(v, "pct")
 
 
+def decisions(report) -> str:
+    """The decision for each job at its scale: the option, its cadence, the bandwidth and purchase,
+    ETTR, how likely it is to meet the target, and the sentences every output carries."""
+    if not report.decisions:
+        return ""
+    from .decision import cadence, facts, sentences
+
+    first = facts(report.decisions[0])
+    head = (
+        f"The decision, for each job at its scale: the cheapest option (storage, strategy, engine and "
+        f"cadence) meeting the {_pct(first['target_pct'])} target in at least "
+        f"{_pct(first['confidence_pct'])} of {first['draws']:,} draws of every uncertain input "
+        "(README: The decision)"
+    )
+    cols = [
+        "job",
+        "GPUs",
+        "sku",
+        "recommended",
+        "cadence",
+        "bought",
+        "purchase",
+        "ETTR",
+        "meets target",
+        "total over the run",
+    ]
+    rows, notes = [], []
+    for d in report.decisions:
+        f = facts(d)
+        p = f["pick"]
+        rows.append(
+            [
+                f["job"],
+                f"{f['gpus']:,}",
+                f["sku"],
+                p["option"] if f["status"] == RECOMMENDED else f"- ({p['option']})",
+                cadence(p).removeprefix("every "),
+                display.value(p["bought_GBps"], "GBps"),
+                _usd(p["purchase_usd"]) if p["purchase_usd"] else "rented",
+                _pct(p["ettr_pct"]),
+                f"{_pct(p['p_meets_pct'])} of draws",
+                _usd(p["total_usd"]),
+            ]
+        )
+        notes += [f"{f['job']}:"] + [
+            textwrap.fill(line, 100, initial_indent="  ", subsequent_indent="    ")
+            for line in sentences(f)
+        ]
+    return "\n".join([head, "", *table(cols, rows, align="<><<<>>>><"), "", *notes])
+
+
 def summary(report) -> str:
-    """The build's summary: per model and SKU, the best tier per strategy, and the recommended option
-    with what it costs a month, the runner-up and what it rests on."""
+    """The build's summary: the decision per job, then per model and SKU (the cross product at the
+    summary point, for exploration) the best tier per strategy, and the recommended option with what
+    it costs a month, the runner-up and what it rests on."""
     table_ = report.summary
+    jobs = decisions(report)
     if table_.empty:
-        return "No scenario at the summary's cluster size and cadence."
+        return (
+            jobs + "\n\n" if jobs else ""
+        ) + "No scenario at the summary's cluster size and cadence."
     plan = report.inputs.plan
     target = _pct(plan.target_overhead.value * 100)
     head = (
-        f"Cheapest durable tier meeting the {target} target, at {report.point.gpus:,.0f} GPUs, every "
+        "Explore: every model and SKU at the plan's summary point (not a job), "
+        f"the cheapest durable tier meeting the {target} target at {report.point.gpus:,.0f} GPUs, every "
         f"{display.of('interval_s', report.point.interval_s)} (overhead in brackets; '-' none meets it: closest "
         "shown)\nrecommended: of the options meeting the target, durable and priced, the lowest cost over the run "
         "(storage + GPU time lost; README: The recommendation); * rests on an assumed price"
@@ -86,7 +142,7 @@ def summary(report) -> str:
         for tier in r["needs_price"]:
             unpriced.setdefault(tier, None)
         rows.append(cells)
-    lines = [head, "", *table(cols, rows)]
+    lines = ([jobs, ""] if jobs else []) + [head, "", *table(cols, rows)]
     if assumed:
         lines += [
             "",

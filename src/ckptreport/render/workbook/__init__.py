@@ -1,7 +1,8 @@
-"""The workbook: a live spreadsheet model of the scenario frame, ten sheets.
+"""The workbook: a live spreadsheet model of the scenario frame, eleven sheets.
 
 - Cover: what it answers, how to use it, how many checks pass (``cover``)
-- Summary: the headline per model and SKU, the option chosen by formula, size and tier charts (``choice``)
+- Jobs: the decision for each job at its scale, as the build took it (values, marked not live) (``jobs``)
+- Summary: the headline per model and SKU, the option chosen by formula, size and tier charts (``summary``)
 - Assumptions: every input as a blue cell with its unit, basis and source; the plan's globals and the
   constants as defined names (``assumptions``)
 - Scenarios: the cross product as an Excel table keyed by ``scenario_id``; input columns refer to their
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING
 from openpyxl import Workbook
 
 from .. import sheetxml
-from . import assumptions, cadence, choice, cover, scenarios, sensitivity
+from . import assumptions, cadence, choice, cover, jobs, scenarios, sensitivity, summary
 from .book import Context, Sheet
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 
 SHEETS = (
     "Cover",
+    "Jobs",
     "Summary",
     "Assumptions",
     "Scenarios",
@@ -68,7 +70,8 @@ def write(
     table = scenarios.write(sheets["Scenarios"], ctx, assumed)
     choices = choice.write_choice(sheets["Choice"], ctx, table)
     choice.write_purchase(sheets["Purchase"], ctx, table)
-    choice.write_summary(sheets["Summary"], ctx, assumed, table, choices)
+    summary.write_summary(sheets["Summary"], ctx, assumed, table, choices)
+    jobs.write(sheets["Jobs"], ctx)
     streams = {"Cadence": cadence.write(sheets["Cadence"], ctx, table)}
     sensitivity.write(sheets["Sensitivity"], ctx, table)
     cover.write_sources(sheets["Sources"], ctx, notes)

@@ -1,0 +1,243 @@
+"""What every output says of a decision (taken in the compute stage: ``answer.decide``): its figures
+(named with their units) and its sentences, one source for the terminal, the brief, the review page,
+the workbook's Jobs sheet and the manifest, so the same option shows the same figures everywhere."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from ..answer.types import Decision, option_label
+from ..model import display
+
+SHARES = {
+    "stop_share_pct": "checkpoint stall",
+    "interference_share_pct": "interference",
+    "rework_share_pct": "rework",
+    "restart_share_pct": "restart",
+    "restore_share_pct": "restore",
+}  # what takes the wall clock that does not train, in the order explain adds them
+
+
+def _f(v) -> float | None:
+    """A finite float, else None (a figure that is unbounded or not priced)."""
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _label(row: pd.Series) -> str:
+    return option_label(row["strategy"], row["tier"], row["engine"])
+
+
+def option_facts(row: pd.Series) -> dict:
+    """One option's figures as the decision shows them."""
+    return {
+        "option": _label(row),
+        "strategy": str(row["strategy"]),
+        "tier": str(row["tier"]),
+        "engine": str(row["engine"]),
+        "interval_s": _f(row["interval_s"]),
+        "durable_interval_s": _f(row["interval_s"] * row["durable_every_saves"]),
+        "bought_GBps": _f(row["tier_bought_GBps"]),
+        "required_GBps": _f(row["required_write_GBps"]),
+        "overhead_pct": _f(row["overhead_pct"]),
+        "ettr_pct": _f(row["ettr_pct"]),
+        "shares_pct": {k: _f(row[k]) for k in SHARES},
+        "p_meets_pct": _f(row.get("p_meets_pct")),
+        "purchase_usd": _f(row["purchase_usd"]),
+        "support_usd_year": _f(row["support_usd_year"]),
+        "life_s": _f(row["life_s"]),
+        "storage_usd_month": _f(row["storage_usd_month"]),
+        "lost_gpu_usd_month": _f(row["lost_gpu_usd_month"]),
+        "total_usd_month": _f(row["total_usd_month"]),
+        "total_usd": _f(row["total_usd"]),
+        "run_days": _f(row["run_days"]),
+        "storage_run_usd": _f(row["storage_run_usd"]),
+        "run_outlives_storage": bool(row["run_outlives_storage"]),
+        "implausible": str(row["implausible"]),
+        "stall_s": _f(row["stall_s"]),
+        "cluster_mtbf_s": _f(row["cluster_mtbf_s"]),
+    }
+
+
+def facts(d: Decision) -> dict:
+    """The decision's figures: the job, the pick, its runner-up, the cheapest option when it is not the
+    pick, and the pick at each cluster size."""
+    pick, job = d.pick, d.job
+    runner = pick.runner_up
+    return {
+        "job": job.name,
+        "model": job.model,
+        "sku": job.sku,
+        "gpus": job.gpus,
+        "recipe": job.recipe,
+        "title": job.title,
+        "source": job.source,
+        "declared": job.declared,
+        "status": pick.status,
+        "confidence_pct": d.confidence_pct,
+        "reached": d.reached,
+        "target_pct": _f(pick.row["target_overhead_pct"]),
+        "draws": d.robust.samples,
+        "seed": d.robust.seed,
+        "pick": option_facts(pick.row),
+        "runner_up": None
+        if runner is None
+        else {
+            **option_facts(runner),
+            "extra_usd": _f(pick.runner_up_extra_usd),
+        },
+        "cheapest": None
+        if d.cheapest is None
+        else {
+            **option_facts(d.cheapest),
+            "saves_usd": _f(pick.row["total_usd"] - d.cheapest["total_usd"]),
+        },
+        "scale": [{"gpus": g, **({} if row is None else option_facts(row))} for g, row in d.scale],
+    }
+
+
+CAUSE = {
+    "stall above the interval": lambda p: (
+        f"a checkpoint stalls training {_every(p['stall_s'])}, longer than the interval of "
+        f"{_every(p['interval_s'])} (lengthen the interval, or check the tier's bandwidth)"
+    ),
+    "failures faster than recovery": lambda p: (
+        f"the job fails every {_every(p['cluster_mtbf_s'])} (gpu_mtbf over its GPUs), sooner than it "
+        "restarts, restores and redoes its work (check gpu_mtbf and restart)"
+    ),
+}  # each impossible figure, and the inputs that cause it
+
+
+def _pct(v) -> str:
+    return display.value(v, "pct")
+
+
+def _usd(v) -> str:
+    return display.value(math.nan if v is None else v, "usd")
+
+
+def _every(s) -> str:
+    return display.value(s, "s")
+
+
+def cadence(o: dict) -> str:
+    """'every 2.8 min' (and the durable save's cadence where only some saves reach the tier)."""
+    words = f"every {_every(o['interval_s'])}"
+    if o["durable_interval_s"] and o["durable_interval_s"] != o["interval_s"]:
+        words += f", durable every {_every(o['durable_interval_s'])}"
+    return words
+
+
+def headline(f: dict) -> str:
+    """The decision in one sentence."""
+    p = f["pick"]
+    target = _pct(f["target_pct"])
+    if f["status"] != "recommended":
+        return (
+            f"{f['job']}: no option meets the {target} target on {f['gpus']:,} GPUs of {f['sku']}; "
+            f"closest: {p['option']} ({_pct(p['overhead_pct'])})."
+        )
+    return (
+        f"{f['job']} on {f['gpus']:,} GPUs of {f['sku']}: {p['option']}, {cadence(p)}, "
+        f"{display.value(p['bought_GBps'], 'GBps')} bought; ETTR {_pct(p['ettr_pct'])}; meets the "
+        f"{target} target in {_pct(p['p_meets_pct'])} of {f['draws']:,} draws."
+    )
+
+
+def sentences(f: dict, purchase: bool = True) -> list[str]:
+    """What a reader must be told beside the headline: how sure, the cheaper option's risk, the
+    purchase (unless ``purchase`` is False: shown beside), the run against the storage's life, and any
+    figure outside what can exist."""
+    p, target, conf = f["pick"], _pct(f["target_pct"]), _pct(f["confidence_pct"])
+    out = []
+    if f["status"] == "recommended":
+        if f["reached"]:
+            out.append(
+                f"It meets the {target} target in {_pct(p['p_meets_pct'])} of the draws of every "
+                f"uncertain input, at least the plan's confidence of {conf}."
+            )
+        else:
+            out.append(
+                f"No option meets the {target} target in {conf} of the draws (the plan's confidence): "
+                f"this is the cheapest that meets it at the base figures, and it meets it in only "
+                f"{_pct(p['p_meets_pct'])}."
+            )
+    c = f["cheapest"]
+    if c is not None:
+        out.append(
+            f"The cheapest at the base figures, {c['option']} {cadence(c)}, costs "
+            f"{_usd(c['saves_usd'])} less over the run but meets the {target} target in only "
+            f"{_pct(c['p_meets_pct'])} of the draws."
+        )
+    r = f["runner_up"]
+    if r is not None:
+        out.append(
+            f"Runner-up: {r['option']} {cadence(r)}, {_usd(r['extra_usd'])} more over the run, "
+            f"meets the target in {_pct(r['p_meets_pct'])} of the draws."
+        )
+    if purchase and p["purchase_usd"]:
+        years = display.value(p["life_s"], "s") if p["life_s"] else "its life"
+        out.append(
+            f"Purchase: {_usd(p['purchase_usd'])} (capacity and bandwidth), support "
+            f"{_usd(p['support_usd_year'])} a year, spread over {years}: {_usd(p['storage_usd_month'])} "
+            f"a month, {_usd(p['storage_run_usd'])} over the run's "
+            f"{display.value(p['run_days'], 'count')} days."
+        )
+    if p["run_outlives_storage"]:
+        out.append(
+            f"The run ({display.value(p['run_days'], 'count')} days) outlives the storage's "
+            f"{display.value(p['life_s'], 's')} life: its monthly figure buys it again."
+        )
+    if p["implausible"] != "none":
+        out.append(f"Impossible figure: {p['implausible']}: {CAUSE[p['implausible']](p)}.")
+    return out
+
+
+def shown(d: Decision, purchase_sentence: bool = True) -> dict:
+    """The decision's figures as text, as the brief's first page and the review page show them."""
+    f = facts(d)
+    p = f["pick"]
+    v = display.value
+
+    def scale_row(s: dict) -> dict:
+        there = "option" in s
+        return {
+            "gpus": f"{s['gpus']:,}",
+            "option": s.get("option", "none"),
+            "cadence": cadence(s) if there else "",
+            "bought": v(s["bought_GBps"], "GBps") if there else "",
+            "p_meets": v(s["p_meets_pct"], "pct") if there else "",
+            "ettr": v(s["ettr_pct"], "pct") if there else "",
+            "own": s["gpus"] == f["gpus"],
+        }
+
+    return {
+        "job": f["job"],
+        "source": f["source"] or "",
+        "headline": headline(f),
+        "sentences": sentences(f, purchase=purchase_sentence),
+        "option": p["option"],
+        "meets": f["status"] == "recommended",
+        "warn": f["status"] != "recommended" or not f["reached"],
+        "cadence": cadence(p),
+        "bought": v(p["bought_GBps"], "GBps"),
+        "required": display.of("required_write_GBps", p["required_GBps"] or math.inf),
+        "purchase": v(p["purchase_usd"], "usd") if p["purchase_usd"] else "none (rented)",
+        "support": v(p["support_usd_year"], "usd") if p["purchase_usd"] else "",
+        "life": v(p["life_s"], "s") if p["life_s"] else "",
+        "month": v(p["storage_usd_month"], "usd"),
+        "run_days": v(p["run_days"], "count"),
+        "total": v(p["total_usd"], "usd"),
+        "ettr": v(p["ettr_pct"], "pct"),
+        "shares": [(label, v(p["shares_pct"][k], "pct")) for k, label in SHARES.items()],
+        "p_meets": v(p["p_meets_pct"], "pct"),
+        "confidence": v(f["confidence_pct"], "pct"),
+        "draws": f"{f['draws']:,}",
+        "target": v(f["target_pct"], "pct"),
+        "scale": [scale_row(s) for s in f["scale"]],
+    }
