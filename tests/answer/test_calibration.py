@@ -263,7 +263,8 @@ def test_calibrate_command_prints_the_table_and_the_time_errors():
     assert "torchtitan_llama3_8b_sync" in result.output and "unexplained" not in result.output
     assert "lacks: what the 2024 async_save blocked on besides the copy" in result.output
     assert (
-        "Time predictions: median error" in result.output and "Held out of the fit" in result.output
+        "Time predictions, every case: median error" in result.output
+        and "Held out of the fit" in result.output
     )
     assert "engine" in result.output.splitlines()[0]
     data = json.loads(CliRunner().invoke(main, ["calibrate", "--json"]).output)
@@ -287,3 +288,39 @@ def test_the_readme_quotes_todays_calibration():
     assert calibration_summary(s)[0] in readme
     for line in calibration_summary(s)[2:-1]:
         assert " ".join(line.split()) in readme
+
+
+def test_the_headline_counts_every_case_it_predicts_misses_included():
+    """calibrate's first line counts every case the model predicts, those that name a term it lacks
+    included (each held to its kind's tolerance), and its time errors take in their misses."""
+    s = calibration.summary(calibration.cases())
+    judged = [c for c in CASES.values() if c.status in ("scored", "lacks") and c.within is not None]
+    assert s["predicted"] == len(judged) == s["scored"] + s["lacks"]
+    misses = [c for c in judged if not c.within]
+    assert misses and all(c.status == "lacks" for c in misses)  # every scored case passes
+    assert s["within"] == len(judged) - len(misses)
+    worst = max(abs(c.error) for c in judged if c.kind in calibration.TIMED)
+    assert s["every_time"]["worst_abs_error"] == worst > s["time_worst_abs_error"]
+    line = calibration_summary(s)[0]
+    assert line.startswith(f"{s['within']} of {s['predicted']} published cases the model predicts")
+
+
+def test_held_out_by_engine_never_lets_one_publication_predict_its_own_rows():
+    """Leave one source out: a fit case is predicted by the fit on the engine's other publications;
+    where the engine has none, it is not counted as held out."""
+    for engine in calibration.fits():
+        docs = calibration.fit_documents(engine)
+        loso = calibration.leave_one_source_out(engine)
+        for case, err in loso.items():
+            others = [c for c in docs if docs[c] != docs[case]]
+            assert (err is None) == (len(others) < len(calibration.fits()[engine])), case
+    # DLRover's two flash stalls come from one blog: neither predicts the other
+    assert calibration.document(
+        next(c for c in calibration._data()["cases"] if c["id"] == "dlrover_gpt1p5b_flash_stall")
+    ) == calibration.document(
+        next(
+            c
+            for c in calibration._data()["cases"]
+            if c["id"] == "dlrover_gpt1p5b_distopt_flash_stall"
+        )
+    )

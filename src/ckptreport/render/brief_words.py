@@ -350,7 +350,9 @@ def sources(data: BriefData, measured) -> tuple[list[dict], dict, list[dict]]:
 def held_out(s: dict) -> dict:
     """The calibration summary's counts, and the held-out errors of times, async stalls and restores."""
     return {
-        **{k: s[k] for k in ("passed", "scored", "fit_cases", "lacks")},
+        **{k: s[k] for k in ("passed", "scored", "fit_cases", "lacks", "within", "predicted")},
+        "every_median": f"{s['every_time']['median_abs_error']:.1%}",
+        "every_worst": f"{s['every_time']['worst_abs_error']:.1%}",
         "errors": [
             {
                 "what": what,

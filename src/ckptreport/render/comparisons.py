@@ -33,10 +33,14 @@ def calibration(rows: list[dict], summary_: dict, verbose: bool = False) -> list
 
 def calibration_summary(s: dict) -> list[str]:
     """The calibration summary (the README and the briefs quote its first line)."""
+    every = s["every_time"]
     out = [
-        f"{s['passed']} of {s['scored']} scored cases pass ({s['fit_cases']} of them fitted); {s['lacks']} "
-        f"name a term the model lacks. Time predictions: median error {s['time_median_abs_error']:.1%}, "
-        f"worst {s['time_worst_abs_error']:.1%}.",
+        f"{s['within']} of {s['predicted']} published cases the model predicts are within tolerance: "
+        f"{s['passed']} of {s['scored']} scored ({s['fit_cases']} of them fitted) and "
+        f"{s['lacks_within']} of {s['lacks']} that name a term the model lacks.",
+        f"Time predictions, every case: median error {every['median_abs_error']:.1%}, worst "
+        f"{every['worst_abs_error']:.1%} ({every['cases']} cases; the scored alone: median "
+        f"{s['time_median_abs_error']:.1%}, worst {s['time_worst_abs_error']:.1%}).",
         "Held out of the fit (prediction):",
     ]
     for what, st in s["held_out"].items():
@@ -46,7 +50,8 @@ def calibration_summary(s: dict) -> list[str]:
                 f"{st['median_abs_error']:.1%}, worst {st['worst_abs_error']:.1%}"
             )
     out.append(
-        "Held out, times and restores by engine: "
+        "Held out, times and restores by engine (test cases, and each fit case predicted by the fit "
+        "on the other publications): "
         + "; ".join(
             f"{e} {st['cases']} (median {st['median_abs_error']:.1%})"
             if st["cases"]
