@@ -201,7 +201,7 @@ def test_neither_a_build_nor_models_is_refused(tmp_path):
 
 
 def test_an_engine_term_that_moves_the_stall_shows_in_the_diff(builds, tmp_path):
-    """An engine's fixed cost from 0.113 s to 5 s (engines.yaml): the diff names the key with its line on
+    """An engine's fixed cost from its fitted 0.558 s to 5 s (engines.yaml): the diff names the key with its line on
     both sides, shows the stall that moved on every line recommending that engine, and exits 0 or 1 as
     the recommendation holds or changes, never an internal error."""
     base = builds["base"]
@@ -212,7 +212,9 @@ def test_an_engine_term_that_moves_the_stall_shows_in_the_diff(builds, tmp_path)
     old = "  dcp-async-cached:\n"
     head, tail = text.split(old)
     tail = tail.replace(
-        "async: {value: 0.113 s, low: 0 s, high: 1 s", "async: {value: 5 s, low: 0 s, high: 10 s", 1
+        "async: {value: 0.558 s, low: 0.227 s, high: 0.768 s",
+        "async: {value: 5 s, low: 0 s, high: 10 s",
+        1,
     )
     engines.write_text(head + old + tail)
     build(models, tmp_path / "out", skip=["workbook", "briefs"])
@@ -223,7 +225,7 @@ def test_an_engine_term_that_moves_the_stall_shows_in_the_diff(builds, tmp_path)
     assert {
         "file": "engines.yaml",
         "key": "engines.dcp-async-cached.fixed_cost.async.value",
-        "old": {"line": line, "value": "0.113 s"},
+        "old": {"line": line, "value": "0.558 s"},
         "new": {"line": line, "value": "5 s"},
     } in d["inputs"]
     before = {

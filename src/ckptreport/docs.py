@@ -125,7 +125,7 @@ ENGINE_GPUS = (1024, 16384)
 def engines_markdown() -> str:
     """The worked example's stall per shipped engine: 405B (16 B/param) on DGX H100 to the 100 GB/s
     pfs-100, every 30 min, sync and async at 1,024 and 16,384 GPUs (the model's columns, as explain
-    computes them); an extrapolation (more than 10x the engine's largest case) is marked."""
+    computes them); an extrapolation (beyond the engine's largest case) is marked with its factor."""
     from .answer.explain import Scenario, one_row
     from .base.paths import shipped_models
     from .model import display
@@ -149,7 +149,11 @@ def engines_markdown() -> str:
                 row = one_row(
                     inputs, Scenario(gpus=gpus, strategy=strategy, engine=name, **ENGINE_TABLE)
                 )
-                mark = " ‡" if row["extrapolated"] else ""
+                mark = (
+                    f" ‡ {display.of('beyond_largest_case_x', row['beyond_largest_case_x'])}"
+                    if row["extrapolated"]
+                    else ""
+                )
                 cells.append(display.of("stall_s", row["stall_s"]) + mark)
         largest = engine.largest_case
         cells.append("-" if largest is None else f"{int(largest.value):,} ranks ({largest.basis})")

@@ -31,11 +31,31 @@ REFERENCE = (
 )  # its copy: the tests run from any clone
 
 
-@pytest.mark.parametrize("case_id", [i for i, c in CASES.items() if c.status == "scored"])
-def test_scored_case_within_its_tolerance(case_id):
+@pytest.mark.parametrize(
+    "case_id", [i for i, c in CASES.items() if c.status == "scored" and c.role == "test"]
+)
+def test_held_out_case_within_its_tolerance(case_id):
+    """A case held out of every fit is a prediction: it must land within its tolerance."""
     case = CASES[case_id]
     assert case.source and case.tolerance is not None or case.kind == "range"
     assert case.verdict == "pass", (case_id, case.published, case.predicted, case.shown_error())
+
+
+def test_a_fit_case_the_fit_cannot_reproduce_is_a_miss_counted_and_printed():
+    """A fit case outside its tolerance is what the engine's terms cannot hold (DeepSpeed's 30B saves
+    on 64-512 A100 stay ~18 s as replicas are added while its 13B saves shrink to 1.9 s): it is a FAIL in
+    the table, a miss in the headline, never loosened to pass."""
+    misses = [c for c in CASES.values() if c.status == "scored" and c.verdict == "FAIL"]
+    assert misses and all(c.role == "fit" for c in misses)
+    assert all(abs(c.error) > c.tolerance for c in misses)
+    s = calibration.summary(calibration.cases())
+    assert s["failed"] == len(misses)
+    judged = [c for c in CASES.values() if c.status in ("scored", "lacks") and c.within is not None]
+    assert s["within"] == sum(bool(c.within) for c in judged) and s["failed_held_out"] == 0
+    out = CliRunner().invoke(main, ["calibrate"]).output
+    for c in misses:
+        line = next(ln for ln in out.splitlines() if ln.startswith(c.id + " "))
+        assert "FAIL" in line and c.shown_error() in line, c.id
 
 
 def test_every_high_and_medium_case_of_the_reference_is_reproduced():
@@ -168,16 +188,16 @@ def test_each_fitted_term_carries_its_bootstrap_range_and_names_the_fit(reports)
         for name, (p10, p90) in report["ranges"].items():
             raw, scale = _shipped_quantity(engine, name)
             assert raw.basis == "derived" and "calibrate --fit" in raw.source, (engine, name)
-            assert p10 <= report["values"][name] * (1 + 1e-9) and report["values"][name] <= p90 * (
-                1 + 1e-9
-            )
+            value = report["values"][name]
+            assert p10 <= value * (1 + 1e-9) + 1e-12 and value <= p90 * (1 + 1e-9) + 1e-12
             if (
                 calibration.shipped_engines()[engine][name] == 0
             ):  # fitted at its bound: a ceiling above the refits
                 assert raw.uncertain and raw.low == 0 and raw.high / scale >= p90, (engine, name)
             elif p90 - p10 > 1e-3 * max(abs(p90), 1e-9) and raw.uncertain:
-                assert float(f"{raw.low / scale:.3g}") == float(f"{p10:.3g}"), (engine, name)
-                assert float(f"{raw.high / scale:.3g}") == float(f"{p90:.3g}"), (engine, name)
+                for got, want in ((raw.low / scale, p10), (raw.high / scale, p90)):
+                    want = float(f"{want:.3g}") if abs(want) >= 1e-12 else 0.0  # written as 0
+                    assert float(f"{got:.3g}") == pytest.approx(want, rel=1e-9), (engine, name)
             elif p90 - p10 > 1e-3 * max(abs(p90), 1e-9):
                 pytest.fail(
                     f"{engine}.{name}: the bootstrap spreads {p10:.3g}-{p90:.3g} but engines.yaml gives no range"
@@ -198,8 +218,9 @@ def test_leave_one_out_errors_are_computed_printed_and_not_the_residuals(reports
     )
     flash = reports[
         "dlrover-flash"
-    ]  # two cases, one term: each left out is predicted by the other alone
-    assert flash["leave_one_out"]["dlrover_gpt1p5b_flash_stall"] == pytest.approx(0.2, abs=0.01)
+    ]  # FSDP's 2.9 s on 2 A100, the case the others disagree with most
+    fsdp = "dlrover_gpt1p5b_2xa100_fsdp"
+    assert abs(flash["leave_one_out"][fsdp]) > abs(flash["residuals"][fsdp]) > 0.25
     out = CliRunner().invoke(main, ["calibrate", "--fit"]).output
     for engine, report in reports.items():
         block = out.split(f"\n{engine}: {report['terms']} term")[1]
@@ -209,18 +230,21 @@ def test_leave_one_out_errors_are_computed_printed_and_not_the_residuals(reports
 
 
 def test_a_changed_case_moves_the_fit(monkeypatch):
-    """The fit reads the cases: a GPT-1.5B flash stall twice as long needs a slower staging copy."""
+    """The fit reads the cases: a GPT-1.5B flash stall twice as long moves the fit, which then
+    predicts it longer."""
     cases = calibration.fit_cases("dlrover-flash")
     doubled = [
         (c[0], c[1], c[2] * (2 if c[0] == "dlrover_gpt1p5b_flash_stall" else 1), *c[3:])
         for c in cases
     ]
     monkeypatch.setattr(calibration, "fit_cases", lambda engine: doubled)
-    slower = calibration.fit("dlrover-flash")["values"]
-    assert (
-        slower["engine_staging_gpu_GBps"]
-        < calibration.shipped_engines()["dlrover-flash"]["engine_staging_gpu_GBps"]
-    )
+    moved = calibration.fit("dlrover-flash")
+    shipped = calibration.shipped_engines()["dlrover-flash"]
+    assert moved["values"] != {n: shipped[n] for n in moved["values"]}
+    before = calibration.predict("dlrover-flash", **cases[1][3])["checkpoint_cost_s"]
+    after = calibration.predict("dlrover-flash", **cases[1][3], **moved["values"])
+    assert cases[1][0] == "dlrover_gpt1p5b_flash_stall"
+    assert after["checkpoint_cost_s"] > before * 1.05
 
 
 def test_held_out_errors_are_reported_apart_from_the_fit():
@@ -228,12 +252,11 @@ def test_held_out_errors_are_reported_apart_from_the_fit():
     held = s["held_out"]
     assert held["times"]["cases"] >= 4 and held["restores"]["cases"] >= 2
     assert held["times"]["worst_abs_error"] <= 0.25
-    assert (
-        s["fit_cases"] == sum(len(calibration.fit_cases(e)) for e in calibration.fits())
-        and s["failed"] == 0
-    )
+    assert s["fit_cases"] == sum(len(calibration.fit_cases(e)) for e in calibration.fits())
+    assert not [c.id for c in CASES.values() if c.role == "test" and c.verdict == "FAIL"]
     by_engine = s["held_out_by_engine"]
     assert set(by_engine) >= set(calibration.fits())
+    loso = calibration.leave_one_source_out("torch-save")
     assert by_engine["torch-save"]["cases"] == sum(
         1
         for c in CASES.values()
@@ -241,7 +264,7 @@ def test_held_out_errors_are_reported_apart_from_the_fit():
         and c.role == "test"
         and c.status == "scored"
         and c.kind in ("time", "async", "restore")
-    )
+    ) + sum(v is not None for v in loso.values())
 
 
 def test_every_case_names_a_shipped_engine():
@@ -268,7 +291,8 @@ def test_calibrate_command_prints_the_table_and_the_time_errors():
     )
     assert "engine" in result.output.splitlines()[0]
     data = json.loads(CliRunner().invoke(main, ["calibrate", "--json"]).output)
-    assert data["summary"]["failed"] == 0 and data["summary"]["time_worst_abs_error"] <= 0.25
+    held = data["summary"]["held_out"]["times"]
+    assert data["summary"]["failed_held_out"] == 0 and held["worst_abs_error"] <= 0.25
     assert len(data["cases"]) == len(CASES)
 
 
@@ -279,6 +303,11 @@ def test_the_briefs_carry_the_same_table(report):
     assert "How well this model predicts" in html
     for row in calibration.rows():
         assert f"<td>{row['case']}</td>" in html
+    # the held-out errors by engine, leave one source out, as calibrate prints them
+    by_engine = calibration.summary(calibration.cases())["held_out_by_engine"]
+    for engine, st in by_engine.items():
+        said = f"{engine} {st['cases']} (median" if st["cases"] else f"{engine} none"
+        assert said in html, engine
 
 
 def test_the_readme_quotes_todays_calibration():
@@ -297,10 +326,13 @@ def test_the_headline_counts_every_case_it_predicts_misses_included():
     judged = [c for c in CASES.values() if c.status in ("scored", "lacks") and c.within is not None]
     assert s["predicted"] == len(judged) == s["scored"] + s["lacks"]
     misses = [c for c in judged if not c.within]
-    assert misses and all(c.status == "lacks" for c in misses)  # every scored case passes
+    # what misses: cases that name a term the model lacks, and fit cases the fit cannot hold; every
+    # held-out prediction lands
+    assert {c.status for c in misses} == {"lacks", "scored"}
+    assert all(c.role == "fit" for c in misses if c.status == "scored")
     assert s["within"] == len(judged) - len(misses)
     worst = max(abs(c.error) for c in judged if c.kind in calibration.TIMED)
-    assert s["every_time"]["worst_abs_error"] == worst > s["time_worst_abs_error"]
+    assert s["every_time"]["worst_abs_error"] == worst >= s["time_worst_abs_error"]
     line = calibration_summary(s)[0]
     assert line.startswith(f"{s['within']} of {s['predicted']} published cases the model predicts")
 
@@ -313,7 +345,12 @@ def test_held_out_by_engine_never_lets_one_publication_predict_its_own_rows():
         loso = calibration.leave_one_source_out(engine)
         for case, err in loso.items():
             others = [c for c in docs if docs[c] != docs[case]]
-            assert (err is None) == (len(others) < len(calibration.fits()[engine])), case
+            if len(others) < len(calibration.fits()[engine]):
+                assert err is None, case  # too few others to fit every term
+            if err is not None:  # the others pin every term, and predict it
+                assert calibration.fit(
+                    engine, cases_=[c for c in calibration.fit_cases(engine) if c[0] in others]
+                )["determined"], case
     # DLRover's two flash stalls come from one blog: neither predicts the other
     assert calibration.document(
         next(c for c in calibration._data()["cases"] if c["id"] == "dlrover_gpt1p5b_flash_stall")

@@ -64,29 +64,37 @@ def test_worked_example_sync_write_is_65_s_and_3_6_pct():
 
 def test_worked_example_with_the_shipped_engines(shipped):
     """The shipped models: the tier still takes 64.9 s. Megatron-Core's dist-ckpt plans once and then
-    reuses its cached plan, 1.5 s a save (PR #149785's cached figure), so the stall is the copy to host
-    (50.7 GB a node at 358.66 GB/s) + 1.5 s + 64.9 s = 66.6 s and the overhead 3.70%; the first save
-    plans anew, 43.6 s + 0.175 s x 1,024 ranks. A per-rank torch.save plans nothing: 65.08 s, 3.62%."""
+    reuses its cached plan, 1.5 s a save (PR #149785's cached figure), and pays its fitted 7.69 s
+    floor (ByteRobust's Megatron saves), so the stall is 7.69 s + the copy to host (50.7 GB a node at
+    358.66 GB/s) + 1.5 s + 64.9 s = 74.3 s and the overhead 4.13%; the first save plans its 290,304
+    write items (126 layers x 9 tensors x 4 states, over the 64 ranks of a stage) anew. A per-rank
+    torch.save plans nothing but pays its fitted 10.8 ms a rank: 76.1 s, 4.23%."""
     row = worked(shipped, **SYNC)
     node = 6.4936e12 / 128
     assert row["tier_s"] == pytest.approx(6.4936e12 / 100e9, rel=1e-9)
     assert row["coordination_s"] == pytest.approx(1.5)
-    assert row["first_coordination_s"] == pytest.approx(43.6 + 0.175 * 1024)
+    items = 126 * 9 * 4 * 64
+    assert row["write_items"] == items
+    assert row["first_coordination_s"] == pytest.approx(
+        1.5 + row["per_write_item_s"] * items + row["per_chunk_pair_s"] * 126 * 9 * 4 * 64 * 63 / 2
+    )
     assert row["write_s"] == pytest.approx(6.4936e12 / 100e9 + 1.5)
-    assert row["stall_s"] == pytest.approx(row["write_s"] + node / 358.66e9)
-    assert round(row["overhead_pct"], 2) == 3.70
+    assert row["fixed_s"] == pytest.approx(7.69)
+    assert row["stall_s"] == pytest.approx(7.69 + row["write_s"] + node / 358.66e9)
+    assert round(row["overhead_pct"], 2) == 4.13
     per_rank = worked(shipped, strategy="sync", engine="torch-save")
-    assert per_rank["coordination_s"] == 0 and per_rank["bottleneck"] == "tier"
-    assert per_rank["stall_s"] == pytest.approx(6.4936e12 / 100e9 + node / 358.66e9)
-    assert round(per_rank["overhead_pct"], 2) == 3.62
+    assert per_rank["coordination_s"] == pytest.approx(0.0108 * 1024)
+    assert per_rank["bottleneck"] == "tier"
+    assert per_rank["stall_s"] == pytest.approx(6.4936e12 / 100e9 + 0.0108 * 1024 + node / 358.66e9)
+    assert round(per_rank["overhead_pct"], 2) == 4.23
 
 
 def test_worked_example_async_stalls_for_the_snapshot_and_the_interference(shipped):
     """Made async with DCP's background process and cached plans (pinned staging), training waits for
-    the fixed cost and the copy of a node's 50.7 GB at 358.66 GB/s, 0.25 s; the write drains behind
-    training, which runs 24% slower while it does (half the 6x-faster async blog's peak dip, 372 of 700
-    tokens/s: an assumption): 0.113 + 0.141 + 0.24 x 66.4 s = 16.2 s, 0.9%. Without the interference
-    it is the copy alone."""
+    its fitted set-up and the copy of a node's 50.7 GB at 358.66 GB/s; the write drains behind
+    training, which runs 13.9% slower while it does (fitted on the 6x-faster async blog's peak dip and
+    torchtitan PR #1287's logs): 0.558 + 0.141 + 0.139 x 66.4 s = 9.93 s, 0.55%. Without the
+    interference it is the copy alone."""
     row = worked(shipped, **ASYNC)
     bytes_per_node = 6.4936e12 / 128
     assert row["snapshot_s"] == pytest.approx(bytes_per_node / 358.66e9, rel=1e-9)
@@ -101,7 +109,7 @@ def test_worked_example_async_stalls_for_the_snapshot_and_the_interference(shipp
         math.sqrt(2 * row["stall_s"] * row["cluster_mtbf_s"])
     )
     assert row["stall_s"] == pytest.approx(
-        0.113 + bytes_per_node / 358.66e9 + 0.24 * row["background_s"], rel=1e-9
+        0.558 + bytes_per_node / 358.66e9 + 0.139 * row["background_s"], rel=1e-9
     )
     assert row["overhead_pct"] < worked(shipped, **SYNC)["overhead_pct"] / 2
     assert row["backpressure_s"] == 0 and row["host_memory_ok"]
@@ -561,10 +569,14 @@ def test_an_engine_that_consolidates_writes_a_copy_of_the_weights():
 
 
 def test_a_job_far_beyond_the_engines_largest_case_is_an_extrapolation():
-    """Terms that rest on cases up to 1,856 ranks: 16,384 GPUs is 8.8x, still within 10x; 32 ranks' terms at
-    1,024 GPUs (32x) are flagged."""
-    assert not _row(gpus=16384.0, largest_case_ranks=1856.0)["extrapolated"]
+    """Any use beyond the largest case is flagged, with its factor: terms that rest on cases up to 1,856
+    ranks at 16,384 GPUs are 8.83x beyond; 32 ranks' terms at 1,024 GPUs 32x; at or within it 1x."""
+    far = _row(gpus=16384.0, largest_case_ranks=1856.0)
+    assert far["extrapolated"] and far["beyond_largest_case_x"] == pytest.approx(16384 / 1856)
     assert _row(largest_case_ranks=32.0)["extrapolated"]
+    assert _row(largest_case_ranks=32.0)["beyond_largest_case_x"] == pytest.approx(1024 / 32)
+    within = _row(largest_case_ranks=1024.0)
+    assert not within["extrapolated"] and within["beyond_largest_case_x"] == 1
     assert not _row()["extrapolated"]  # no case stated: never flagged
 
 

@@ -396,11 +396,11 @@ def test_a_brief_names_the_break_even_where_its_recommendation_flips(small_model
         )
     storage = small_models / "storage.yaml"
     head, tier = storage.read_text().split(
-        "\n  superpod-better:\n", 1
+        "\n  superpod-good:\n", 1
     )  # the tier the 405B brief buys
     storage.write_text(
         head
-        + "\n  superpod-better:\n"
+        + "\n  superpod-good:\n"
         + tier.replace(
             'capex_usd_per_GBps: {value: "$25,000", basis: assumption',
             'capex_usd_per_GBps: {value: "$25,000", low: "$20,000", high: "$40,000", basis: assumption',
@@ -421,10 +421,10 @@ def test_a_brief_names_the_break_even_where_its_recommendation_flips(small_model
     )
     flat = re.sub(r"\s+", " ", pdftotext(out / "briefs" / "llama3-405b.pdf", layout=False))
     said = (
-        f"This recommendation holds unless tiers.superpod-better.capex_usd_per_GBps rises above "
+        f"This recommendation holds unless tiers.superpod-good.capex_usd_per_GBps rises above "
         f"{display.of('capex_usd_per_GBps', flip.value)} (then {flip.to})"
     )
     assert squash(said) in squash(flat)
     assert [p.label for p in parameters(report.inputs)] == [
-        "tiers.superpod-better.capex_usd_per_GBps"
+        "tiers.superpod-good.capex_usd_per_GBps"
     ]

@@ -296,6 +296,14 @@ def fit(engine: str, start: dict | None = None, cases_: list | None = None) -> d
         "cases": [c[0] for c in chosen],
         "terms": len(bounds),
         "converged": bool(result.success),
+        # whether the cases pin every term: the Jacobian of the residuals has full rank (a term no case
+        # moves, or two that only move together, leave the fit free to put them anywhere)
+        "determined": bool(
+            np.linalg.matrix_rank(
+                result.jac / np.maximum(np.abs(result.jac).max(axis=0), 1e-300), tol=1e-6
+            )
+            == len(bounds)
+        ),
     }
 
 
@@ -315,7 +323,7 @@ def leave_one_out(engine: str) -> dict[str, float]:
 @functools.cache
 def leave_one_source_out(engine: str) -> dict[str, float | None]:
     """Per fit case, its relative error predicted by the fit on the engine's cases from other
-    publications (none where those are fewer than the engine's free terms: nothing else predicts it)."""
+    publications (none where those do not pin every free term: nothing else predicts it)."""
     chosen, docs = fit_cases(engine), fit_documents(engine)
     need = len(fits()[engine])
     out: dict[str, float | None] = {}
@@ -324,8 +332,11 @@ def leave_one_source_out(engine: str) -> dict[str, float | None]:
         if len(others) < need:
             out[case[0]] = None
             continue
-        values = fit(engine, cases_=others)["values"]
-        row = {**shipped_engines()[engine], "engine": engine, **values, **case[3]}
+        refit = fit(engine, cases_=others)
+        if not refit["determined"]:
+            out[case[0]] = None
+            continue
+        row = {**shipped_engines()[engine], "engine": engine, **refit["values"], **case[3]}
         out[case[0]] = float(predict_many([row])[0][case[4]] / case[2] - 1)
     return out
 
@@ -430,6 +441,7 @@ def summary(results: tuple[Case, ...]) -> dict:
         "scored": sum(c.status == "scored" for c in results),
         "passed": sum(c.verdict == "pass" for c in results),
         "failed": sum(c.verdict == "FAIL" for c in results),
+        "failed_held_out": sum(c.verdict == "FAIL" and c.role == "test" for c in results),
         "lacks": sum(c.status == "lacks" for c in results),
         "fit_cases": sum(c.role == "fit" for c in results if c.status == "scored"),
         "predicted": len(judged),  # every case the model predicts, misses and 'lacks' included

@@ -279,8 +279,9 @@ def decide(
     )  # the cheapest at the base figures, each option at its cheapest cadence
     cheapest = None
     if base.meets and (
-        base.index != pick.index or base.row["interval_s"] != rows.at[pick.index, "interval_s"]
-    ):
+        base.index != pick.index
+        or not np.isclose(base.row["interval_s"], rows.at[pick.index, "interval_s"], rtol=1e-6)
+    ):  # a cadence that differs only in its last digits is the pick itself
         cheapest = base.row.copy()
         cheapest["p_meets_pct"] = float(chance(cheapest_rows.loc[[base.index]], params)[0])
     return Decision(

@@ -171,8 +171,8 @@ def explain_row(inputs: Inputs, row) -> dict:
 
 
 def _range(name: str, raw, values: dict) -> str | None:
-    """An input's range as written, and where the row uses a scaling term of its engine more than 10x
-    beyond the largest case it rests on, the range widened for it (``read.inputs.widening``)."""
+    """An input's range as written, and where the row uses a scaling term of its engine beyond the
+    largest case it rests on, the range widened for it (``read.inputs.widening``)."""
     if not (isinstance(raw, Q) and raw.uncertain):
         return None
     k = widening(values["gpus"], values["largest_case_ranks"]) if name in SCALING else 1.0
@@ -229,7 +229,8 @@ def headline(v: dict) -> str:
         parts.append(
             f"Caution: {v['engine']}'s terms rest on published jobs of up to "
             f"{f('largest_case_ranks', v['largest_case_ranks'])} ranks; at {v['gpus']:,} its coordination "
-            "is an extrapolation, more than 10x beyond them."
+            f"is an extrapolation, {f('beyond_largest_case_x', v['beyond_largest_case_x'])} beyond them "
+            "(its scaling terms' ranges widen by that)."
         )
     if v["stalls_more_than_trains"]:
         parts.append(

@@ -259,6 +259,18 @@ _DECLARED = [
         absent="0 (no per-stage balance)",
     ),
     Input(
+        "tensors_per_layer",
+        "count",
+        "weight tensors one transformer layer holds (a dense Llama block 9: four attention "
+        "matrices, three MLP matrices, two norms; a mixture of experts three matrices per expert more): "
+        "with the layers, the tensors a save plans",
+        MODELS,
+        "tensors_per_layer",
+        Quantity("count", integer=True, plausible=("1", "1M")),
+        default=9.0,
+        absent="9 (a dense Llama block)",
+    ),
+    Input(
         "hidden",
         "count",
         "hidden size (embedding = vocab x hidden)",
@@ -834,6 +846,28 @@ _DECLARED = [
         absent="0 s",
     ),
     Input(
+        "per_write_item_s",
+        "s",
+        "coordination per write item at the first save: each rank's write items "
+        "(a chunk of a tensor) gathered, deduplicated and written into the metadata at one rank",
+        ENGINES,
+        "coordination.per_write_item",
+        Quantity("duration", inclusive=True, plausible=("0.000000001 s", "1 s")),
+        default=0.0,
+        absent="0 s",
+    ),
+    Input(
+        "per_chunk_pair_s",
+        "s",
+        "coordination per pair of chunks of one tensor at the first save (a version "
+        "that validates the global plan pairwise: DCP before pytorch/pytorch PR #166820)",
+        ENGINES,
+        "coordination.per_chunk_pair",
+        Quantity("duration", inclusive=True, plausible=("0.000000000001 s", "1 s")),
+        default=0.0,
+        absent="0 s",
+    ),
+    Input(
         "cached_constant_s",
         "s",
         "coordination of a later save, whatever the job's size, when the engine caches its plans",
@@ -1294,12 +1328,21 @@ def measured_targets() -> dict[str, Input]:
     return {i.measured: i for i in INPUTS.values() if i.measured}
 
 
-# An engine's terms that grow with the job's ranks: where a plan uses one more than 10x beyond the largest
-# published job its engine's terms rest on (largest_case), its range widens by the factor beyond 10x.
-SCALING = frozenset({"coordination_per_rank_s", "coordination_per_rank2_s", "cached_per_rank_s"})
+# An engine's terms that grow with the job's ranks: where a plan uses one beyond the largest published
+# job its engine's terms rest on (largest_case), its range widens by the factor beyond it.
+SCALING = frozenset(
+    {
+        "coordination_per_rank_s",
+        "coordination_per_rank2_s",
+        "cached_per_rank_s",
+        "per_write_item_s",
+        "per_chunk_pair_s",
+    }
+)
 
 
 def widening(ranks: float, largest_case_ranks: float) -> float:
-    """The factor a scaling term's range widens by when used at ``ranks``: how far beyond 10x its largest
-    case (1 within it). Its low is divided by it, its high multiplied."""
-    return max(1.0, float(ranks) / (10 * float(largest_case_ranks)))
+    """The factor a scaling term's range widens by when used at ``ranks``: how far beyond its largest
+    case it is used (1 within it), the row's ``beyond_largest_case_x``. Its low is divided by it, its
+    high multiplied."""
+    return max(1.0, float(ranks) / float(largest_case_ranks))

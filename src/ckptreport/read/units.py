@@ -392,7 +392,7 @@ class Unit:
     """The unit of a column (the suffix of its name): how it reads in words, what it is in base
     units, how a planner reads a value of it, and its spreadsheet number formats."""
 
-    key: str  # bytes, s, GBps, pct, usd, days, count, B/param, TFLOPS, label, bool
+    key: str  # bytes, s, GBps, pct, usd, days, count, B/param, x, TFLOPS, label, bool
     words: str  # in the README's tables: 'GB/s (1e9 B/s)'
     short: str  # beside a bare number (the Assumptions sheet): 'GB/s'
     scale: float  # base units in one of these: GB/s -> 1e9 B/s, percent -> 0.01
@@ -422,6 +422,8 @@ class Unit:
             return f"{v:,.1f} days"
         if self.key == "B/param":
             return f"{v:g} B/param"
+        if self.key == "x":
+            return f"{v:.3g}x"
         if self.key == "count":
             return f"{v:,.0f}" if abs(v) < 1e6 else fmt(v, "count", 5)
         return fmt(v * self.scale, self.kind, digits)
@@ -464,6 +466,7 @@ COLUMN_UNITS: dict[str, Unit] = {
             "count", "count", "", 1.0, None, INF_FMT + "#,##0", INF_FMT + "#,##0"
         ),  # an omitted request rate: unbounded
         Unit("B/param", "bytes per parameter", "B/param", 1.0, None, '0" B/param"', "0.##"),
+        Unit("x", "times (a ratio)", "x", 1.0, None, '0.0"x"', "0.0##"),
         Unit("TFLOPS", "TFLOP/s", "TFLOP/s", 1e12, "flops", '#,##0.0" TFLOPS"', "#,##0.0"),
         Unit("label", "text", "", 1.0, None, None, None),
         # a formula's cached TRUE reads TRUE before any recalculation (LibreOffice shows a bare 1 otherwise)

@@ -175,6 +175,7 @@ def _figures(row: pd.Series) -> dict:
     out |= {"stages_snapshot": bool(row["stages_snapshot"])}
     out |= {
         "extrapolated": bool(row["extrapolated"]),
+        "beyond": display.of("beyond_largest_case_x", row["beyond_largest_case_x"]),
         "largest_case": display.of("largest_case_ranks", row["largest_case_ranks"]),
     }
     out |= {
@@ -361,5 +362,11 @@ def held_out(s: dict) -> dict:
             }
             for what, st in s["held_out"].items()
             if st["cases"] and what != "sizes"
+        ],
+        "by_engine": [
+            f"{e} {st['cases']} (median {st['median_abs_error']:.1%})"
+            if st["cases"]
+            else f"{e} none"
+            for e, st in s["held_out_by_engine"].items()
         ],
     }

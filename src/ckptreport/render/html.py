@@ -308,6 +308,7 @@ def _section(
         "recipe": str(row["recipe"]),
         "idle": int(row["idle_gpus"]),
         "extrapolated": bool(row["extrapolated"]),
+        "beyond": display.of("beyond_largest_case_x", row["beyond_largest_case_x"]),
         "chain": chain_svg(env, row),
         "tiers": _tiers(cells, section, strategies),
         "strategies": strategies,
@@ -397,8 +398,8 @@ def _measured(report: Report) -> list[dict]:
     return [
         {
             "hop": f"{m.section}.{m.name}.{m.field}",
-            "median": units.fmt(m.median, "bandwidth"),
-            "spec": units.fmt(m.spec, "bandwidth") if m.spec else "n/a",
+            "median": units.fmt(m.median, m.unit),
+            "spec": units.fmt(m.spec, m.unit) if m.spec else "n/a",
             "flag": m.flag or "ok",
             "basis": m.basis,
         }

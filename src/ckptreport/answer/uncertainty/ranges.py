@@ -31,7 +31,7 @@ def parameters(inputs: Inputs, ranks: float | None = None) -> list[Param]:
     """Every uncertain figure of the inputs, in declaration order (plan first, then each entity);
     figures sharing a driver are one Param. Figures of one driver share a distribution and a unit
     (else an InputError names the one that does not). An engine's scaling term used at ``ranks`` (the
-    rows' GPUs; omitted: the plan's largest) more than 10x beyond its largest case has its range
+    rows' GPUs; omitted: the plan's largest) beyond its largest case has its range
     widened (``widening``)."""
     out: list[Param] = []
     drivers: dict[str, int] = {}

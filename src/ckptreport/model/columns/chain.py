@@ -50,8 +50,15 @@ def bottleneck(snapshot_s, nvme_s, nic_s, writer_s, tier_s, coordination_s, meta
     )
 
 
+@column("x")
+def beyond_largest_case_x(training_gpus, largest_case_ranks):
+    """How many times the largest published case the engine's terms rest on the job's ranks are (1
+    within it): the engine's scaling terms' ranges widen by it."""
+    return maximum(training_gpus / largest_case_ranks, 1)
+
+
 @column("bool")
 def extrapolated(training_gpus, largest_case_ranks):
-    """Whether the job is more than 10x the largest published case the engine's terms rest on: its
-    coordination is then an extrapolation."""
-    return training_gpus > 10 * largest_case_ranks
+    """Whether the job is beyond the largest published case the engine's terms rest on: its
+    coordination is then an extrapolation (by beyond_largest_case_x)."""
+    return training_gpus > largest_case_ranks

@@ -77,16 +77,66 @@ def fixed_s(fixed_cost, sync_fixed_s, async_fixed_s, tiered_fixed_s):
     )
 
 
+@column("count")
+def state_tensors_per_weight(
+    weights_bytes_per_param, master_bytes_per_param, optimizer_bytes_per_param
+):
+    """Tensors a save holds per weight tensor: the weights, an fp32 master copy where the recipe keeps
+    one, and the optimizer's states (fp32: 4 B each; Adam's two moments 2)."""
+    return (
+        where(weights_bytes_per_param > 0, 1, 0)
+        + where(master_bytes_per_param > 0, 1, 0)
+        + optimizer_bytes_per_param / 4
+    )
+
+
+@column("count")
+def state_tensors(layers, tensors_per_layer, state_tensors_per_weight):
+    """Tensors a save plans, the model's: layers x tensors per layer x state tensors per weight (0
+    where the model does not give its layers: no per-item planning is then counted)."""
+    return layers * tensors_per_layer * state_tensors_per_weight
+
+
+@column("count")
+def chunks_per_tensor(training_gpus, pp):
+    """Ranks that hold a part of each tensor and propose it to the plan: those of its pipeline stage
+    (tensor- and data-parallel shards, or replicas a deduplication then drops)."""
+    return training_gpus / pp
+
+
+@column("count")
+def write_items(state_tensors, chunks_per_tensor):
+    """Write items the first save's plan gathers, deduplicates and records at one rank: every tensor's
+    chunk on every rank of its stage."""
+    return state_tensors * chunks_per_tensor
+
+
+@column("s")
+def validation_s(per_chunk_pair_s, state_tensors, chunks_per_tensor):
+    """Validation of the global plan where the engine checks each tensor's chunks pairwise for overlap
+    (DCP before pytorch/pytorch PR #166820): per pair x tensors x chunks (chunks - 1) / 2."""
+    return per_chunk_pair_s * state_tensors * chunks_per_tensor * (chunks_per_tensor - 1) / 2
+
+
 @column("s")
 def first_coordination_s(
-    training_gpus, coordination_constant_s, coordination_per_rank_s, coordination_per_rank2_s
+    training_gpus,
+    coordination_constant_s,
+    coordination_per_rank_s,
+    coordination_per_rank2_s,
+    per_write_item_s,
+    write_items,
+    validation_s,
 ):
     """Coordination of the first save: the engine's constant, plus per rank x the job's ranks (one per
-    training GPU), plus per rank squared x ranks^2 (pairwise plan validation)."""
+    training GPU), plus per rank squared x ranks^2, plus per write item x the write items, plus the
+    pairwise validation of the plan."""
     return (
         coordination_constant_s
         + coordination_per_rank_s * training_gpus
         + coordination_per_rank2_s * training_gpus * training_gpus
+        + per_write_item_s * write_items
+        + validation_s
     )
 
 
