@@ -148,7 +148,7 @@ def _check(doc: dict, shown: str) -> None:
     for section, fields in (
         ("recommendations", [f.key for f in FIELDS]),
         ("briefs", []),
-        ("measured", ["median_Bps"]),
+        ("measured", ["median_Bps", "median_fraction"]),
     ):
         items = doc.get(section) or []
         if not isinstance(items, list):
@@ -194,7 +194,11 @@ def _inputs(old: dict, new: dict) -> list[dict]:
             else {
                 "line": 0,
                 "value": f"{m.get('basis')} "
-                + display.value(m.get("median_Bps") or 0, "bandwidth"),
+                + (
+                    f"{100 * m['median_fraction']:.3g}%"
+                    if m.get("median_fraction") is not None
+                    else display.value(m.get("median_Bps") or 0, "bandwidth")
+                ),
             }
             for m in (was, now)
         ]

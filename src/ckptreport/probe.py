@@ -1,5 +1,6 @@
 """Measure a GPU host: GPU -> pinned host copy (per GPU, then all at once), host memory copy,
-sequential writes with fsync into local NVMe and tier mounts, and torch.save throughput.
+sequential writes with fsync into local NVMe and tier mounts, torch.save throughput, and how much
+a background process writing a node's shard to storage slows a GPU compute loop (interference).
 
 PyTorch is optional (``pip install 'ckptreport[probe]'``): without it, or without a CUDA device,
 the GPU steps are skipped and the file says so. Files written for the test are removed, also on
@@ -205,6 +206,119 @@ def torch_save(torch, directory: Path, size: int, repeat: int) -> dict:
     }
 
 
+def _host_bytes() -> int:
+    """This host's memory, where the OS says (else 16 GiB)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 16 * 2**30
+
+
+def _background_writer(directory: str, nbytes: int, started, stop) -> None:
+    """A process of its own (as a process-based async save persists): fill a host buffer of the
+    node's shard size (at most a quarter of the host's memory), then write it to ``directory`` with
+    fsync, again and again, until told to stop; the file is removed."""
+    chunk = np.frombuffer(np.random.default_rng(1).bytes(CHUNK), dtype=np.uint8)
+    held = max(CHUNK, min(nbytes, _host_bytes() // 4)) // CHUNK * CHUNK
+    buf = np.empty(held, dtype=np.uint8)
+    for at in range(0, held, CHUNK):  # incompressible, every page touched
+        buf[at : at + CHUNK] = chunk
+    view = memoryview(buf)
+    path = Path(directory) / f".ckptreport-probe-bg-{os.getpid()}"
+    try:
+        started.set()
+        while not stop.is_set():
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                done = 0
+                while done < nbytes and not stop.is_set():
+                    at = done % held
+                    done += os.write(fd, view[at : at + min(CHUNK, nbytes - done)])
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def _compute_loop(torch):
+    """One step of a compute loop and what it is: bf16 matmuls on the first GPU where PyTorch sees
+    one, else float64 matmuls in numpy (the CPU path: it measures CPU and memory contention only)."""
+    if torch is not None and torch.cuda.is_available():
+        a = torch.randn(8192, 8192, device="cuda:0", dtype=torch.bfloat16)
+
+        def step() -> None:
+            for _ in range(8):
+                a @ a
+            torch.cuda.synchronize(0)
+
+        return step, f"8 bf16 matmuls of 8192 x 8192 on {torch.cuda.get_device_name(0)}"
+    a = np.random.default_rng(2).standard_normal((384, 384))
+
+    def step() -> None:
+        for _ in range(4):
+            a @ a
+
+    return step, "4 float64 matmuls of 384 x 384 in numpy (CPU path, no GPU)"
+
+
+def _step_time(step, window_s: float) -> float:
+    """Median time of one step over ``window_s`` of steps (at least five)."""
+    times = []
+    end = time.perf_counter() + window_s
+    while len(times) < 5 or time.perf_counter() < end:
+        t = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def interference(
+    torch, directory: Path, shard_bytes: int, repeat: int, engines: list[str], window_s: float = 2.0
+) -> dict:
+    """The slowdown of a compute loop while a background process writes a node's shard to
+    ``directory``: 1 - (step time alone / step time during), each repetition alone then during;
+    the median (a negative sample, noise, counts as 0)."""
+    import multiprocessing
+
+    step, loop = _compute_loop(torch)
+    step()  # warm up (kernels, caches), not counted
+    ctx = multiprocessing.get_context("spawn")
+    samples = []
+    for _ in range(repeat):
+        alone = _step_time(step, window_s)
+        started, stop = ctx.Event(), ctx.Event()
+        writer = ctx.Process(
+            target=_background_writer,
+            args=(str(directory), shard_bytes, started, stop),
+            daemon=True,
+        )
+        writer.start()
+        try:
+            if not started.wait(60):
+                raise OSError("the background writer did not start")
+            during = _step_time(step, window_s)
+        finally:
+            stop.set()
+            writer.join(60)
+            if writer.is_alive():
+                writer.terminate()
+                writer.join()
+        if writer.exitcode and writer.exitcode > 0:
+            raise OSError(f"the background writer into {directory} failed (exit {writer.exitcode})")
+        samples.append(max(0.0, 1.0 - alone / during))
+    return {
+        "value": statistics.median(samples),
+        "samples": samples,
+        "engines": list(engines),
+        "path": str(directory),
+        "shard": shard_bytes,
+        "method": f"step time of a compute loop ({loop}) over {window_s:g} s alone, then while a "
+        f"background process writes {shard_bytes / 2**20:.0f} MiB from host memory to {directory} "
+        f"with fsync, again and again; 1 - alone / during, {repeat} repetitions; median",
+    }
+
+
 def run(
     sku: str,
     local: list[Path],
@@ -215,8 +329,13 @@ def run(
     repeat: int = 3,
     progress: Progress | None = None,
     note: Callable[[str], None] = lambda _: None,
+    engines: list[str] | None = None,
+    shard: int | None = None,
+    cpu_loop: bool = False,
 ) -> dict:
-    """Measure what exists on this host; return the measured file's content."""
+    """Measure what exists on this host; return the measured file's content. ``engines``: measure
+    the interference a background persist causes, for these engines (``shard`` bytes a pass; a CPU
+    compute loop where there is no GPU only with ``cpu_loop``)."""
     metrics: dict[str, dict] = {}
     skipped: list[str] = []
     gpus = None
@@ -245,6 +364,24 @@ def run(
         metrics["checkpoint_writer"] = torch_save(torch, target, min(size, 2**30), repeat)
     if not local and not tiers:
         skipped.append("disk writes: no --path or --tier given")
+    found = None
+    if engines:
+        gpu = torch is not None and torch.cuda.is_available()
+        if gpu or cpu_loop:
+            target = (list(tiers.values()) or local or [Path.cwd()])[0]
+            note(f"interference: a compute loop alone, then while a process writes into {target}")
+            found = interference(torch if gpu else None, target, shard or size, repeat, engines)
+        else:
+            skipped.append(
+                "interference: no CUDA device for the GPU compute loop (--cpu-loop measures a CPU "
+                "one, which says nothing of a GPU's training step)"
+            )
     return measured.document(
-        socket.gethostname(), f"ckptreport probe {__version__}", sku, metrics, gpus, skipped
+        socket.gethostname(),
+        f"ckptreport probe {__version__}",
+        sku,
+        metrics,
+        gpus,
+        skipped,
+        interference=found,
     )

@@ -415,3 +415,126 @@ def test_measured_spread_across_hosts_is_the_figures_range(tmp_path, small_model
     (param,) = [p for p in parameters(inputs) if p.label == "skus.dgx-h100.d2h_per_node"]
     assert (param.low, param.high) == (300.0, 358.66)
     assert inputs.skus["dgx-h100"].d2h_per_gpu.low is None  # one host measured it: no spread
+
+
+# ---- interference: training slowed by a background persist ---------------------------------------
+
+
+def test_probe_measures_interference_on_its_cpu_path_and_build_uses_it(tmp_path, small_models):
+    """--interference with --cpu-loop (no GPU here): the step time of a compute loop alone and while a
+    background process writes the shard into the path, the file names the engines it stands for and
+    leaves no test file behind; build --measured then takes that engine's async_slowdown from it
+    (the frame, explain's basis, the manifest), and leaves the other engines' as shipped."""
+    disk = tmp_path / "tier"
+    disk.mkdir()
+    out = tmp_path / "measured" / "host.yaml"
+    result = cli(
+        "probe",
+        "--sku",
+        "dgx-h100",
+        "--path",
+        disk,
+        "--size",
+        "16MiB",
+        "--writers",
+        "1",
+        "--repeat",
+        "1",
+        "--interference",
+        "dcp-async-cached",
+        "--cpu-loop",
+        "-o",
+        out,
+    )
+    assert result.exit_code == 0, result.output
+    assert list(disk.iterdir()) == []  # the background writer's file is gone
+    doc = yaml.safe_load(out.read_text())
+    got = doc["interference"]
+    assert got["engines"] == ["dcp-async-cached"] and "CPU path, no GPU" in got["method"]
+    assert len(got["samples"]) == 1 and got["path"] == str(disk)
+    share = units.parse(got["value"], "percent")
+    assert 0 <= share <= 1
+    built = build(small_models, tmp_path / "out", measured=[out], skip=["workbook", "briefs"])
+    f = built.frame
+    cached = f[f.engine == "dcp-async-cached"]
+    assert cached["async_slowdown_pct"].to_numpy() == pytest.approx(100 * share)
+    other = f[f.engine == "torch-save"]
+    assert (other["async_slowdown_pct"] == 0).all()
+    import json
+
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    (hop,) = [m for m in manifest["measured"] if m["hop"].startswith("engines.")]
+    assert hop["hop"] == "engines.dcp-async-cached.async_slowdown"
+    assert hop["median_fraction"] == pytest.approx(share) and "median_Bps" not in hop
+    assert hop["shipped_fraction"] == pytest.approx(0.139)
+
+
+def test_without_a_gpu_the_interference_is_skipped_and_says_why(tmp_path):
+    """No GPU and no --cpu-loop: nothing is measured, the file says why (a CPU loop is not a
+    training step)."""
+    if probe._torch() is not None and probe._torch().cuda.is_available():
+        pytest.skip("a GPU is here: the GPU loop runs (test_probe_gpu_copies_where_a_gpu_exists)")
+    out = tmp_path / "host.yaml"
+    result = cli(
+        "probe",
+        "--sku",
+        "dgx-h100",
+        "--size",
+        "16MiB",
+        "--repeat",
+        "1",
+        "--interference",
+        "dcp-async-cached",
+        "-o",
+        out,
+    )
+    assert result.exit_code == 0, result.output
+    doc = yaml.safe_load(out.read_text())
+    assert "interference" not in doc
+    assert any(s.startswith("interference: no CUDA device") for s in doc["skipped"])
+
+
+@pytest.mark.parametrize(
+    "engines, message",
+    [
+        (
+            ["dcp-async-cachd"],
+            "unknown engine 'dcp-async-cachd' (did you mean 'dcp-async-cached'?)",
+        ),
+        (["torch-save"], "engine 'torch-save' saves only in sync: no background persist"),
+        ([], "interference.engines"),
+    ],
+)
+def test_a_measured_interference_names_an_engine_that_runs_in_the_background(
+    tmp_path, small_models, engines, message
+):
+    doc = measured.document(
+        "h1",
+        "ckptreport probe",
+        "dgx-h100",
+        {},
+        interference={"value": 0.2, "samples": [0.2], "method": "m", "engines": ["nvrx-local"]},
+    )
+    doc["interference"]["engines"] = engines
+    path = tmp_path / "m.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    out = tmp_path / "out"
+    result = cli("build", "--models", small_models, "--out", out, "--measured", path)
+    assert result.exit_code == 2, result.output
+    assert f"{path}:" in result.output and message in result.output
+    assert "Traceback" not in result.output and not out.exists()
+
+
+def test_a_measured_interference_above_100_percent_is_refused(tmp_path, small_models):
+    doc = measured.document(
+        "h1",
+        "ckptreport probe",
+        "dgx-h100",
+        {},
+        interference={"value": 0.2, "samples": [0.2], "method": "m", "engines": ["nvrx-local"]},
+    )
+    doc["interference"]["value"] = "140%"
+    path = tmp_path / "m.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    result = cli("build", "--models", small_models, "--out", tmp_path / "out", "--measured", path)
+    assert result.exit_code == 2 and "interference.value" in result.output, result.output

@@ -26,7 +26,7 @@ from pydantic import Field
 from ..base.errors import InputError, Problem, did_you_mean
 from ..base.safeio import read_regular
 from . import units
-from .inputs import TIERS, Input, attribute, measured_targets, replaced
+from .inputs import ENGINES, INPUTS, TIERS, Input, attribute, measured_targets, replaced
 from .load import place, validate_model
 from .quantity import Name, Q, Quantity, Strict, Text
 from .validated import Inputs, Prov
@@ -56,6 +56,24 @@ class Metric(Strict):
     )
 
 
+class Interference(Strict):
+    """How much a background persist slowed a compute loop on this host (ckptreport probe
+    --interference): it replaces the async_slowdown of the engines it names."""
+
+    value: Quantity("percent", inclusive=True, maximum=1.0) = Field(
+        description="the figure used: median of the samples"
+    )
+    samples: list[Quantity("percent", inclusive=True, maximum=1.0)] = Field(
+        default_factory=list, description="every sample"
+    )
+    method: Text = Field(description="how it was measured")
+    engines: list[Name] = Field(
+        min_length=1, description="the engines whose background persist this stands for"
+    )
+    path: Text | None = Field(None, description="directory the background process wrote to")
+    shard: Quantity("bytes") | None = Field(None, description="bytes written a pass")
+
+
 class Gpus(Strict):
     model: Text
     count: Quantity("count", integer=True, minimum=0, inclusive=True)
@@ -75,6 +93,10 @@ class MeasuredFile(Strict):
     metrics: dict[Literal[tuple(TARGETS)], Metric] = Field(description="metric name -> figure")  # type: ignore[valid-type]
     skipped: list[Text] = Field(
         default_factory=list, description="what could not be measured, and why"
+    )
+    interference: Interference | None = Field(
+        None,
+        description="training slowed by a background persist (ckptreport probe --interference)",
     )
 
 
@@ -97,9 +119,14 @@ class Measurement:
         return self.median / self.spec if self.spec else None
 
     @property
+    def unit(self) -> str:
+        """How its figures read: a bandwidth, or a share (an engine's interference)."""
+        return "percent" if self.section == ENGINES else "bandwidth"
+
+    @property
     def flag(self) -> str:
         r = self.ratio
-        if r is None:
+        if r is None or self.section == ENGINES:  # a measured share has no spec to fall short of
             return ""
         if r < LOW:
             return f"below {LOW:.0%} of spec"
@@ -185,9 +212,16 @@ def apply(inputs: Inputs, paths: list[str | Path]) -> Inputs:
             where = _measured_at(inputs, mf, metric, m, marks, shown, problems)
             if where is not None:
                 samples.setdefault(where, []).append((m.value.value, mf.host, path.name))
+        if mf.interference is not None:
+            for k, engine in enumerate(mf.interference.engines):
+                if _interference_at(inputs, engine, marks, shown, k, problems):
+                    samples.setdefault((ENGINES, engine, "async_slowdown"), []).append(
+                        (mf.interference.value.value, mf.host, path.name)
+                    )
     if problems:
         raise InputError(problems)
     by_key = {(t.entity, t.key): t for t in TARGETS.values() if t is not None}
+    by_key[(ENGINES, "async_slowdown")] = INPUTS["async_slowdown_pct"]
     measurements = {}
     for (section, name, field), rows in sorted(samples.items()):
         values = [v for v, _, _ in rows]
@@ -205,6 +239,27 @@ def apply(inputs: Inputs, paths: list[str | Path]) -> Inputs:
             max(values),
         )
     return _replace(inputs, measurements, parsed)
+
+
+def _interference_at(inputs: Inputs, engine: str, marks, shown: str, k: int, problems) -> bool:
+    """Whether a measured interference may replace ``engine``'s async_slowdown: the engine exists
+    and runs a save in the background (else the problem is appended, at its place)."""
+    path = ("interference", "engines", k)
+    line, col = place(marks, path)
+    if engine not in inputs.engines:
+        message = (
+            f"unknown engine '{engine}'{did_you_mean(engine, inputs.engines)}; "
+            f"known: {', '.join(sorted(inputs.engines))}"
+        )
+    elif not set(inputs.engines[engine].strategies) - {"sync"}:
+        message = (
+            f"engine '{engine}' saves only in sync: no background persist to slow training "
+            "(name an engine with async, tiered or a layered strategy)"
+        )
+    else:
+        return True
+    problems.append(Problem(shown, line, col, f"interference.engines[{k}]", message))
+    return False
 
 
 def _measured_at(inputs: Inputs, mf, metric: str, m, marks, shown: str, problems: list[Problem]):
@@ -247,15 +302,16 @@ def _measured_at(inputs: Inputs, mf, metric: str, m, marks, shown: str, problems
 
 
 def _replace(inputs: Inputs, measurements: dict, parsed) -> Inputs:
-    sections = {s: dict(inputs.section(s)) for s in ("skus", "tiers")}
+    sections = {s: dict(inputs.section(s)) for s in ("skus", "tiers", "engines")}
     prov = dict(inputs.prov)
     for key, m in measurements.items():
         section, name, field = key
-        spec_text = units.fmt(m.spec, "bandwidth") if m.spec else "none"
-        text = units.fmt(m.median, "bandwidth", 4)
+        unit = m.unit
+        spec_text = units.fmt(m.spec, unit) if m.spec else "none"
+        text = units.fmt(m.median, unit, 4)
         source = (
             f"median of {len(m.hosts)} measurement(s) on {', '.join(sorted(set(m.hosts)))} "
-            f"(min {units.fmt(m.minimum, 'bandwidth')}; spec {spec_text}"
+            f"(min {units.fmt(m.minimum, unit)}; {'shipped' if unit == 'percent' else 'spec'} {spec_text}"
             + (f"; {m.flag}" if m.flag else "")
             + f"): {', '.join(sorted(set(m.files)))}"
         )
@@ -265,7 +321,7 @@ def _replace(inputs: Inputs, measurements: dict, parsed) -> Inputs:
         q = Q(
             m.median,
             text,
-            "bandwidth",
+            unit,
             m.basis,
             source,
             **(
@@ -273,8 +329,8 @@ def _replace(inputs: Inputs, measurements: dict, parsed) -> Inputs:
                     "low": m.minimum,
                     "high": m.maximum,
                     "distribution": "triangular",
-                    "low_text": units.fmt(m.minimum, "bandwidth", 4),
-                    "high_text": units.fmt(m.maximum, "bandwidth", 4),
+                    "low_text": units.fmt(m.minimum, unit, 4),
+                    "high_text": units.fmt(m.maximum, unit, 4),
                 }
                 if spread
                 else {}
@@ -300,6 +356,7 @@ def _replace(inputs: Inputs, measurements: dict, parsed) -> Inputs:
         inputs,
         skus=sections["skus"],
         tiers=sections["tiers"],
+        engines=sections["engines"],
         prov=prov,
         input_hash=digest.hexdigest(),
         measured=measurements,
@@ -318,8 +375,10 @@ def document(
     gpus: dict | None = None,
     skipped: list[str] | None = None,
     when: dt.datetime | None = None,
+    interference: dict | None = None,
 ) -> dict:
-    """A measured file's content; metric values are bytes/s, written with units."""
+    """A measured file's content; metric values are bytes/s, written with units; ``interference``
+    a share (0-1) with the engines it stands for."""
     when = when or dt.datetime.now(dt.UTC).replace(microsecond=0)
     out_metrics = {}
     for name, m in metrics.items():
@@ -347,6 +406,19 @@ def document(
         doc["gpus"] = {"model": gpus["model"], "count": str(gpus["count"])}
     if skipped:
         doc["skipped"] = skipped
+    if interference:
+        doc["interference"] = {
+            "value": units.fmt(interference["value"], "percent", 4),
+            "samples": [units.fmt(v, "percent", 4) for v in interference.get("samples", [])],
+            "method": interference["method"],
+            "engines": list(interference["engines"]),
+            **({"path": str(interference["path"])} if interference.get("path") else {}),
+            **(
+                {"shard": units.fmt(interference["shard"], "bytes", 6)}
+                if interference.get("shard")
+                else {}
+            ),
+        }
     return doc
 
 

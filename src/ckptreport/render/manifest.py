@@ -20,6 +20,22 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _measured(m) -> dict:
+    """One measured hop: a bandwidth in bytes/s, an engine's measured interference a fraction."""
+    figures = (
+        {"median_Bps": m.median, "min_Bps": m.minimum, "spec_Bps": m.spec}
+        if m.unit == "bandwidth"
+        else {"median_fraction": m.median, "min_fraction": m.minimum, "shipped_fraction": m.spec}
+    )
+    return {
+        "hop": f"{m.section}.{m.name}.{m.field}",
+        "basis": m.basis,
+        **figures,
+        "flag": m.flag,
+        "files": sorted(set(m.files)),
+    }
+
+
 def manifest(report: Report, meta: dict[str, str], files: dict[str, str]) -> dict:
     """What was built from what: provenance, the recommendations every output names, file hashes."""
     s = report.summary
@@ -32,18 +48,7 @@ def manifest(report: Report, meta: dict[str, str], files: dict[str, str]) -> dic
         },
         "rows": report.rows,
         "dropped": [{"reason": d.reason, "rows": d.rows} for d in report.dropped],
-        "measured": [
-            {
-                "hop": f"{m.section}.{m.name}.{m.field}",
-                "basis": m.basis,
-                "median_Bps": m.median,
-                "min_Bps": m.minimum,
-                "spec_Bps": m.spec,
-                "flag": m.flag,
-                "files": sorted(set(m.files)),
-            }
-            for m in report.inputs.measured.values()
-        ],
+        "measured": [_measured(m) for m in report.inputs.measured.values()],
         "recommendations": [
             {
                 "model": r["model"],
