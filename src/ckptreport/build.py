@@ -181,6 +181,7 @@ def build(
         models_dir, progress, measured, workbook_rows
     )  # every input error before any output
     result = Result(None, models_dir, Path(out), seconds={"load": time.perf_counter() - t})
+    result.notes.extend(inputs.notes)  # what the models directory took from the shipped defaults
     write(result, inputs, progress, chosen, paper, csv, samples, seed)
     return result
 

@@ -277,6 +277,8 @@ def validate(models):
     models_dir = resolve_models(models)
     inputs = _run(load, models_dir)
     rows, _ = _run(plan_rows, inputs)
+    for note in inputs.notes:
+        click.echo(f"ckptreport: note: {note}", err=True)
     click.echo(
         f"{models_dir}: valid — {len(inputs.models)} models, {len(inputs.recipes)} recipes, "
         f"{len(inputs.skus)} SKUs, {len(inputs.tiers)} tiers, {len(inputs.engines)} engines; the plan has "

@@ -139,8 +139,24 @@ def validate_model(
 
 # ---- loading ------------------------------------------------------------------------------------
 
+# Files added since the first release: a models directory without one is read with the shipped
+# file, and the build says so once (a directory that built keeps building after an upgrade).
+ADDED = {
+    "engines.yaml": "the checkpointing engines, an axis of the cross product",
+}
 
-def _read_files(root: Path, problems: list[Problem]) -> dict[str, tuple[Any, Marks, str, bytes]]:
+
+def added_note(name: str, root: Path) -> str:
+    """What a build says when the models directory lacks a file added since the first release."""
+    return (
+        f"{name} is not in {root}: the shipped one is used ({ADDED[name]}, added after the "
+        f"first release); copy it there to edit it (ckptreport init writes a complete set)"
+    )
+
+
+def _read_files(
+    root: Path, problems: list[Problem], notes: list[str] | None = None
+) -> dict[str, tuple[Any, Marks, str, bytes]]:
     try:
         is_dir = root.is_dir()
     except OSError:  # a loop of links, a name too long
@@ -171,6 +187,13 @@ def _read_files(root: Path, problems: list[Problem]) -> dict[str, tuple[Any, Mar
     for name in FILES:
         path = root / name
         shown = shown_path(root, name)
+        if not path.exists() and not path.is_symlink() and name in ADDED:
+            from ..base.paths import shipped_models
+
+            path = shipped_models() / name
+            shown = f"{name} (shipped)"
+            if notes is not None:
+                notes.append(added_note(name, root))
         if not path.exists() and not path.is_symlink():
             problems.append(
                 Problem(
@@ -262,7 +285,8 @@ def load(root: Path | str) -> Inputs:
     builds the plan."""
     root = Path(root)
     r = _Read()
-    files = _read_files(root, r.problems)
+    notes: list[str] = []
+    files = _read_files(root, r.problems, notes)
     for fname, (data, marks, shown, _raw) in files.items():
         if fname == "plan.yaml":
             _read_plan(r, fname, data, marks, shown)
@@ -294,6 +318,7 @@ def load(root: Path | str) -> Inputs:
         files={f: hashlib.sha256(files[f][3]).hexdigest() for f in sorted(files)},
         values={f: leaves(files[f][0], files[f][1]) for f in sorted(files)},
         marks={f: files[f][1] for f in sorted(files)},
+        notes=notes,
     )
 
 

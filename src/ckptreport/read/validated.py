@@ -55,6 +55,7 @@ class Inputs:
     marks: dict[str, Marks] = field(
         default_factory=dict, repr=False
     )  # file -> where each key is (line, column)
+    notes: list[str] = field(default_factory=list)  # what reading it took from defaults, once
 
     @property
     def strategies(self) -> dict[str, Strategy]:

@@ -133,6 +133,11 @@ def cadence(o: dict) -> str:
     return words
 
 
+def bought_text(gbps: float | None) -> str:
+    """The bandwidth bought, or what a tier with no stated limit buys (an unbounded figure)."""
+    return "no stated bandwidth limit" if gbps is None else display.value(gbps, "GBps")
+
+
 def headline(f: dict) -> str:
     """The decision in one sentence."""
     p = f["pick"]
@@ -144,7 +149,7 @@ def headline(f: dict) -> str:
         )
     return (
         f"{f['job']} on {f['gpus']:,} GPUs of {f['sku']}: {p['option']}, {cadence(p)}, "
-        f"{display.value(p['bought_GBps'], 'GBps')} bought; ETTR {_pct(p['ettr_pct'])}; meets the "
+        f"{bought_text(p['bought_GBps'])} bought; ETTR {_pct(p['ettr_pct'])}; meets the "
         f"{target} target in {_pct(p['p_meets_pct'])} of {f['draws']:,} draws."
     )
 
@@ -210,7 +215,7 @@ def shown(d: Decision, purchase_sentence: bool = True) -> dict:
             "gpus": f"{s['gpus']:,}",
             "option": s.get("option", "none"),
             "cadence": cadence(s) if there else "",
-            "bought": v(s["bought_GBps"], "GBps") if there else "",
+            "bought": bought_text(s["bought_GBps"]) if there else "",
             "p_meets": v(s["p_meets_pct"], "pct") if there else "",
             "ettr": v(s["ettr_pct"], "pct") if there else "",
             "own": s["gpus"] == f["gpus"],
@@ -225,7 +230,7 @@ def shown(d: Decision, purchase_sentence: bool = True) -> dict:
         "meets": f["status"] == "recommended",
         "warn": f["status"] != "recommended" or not f["reached"],
         "cadence": cadence(p),
-        "bought": v(p["bought_GBps"], "GBps"),
+        "bought": bought_text(p["bought_GBps"]),
         "required": display.of("required_write_GBps", p["required_GBps"] or math.inf),
         "purchase": v(p["purchase_usd"], "usd") if p["purchase_usd"] else "none (rented)",
         "support": v(p["support_usd_year"], "usd") if p["purchase_usd"] else "",

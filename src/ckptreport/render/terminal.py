@@ -51,7 +51,7 @@ def decisions(report) -> str:
     ETTR, how likely it is to meet the target, and the sentences every output carries."""
     if not report.decisions:
         return ""
-    from .decision import cadence, facts, sentences
+    from .decision import bought_text, cadence, facts, sentences
 
     first = facts(report.decisions[0])
     head = (
@@ -83,7 +83,7 @@ def decisions(report) -> str:
                 f["sku"],
                 p["option"] if f["status"] == RECOMMENDED else f"- ({p['option']})",
                 cadence(p).removeprefix("every "),
-                display.value(p["bought_GBps"], "GBps"),
+                bought_text(p["bought_GBps"]),
                 _usd(p["purchase_usd"]) if p["purchase_usd"] else "rented",
                 _pct(p["ettr_pct"]),
                 f"{_pct(p['p_meets_pct'])} of draws",
