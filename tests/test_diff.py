@@ -243,3 +243,48 @@ def test_an_engine_term_that_moves_the_stall_shows_in_the_diff(builds, tmp_path)
         assert "stall_s" in moved[key]["changed"] or moved[key]["recommendation_changed"], key
     text = _diff(base.out, tmp_path / "out")
     assert text.exit_code == result.exit_code and "stall per checkpoint" in text.output
+
+
+def test_a_build_with_measured_figures_against_one_without_names_the_measured_hops(
+    builds, tmp_path
+):
+    """build --measured against the same models unmeasured: exit 0 or 1, never 3, and the measured
+    hop is an input that changed (added on one side), with its figure."""
+    from ckptreport.read import measured
+
+    doc = measured.document(
+        "h1",
+        "ckptreport probe",
+        "dgx-h100",
+        {"d2h_per_gpu": {"value": 50e9, "samples": [50e9], "method": "m"}},
+    )
+    path = measured.write(doc, tmp_path / "measured" / "h1.yaml")
+    build(builds["base"].models, tmp_path / "out", skip=["workbook", "briefs"], measured=[path])
+    result = _diff(builds["base"].out, tmp_path / "out", "--json")
+    assert result.exit_code in (0, 1), result.output
+    d = json.loads(result.output)
+    hop = next(i for i in d["inputs"] if i["file"] == "measured")
+    assert hop["key"] == "skus.dgx-h100.d2h_per_gpu" and hop["old"] is None
+    assert hop["new"]["value"] == "measured on 1 host 50 GB/s"
+    back = _diff(tmp_path / "out", builds["base"].out)  # and the other way round, as text
+    assert back.exit_code in (0, 1) and "skus.dgx-h100.d2h_per_gpu" in back.output
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ('"rows": ' + "9" * 400, "an integer of 400 digits"),
+        ('"rows": ' + "9" * 5000, "an integer of 5,000 digits"),
+        ('"deep": ' + "[" * 100_000 + "]" * 100_000, "not JSON"),
+    ],
+)
+def test_a_manifest_with_hostile_numbers_or_nesting_is_exit_2_not_a_crash(
+    builds, tmp_path, text, said
+):
+    bad = tmp_path / "bad"
+    shutil.copytree(builds["base"].out, bad)
+    raw = (bad / "manifest.json").read_text()
+    (bad / "manifest.json").write_text(raw.replace("{", "{" + text + ", ", 1))
+    result = CliRunner().invoke(main, ["diff", str(bad), str(builds["base"].out)])
+    assert result.exit_code == 2, result.output
+    assert said in result.output and "Traceback" not in result.output

@@ -16,18 +16,30 @@ from .answer.headline import FIELDS
 from .answer.types import RECOMMENDED, option_label
 from .base.errors import InputError, Problem
 from .base.safeio import read_regular
-from .model import display
+from .read import units
 
 MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 64 * 2**20
 
 
+MAX_DIGITS = 30  # an integer a manifest writes (rows, GPUs, lines) has far fewer
+
+
+def _int(text: str) -> int:
+    """A JSON integer, refused when longer than any a manifest writes (a 400-digit one overflows a
+    float; Python refuses 4,300 digits with an error of its own)."""
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise ValueError(f"an integer of {len(text.lstrip('-')):,} digits (at most {MAX_DIGITS})")
+    return int(text)
+
+
 def _manifest(path: Path, shown: str) -> dict:
     try:
-        doc = json.loads(read_regular(path, shown, MAX_MANIFEST_BYTES))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        doc = json.loads(read_regular(path, shown, MAX_MANIFEST_BYTES), parse_int=_int)
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:  # JSONDecodeError is a ValueError
+        why = "nested too deeply" if isinstance(e, RecursionError) else str(e)
         raise InputError(
-            Problem(shown, 0, 0, "", f"not a ckptreport manifest (not JSON: {e})")
+            Problem(shown, 0, 0, "", f"not a ckptreport manifest (not JSON: {why})")
         ) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("recommendations"), list):
         raise InputError(
@@ -197,7 +209,7 @@ def _inputs(old: dict, new: dict) -> list[dict]:
                 + (
                     f"{100 * m['median_fraction']:.3g}%"
                     if m.get("median_fraction") is not None
-                    else display.value(m.get("median_Bps") or 0, "bandwidth")
+                    else units.fmt(m.get("median_Bps") or 0, "bandwidth")
                 ),
             }
             for m in (was, now)
