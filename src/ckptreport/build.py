@@ -17,7 +17,7 @@ import pandas as pd
 
 from . import __version__
 from .answer.report import compute as compute_report
-from .base.errors import InputError, Problem
+from .base.errors import InputError, Problem, printable
 from .base.paths import resolve_models, shipped_models
 from .model.plan import checked, plan_rows
 from .outputs import CSV_MAX_ROWS, Output, Progress, Result, Run, choose
@@ -204,13 +204,26 @@ def init(target: str | Path, force: bool = False) -> list[Path]:
                 + "; pass --force to overwrite",
             )
         )
-    target.mkdir(parents=True, exist_ok=True)
+    from .base.safeio import make_dir_here, write_text_here
+
+    make_dir_here(target)
+    links = [target / f.name for f in files if (target / f.name).is_symlink()]
+    if links:  # refused before anything is written
+        raise InputError(
+            Problem(
+                printable(str(links[0])),
+                0,
+                0,
+                "",
+                "is a symbolic link; ckptreport init never writes through a link (remove it, or "
+                "init another directory)",
+            )
+        )
     written = schema.write_schemas(target / schema.SCHEMA_DIR)
     for f in files:
         # the yaml-language-server modeline: an editor completes and checks keys from the schema beside it
         line = f"# yaml-language-server: $schema={schema.SCHEMA_DIR}/{schema.schema_file(f.name)}\n"
-        (target / f.name).write_text(line + f.read_text())
-        written.append(target / f.name)
+        written.append(write_text_here(target / f.name, line + f.read_text()))
     return written
 
 

@@ -709,10 +709,11 @@ def schema_command(directory):
     Example:
       ckptreport schema models/.schema
     """
+    from .base.errors import printable
     from .read.schema import write_schemas
 
     for path in _run(write_schemas, directory):
-        click.echo(f"wrote {path}")
+        click.echo(f"wrote {printable(str(path))}")
 
 
 @main.command()
@@ -728,10 +729,11 @@ def init(directory, force):
     Example:
       ckptreport init my-models && ckptreport build --models my-models
     """
+    from .base.errors import printable
     from .build import init as run_init
 
     for path in _run(run_init, directory, force):
-        click.echo(f"wrote {path}")
+        click.echo(f"wrote {printable(str(path))}")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ import os
 import stat
 from pathlib import Path
 
-from .errors import InputError, Problem
+from .errors import InputError, Problem, printable
 
 MAX_INPUT_BYTES = (
     8 * 2**20
@@ -69,3 +69,47 @@ def read_regular(path: Path | str, shown: str | None = None, limit: int = MAX_IN
         ) from None
     finally:
         os.close(fd)
+
+
+def _refuse_link(path: Path, what: str) -> None:
+    if path.is_symlink():
+        raise InputError(
+            Problem(
+                printable(str(path)),
+                0,
+                0,
+                "",
+                f"is a symbolic link; ckptreport never writes through a link ({what}: remove the "
+                "link or choose another place)",
+            )
+        )
+
+
+def write_text_here(path: Path | str, text: str) -> Path:
+    """Write ``text`` to ``path`` all at once and never through a link: a target, or a directory
+    on its way below the working tree's ``path.parent``, that is a symbolic link is refused; the
+    bytes go to a new temporary file of a random name (O_EXCL, so no planted link is followed) in the
+    same directory, renamed into place."""
+    import tempfile
+
+    path = Path(path)
+    _refuse_link(path.parent, "its directory")
+    _refuse_link(path, "the file")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def make_dir_here(path: Path | str) -> Path:
+    """``mkdir -p`` that refuses a directory that is a symbolic link (writing below it would write
+    outside the place asked for)."""
+    path = Path(path)
+    _refuse_link(path, "a directory to write into")
+    path.mkdir(parents=True, exist_ok=True)
+    return path

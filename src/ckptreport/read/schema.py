@@ -537,13 +537,12 @@ SCHEMA_DIR = ".schema"
 
 def write_schemas(directory: str | Path) -> list[Path]:
     """Write the JSON Schema of each models file into ``directory`` (``plan.schema.json`` ...)."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
+    from ..base.safeio import make_dir_here, write_text_here
+
+    directory = make_dir_here(directory)  # never below a linked directory
     written = []
     for fname, body in json_schemas().items():
         path = directory / schema_file(fname)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
-        tmp.replace(path)
-        written.append(path)
+        text = json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        written.append(write_text_here(path, text))
     return written
