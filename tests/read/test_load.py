@@ -922,3 +922,32 @@ def test_more_peers_than_nodes_and_failure_shares_over_100_are_refused(models_di
             "up to more than every failure: the two shares and the rest (the durable tier's) must add up to 100%",
         ],
     )
+
+
+def test_a_pipeline_longer_than_the_model_and_an_empty_axis_are_refused(models_dir, out_dir):
+    """pp 127 over 126 layers: every stage needs a layer; engines: [] is not 'every engine'."""
+    text = replace(
+        models_dir,
+        "models.yaml",
+        'pp: {value: "16", source: "Llama 3 paper Table 4',
+        'pp: {value: "127", source: "Llama 3 paper Table 4',
+    )
+    line, _ = where(text, 'pp: {value: "127"')
+    col = 5  # the key, as the loader places a model's figure
+    plan = replace(
+        models_dir,
+        "plan.yaml",
+        "engines: [dcp-async-cached, megatron-dist-ckpt, torch-save, nvrx-local]",
+        "engines: []",
+    )
+    e_line, e_col = where(plan, "engines: []")
+    assert_rejected(
+        build(models_dir, out_dir),
+        out_dir,
+        [
+            f"{shown('models.yaml')}:{line}:{col}: models.llama3-405b.pp: a pipeline of 127 stages "
+            "over 126 layers: every stage needs at least one layer (pp at most 126)",
+            f"{shown('plan.yaml')}:{e_line}:{e_col}: engines: an empty list names none; omit engines "
+            "for every one",
+        ],
+    )

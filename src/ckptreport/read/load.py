@@ -94,6 +94,12 @@ def _message(err: dict, model: type[BaseModel]) -> str:
         return f"expected yes or no, got {_describe(err.get('input'))}"
     if kind == "literal_error":
         return f"expected {err['ctx']['expected']}, got {_describe(err.get('input'))}"
+    if (
+        kind == "too_short"
+        and len(loc) == 1
+        and loc[0] in ("models", "recipes", "skus", "tiers", "engines")
+    ):
+        return f"an empty list names none; omit {loc[-1]} for every one"
     if kind in ("string_type", "string_too_long", "string_too_short", "too_short"):
         return f"{err['msg'][0].lower()}{err['msg'][1:]}"
     msg = err["msg"]
@@ -393,6 +399,20 @@ def _check_model_recipes(sections, declared, file, problems: list[Problem]) -> N
                     col,
                     f"models.{name}.recipe",
                     _unknown("recipe", model.recipe, declared["recipes"]),
+                )
+            )
+        layers = getattr(model, "layers", None)
+        pp = getattr(model, "pp", None)
+        if layers is not None and pp is not None and 0 < layers.value < pp.value:
+            line, col = place(marks, ("models", name, "pp"))
+            problems.append(
+                Problem(
+                    shown,
+                    line,
+                    col,
+                    f"models.{name}.pp",
+                    f"a pipeline of {pp.value:g} stages over {layers.value:g} layers: every stage "
+                    f"needs at least one layer (pp at most {layers.value:g})",
                 )
             )
 

@@ -379,16 +379,33 @@ class Job(Strict):
 
 
 _AXES = {
-    "models": (list[Name] | None, Field(None, description="model names; omitted: all")),
+    "models": (
+        list[Name] | None,
+        Field(
+            None, min_length=1, description="model names; omitted: all (an empty list is refused)"
+        ),
+    ),
     "recipes": (
         list[Name] | None,
-        Field(None, description="recipes to cross with; omitted: each model's own"),
+        Field(None, min_length=1, description="recipes to cross with; omitted: each model's own"),
     ),
-    "skus": (list[Name] | None, Field(None, description="SKU names; omitted: all")),
-    "tiers": (list[Name] | None, Field(None, description="tier names; omitted: all")),
+    "skus": (
+        list[Name] | None,
+        Field(None, min_length=1, description="SKU names; omitted: all (an empty list is refused)"),
+    ),
+    "tiers": (
+        list[Name] | None,
+        Field(
+            None, min_length=1, description="tier names; omitted: all (an empty list is refused)"
+        ),
+    ),
     "engines": (
         list[Name] | None,
-        Field(None, description="checkpointing engine names; omitted: all"),
+        Field(
+            None,
+            min_length=1,
+            description="checkpointing engine names; omitted: all (an empty list is refused)",
+        ),
     ),
     "gpus": (
         list[Quantity("count", integer=True, plausible=("1", "10M"))],
