@@ -314,3 +314,16 @@ def test_shell_completion_as_the_readme_enables_it():
         timeout=60,
     ).stdout
     assert "plain,--fit" in options.split()
+
+
+def test_explain_never_prints_a_normal_headline_over_a_layout_that_cannot_exist():
+    """Peer memory on one node (8 GPUs): no peer to copy to; the headline says so first, and a
+    layout that can exist says nothing of the kind."""
+    args = ["explain", "llama3-8b", "dgx-h100", "pfs-100", "--interval", "30min"]
+    one = CliRunner().invoke(main, [*args, "--gpus", "8", "--strategy", "peer_memory"])
+    assert one.exit_code == 0, one.output
+    head = " ".join(one.output.split("Inputs (")[0].split())
+    assert "Cannot run as asked: peer_memory copies each node's snapshot to 1 peer(s)" in head
+    assert "the job has 1" in head
+    many = CliRunner().invoke(main, [*args, "--gpus", "64", "--strategy", "peer_memory"])
+    assert many.exit_code == 0 and "Cannot run as asked" not in many.output

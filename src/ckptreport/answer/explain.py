@@ -186,6 +186,35 @@ def _range(name: str, raw, values: dict) -> str | None:
     )
 
 
+def _cannot(v: dict) -> str:
+    """Why the scenario cannot exist as asked ('' when it can): too few replicas or nodes for the
+    strategy, staging that does not fit host memory or NVMe."""
+    f = display.of
+    out = []
+    if not v["layout_ok"]:
+        if v["dp_ranks"] < v["min_replicas"]:
+            out.append(
+                f"{v['strategy']} needs at least {v['min_replicas']:g} data-parallel replicas, the job "
+                f"has {v['dp_ranks']:,}"
+            )
+        else:
+            out.append(
+                f"{v['strategy']} copies each node's snapshot to {v['peer_replicas']:g} peer(s), which "
+                f"needs more nodes than that; the job has {v['nodes']:,}"
+            )
+    if not v["host_memory_ok"]:
+        out.append(
+            f"its staging needs {f('host_memory_needed_bytes', v['host_memory_needed_bytes'])} of host "
+            f"memory a node, which has {f('host_memory_bytes', v['host_memory_bytes'])}"
+        )
+    if not v["nvme_ok"]:
+        out.append(
+            f"it needs {f('nvme_needed_bytes', v['nvme_needed_bytes'])} of local NVMe a node, which "
+            f"has {f('nvme_capacity_bytes', v['nvme_capacity_bytes'])}"
+        )
+    return "; ".join(out)
+
+
 def headline(v: dict) -> str:
     f = display.of
     met = "met" if v["meets_target"] else "missed"
@@ -225,6 +254,11 @@ def headline(v: dict) -> str:
             f"{f('lost_gpu_usd_month', v['lost_gpu_usd_month'])} a month."
         ),
     ]
+    cannot = _cannot(v)
+    if cannot:  # never a normal headline over a layout that cannot exist
+        parts.insert(
+            0, f"Cannot run as asked: {cannot}; the figures below are what it would be if it could."
+        )
     if v["extrapolated"]:
         parts.append(
             f"Caution: {v['engine']}'s terms rest on published jobs of up to "
