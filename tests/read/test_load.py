@@ -951,3 +951,25 @@ def test_a_pipeline_longer_than_the_model_and_an_empty_axis_are_refused(models_d
             "for every one",
         ],
     )
+
+
+def test_a_layered_strategy_without_an_input_only_it_reads_is_refused(models_dir, out_dir):
+    """strategies: [jit] with no batch_tokens: jit's rework (and so its cost) is unknown, refused at
+    the strategy, not built into a table of blanks and a 'needs a price' for a priced tier."""
+    plan = replace(
+        models_dir,
+        "plan.yaml",
+        "strategies: [sync, async, tiered, peer_memory]",
+        "strategies: [sync, jit]",
+    )
+    plan = replace(models_dir, "plan.yaml", plan[plan.index("batch_tokens:") :].split("\n")[0], "")
+    line, col = where(plan, "strategies: [sync, jit]")
+    assert_rejected(
+        build(models_dir, out_dir),
+        out_dir,
+        [
+            f"{shown('plan.yaml')}:{line}:{col + len('strategies: [sync, ')}: strategies[1]: jit needs "
+            "batch_tokens in plan.yaml (tokens in one training step (the global batch): jit redoes about "
+            "one step after a failure); give it, or leave jit out of strategies"
+        ],
+    )

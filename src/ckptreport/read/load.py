@@ -459,6 +459,26 @@ def _check_strategies(plan: Plan, skus: dict, file, problems: list[Problem]) -> 
     peers (peer_memory) with as many peers as a job of the plan has nodes (a node cannot hold its own
     copy for itself), and failure shares that add up to more than every failure."""
     _, pmarks, pshown, _ = file
+    from .inputs import INPUTS, attribute
+
+    for i, name in enumerate(
+        plan.strategies
+    ):  # an input only it reads, with no default and not given
+        for key in STRATEGIES[name].reads if name in STRATEGIES else ():
+            inp = INPUTS[key]
+            given = getattr(plan, attribute(inp.key), None) is not None
+            if not given and inp.default is not None and inp.default != inp.default:  # nan: none
+                line, col = place(pmarks, ("strategies", i))
+                problems.append(
+                    Problem(
+                        pshown,
+                        line,
+                        col,
+                        f"strategies[{i}]",
+                        f"{name} needs {inp.key} in plan.yaml ({inp.doc}); give it, or leave "
+                        f"{name} out of strategies",
+                    )
+                )
     peered = [s for s in plan.strategies if s in STRATEGIES and STRATEGIES[s].peers_below_nodes]
     if peered and plan.peer_replicas is not None:
         k = plan.peer_replicas.value

@@ -114,7 +114,7 @@ CAUSE = {
 
 
 def _pct(v) -> str:
-    return display.value(v, "pct")
+    return display.value(math.nan if v is None else v, "pct")
 
 
 def _usd(v) -> str:

@@ -6,6 +6,7 @@ sequence in a name is shown, never acted on)."""
 
 from __future__ import annotations
 
+import math
 import textwrap
 
 from ..answer.types import NEEDS_PRICE, RECOMMENDED, option_label
@@ -39,11 +40,11 @@ def table(
 
 
 def _usd(v) -> str:
-    return display.value(v, "usd")
+    return display.value(math.nan if v is None else v, "usd")
 
 
 def _pct(v) -> str:
-    return display.value(v, "pct")
+    return display.value(math.nan if v is None else v, "pct")
 
 
 def decisions(report) -> str:
