@@ -122,8 +122,9 @@ def fits() -> dict[str, list[str]]:
     return {engine: list(names) for engine, names in _data()["fits"].items()}
 
 
-def predict_many(rows: list[dict]) -> list[dict]:
-    """The model's columns for several rows at once (each BASE with its own inputs)."""
+def predict_many(rows: list[dict], wanted: tuple[str, ...] | None = None) -> list[dict]:
+    """The model's columns for several rows at once (each BASE with its own inputs); ``wanted``:
+    only these columns and what they read (a fit evaluates its cases' columns many times)."""
     full = [{**BASE, **trait_values(r.get("strategy", BASE["strategy"])), **r} for r in rows]
     missing = sorted(set(INPUTS) - set(full[0]))
     if missing:  # an input declared without a default needs a figure here
@@ -137,7 +138,7 @@ def predict_many(rows: list[dict]) -> list[dict]:
         )
         for k in full[0]
     }
-    out = compute(values)
+    out = compute(values, wanted)
     return [
         {k: (v[i].item() if hasattr(v[i], "item") else v[i]) for k, v in out.items()}
         for i in range(len(rows))
@@ -274,9 +275,11 @@ def fit(engine: str, start: dict | None = None, cases_: list | None = None) -> d
     published = np.array([c[2] for c in chosen])
     shipped = {**shipped_engines()[engine], "engine": engine}
 
+    wanted = tuple(sorted({c[4] for c in chosen}))
+
     def residuals(x: np.ndarray) -> np.ndarray:
         values = dict(zip((t.name for t in bounds), x))
-        got = predict_many([{**shipped, **values, **c[3]} for c in chosen])
+        got = predict_many([{**shipped, **values, **c[3]} for c in chosen], wanted)
         return np.log(np.array([g[c[4]] for g, c in zip(got, chosen)]) / published)
 
     x0 = [(start or {}).get(t.name, t.start) for t in bounds]
@@ -313,9 +316,9 @@ def leave_one_out(engine: str) -> dict[str, float]:
     out = {}
     for k, case in enumerate(chosen):
         values = fit(engine, cases_=chosen[:k] + chosen[k + 1 :])["values"]
-        got = predict_many([{**shipped_engines()[engine], "engine": engine, **values, **case[3]}])[
-            0
-        ][case[4]]
+        got = predict_many(
+            [{**shipped_engines()[engine], "engine": engine, **values, **case[3]}], (case[4],)
+        )[0][case[4]]
         out[case[0]] = float(got / case[2] - 1)
     return out
 
@@ -326,18 +329,20 @@ def leave_one_source_out(engine: str) -> dict[str, float | None]:
     publications (none where those do not pin every free term: nothing else predicts it)."""
     chosen, docs = fit_cases(engine), fit_documents(engine)
     need = len(fits()[engine])
+    refits: dict[str, dict | None] = {}  # one refit per publication left out
     out: dict[str, float | None] = {}
     for case in chosen:
-        others = [c for c in chosen if docs[c[0]] != docs[case[0]]]
-        if len(others) < need:
-            out[case[0]] = None
-            continue
-        refit = fit(engine, cases_=others)
-        if not refit["determined"]:
+        doc = docs[case[0]]
+        if doc not in refits:
+            others = [c for c in chosen if docs[c[0]] != doc]
+            refit = fit(engine, cases_=others) if len(others) >= need else None
+            refits[doc] = refit if refit is not None and refit["determined"] else None
+        refit = refits[doc]
+        if refit is None:
             out[case[0]] = None
             continue
         row = {**shipped_engines()[engine], "engine": engine, **refit["values"], **case[3]}
-        out[case[0]] = float(predict_many([row])[0][case[4]] / case[2] - 1)
+        out[case[0]] = float(predict_many([row], (case[4],))[0][case[4]] / case[2] - 1)
     return out
 
 
