@@ -461,9 +461,9 @@ def _check_strategies(plan: Plan, skus: dict, file, problems: list[Problem]) -> 
     _, pmarks, pshown, _ = file
     from .inputs import INPUTS, attribute
 
-    for i, name in enumerate(
-        plan.strategies
-    ):  # an input only it reads, with no default and not given
+    named = "strategies" in plan.model_fields_set  # omitted: every strategy, not a request for jit
+    for i, name in enumerate(plan.strategies if named else ()):
+        # a strategy the plan names, with an input only it reads that has no default and is not given
         for key in STRATEGIES[name].reads if name in STRATEGIES else ():
             inp = INPUTS[key]
             given = getattr(plan, attribute(inp.key), None) is not None
