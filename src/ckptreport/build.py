@@ -17,7 +17,7 @@ import pandas as pd
 
 from . import __version__
 from .answer.report import compute as compute_report
-from .base.errors import InputError, Problem, printable
+from .base.errors import InputError, Problem
 from .base.paths import resolve_models, shipped_models
 from .model.plan import checked, plan_rows
 from .outputs import CSV_MAX_ROWS, Output, Progress, Result, Run, choose
@@ -204,21 +204,11 @@ def init(target: str | Path, force: bool = False) -> list[Path]:
                 + "; pass --force to overwrite",
             )
         )
-    from .base.safeio import make_dir_here, write_text_here
+    from .base.safeio import make_dir_here, refuse_link, write_text_here
 
     make_dir_here(target)
-    links = [target / f.name for f in files if (target / f.name).is_symlink()]
-    if links:  # refused before anything is written
-        raise InputError(
-            Problem(
-                printable(str(links[0])),
-                0,
-                0,
-                "",
-                "is a symbolic link; ckptreport init never writes through a link (remove it, or "
-                "init another directory)",
-            )
-        )
+    for f in files:  # every target checked before anything is written
+        refuse_link(target / f.name, "a models file init would overwrite")
     written = schema.write_schemas(target / schema.SCHEMA_DIR)
     for f in files:
         # the yaml-language-server modeline: an editor completes and checks keys from the schema beside it

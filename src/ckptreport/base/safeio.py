@@ -71,7 +71,8 @@ def read_regular(path: Path | str, shown: str | None = None, limit: int = MAX_IN
         os.close(fd)
 
 
-def _refuse_link(path: Path, what: str) -> None:
+def refuse_link(path: Path, what: str) -> None:
+    """InputError when ``path`` is a symbolic link: ckptreport never writes through one."""
     if path.is_symlink():
         raise InputError(
             Problem(
@@ -93,8 +94,8 @@ def write_text_here(path: Path | str, text: str) -> Path:
     import tempfile
 
     path = Path(path)
-    _refuse_link(path.parent, "its directory")
-    _refuse_link(path, "the file")
+    refuse_link(path.parent, "its directory")
+    refuse_link(path, "the file")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -110,6 +111,6 @@ def make_dir_here(path: Path | str) -> Path:
     """``mkdir -p`` that refuses a directory that is a symbolic link (writing below it would write
     outside the place asked for)."""
     path = Path(path)
-    _refuse_link(path, "a directory to write into")
+    refuse_link(path, "a directory to write into")
     path.mkdir(parents=True, exist_ok=True)
     return path

@@ -16,8 +16,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ..base.errors import InputError, Problem, did_you_mean, printable
+from ..base.paths import shipped_models
 from ..base.safeio import read_regular
-from .inputs import PLAN, of
+from .inputs import INPUTS, PLAN, attribute, of
 from .quantity import Q, name_problem
 from .schema import FILES, MOVED, SECTIONS, Plan
 from .strategies import STRATEGIES
@@ -194,8 +195,6 @@ def _read_files(
         path = root / name
         shown = shown_path(root, name)
         if not path.exists() and not path.is_symlink() and name in ADDED:
-            from ..base.paths import shipped_models
-
             path = shipped_models() / name
             shown = f"{name} (shipped)"
             if notes is not None:
@@ -459,8 +458,6 @@ def _check_strategies(plan: Plan, skus: dict, file, problems: list[Problem]) -> 
     peers (peer_memory) with as many peers as a job of the plan has nodes (a node cannot hold its own
     copy for itself), and failure shares that add up to more than every failure."""
     _, pmarks, pshown, _ = file
-    from .inputs import INPUTS, attribute
-
     named = "strategies" in plan.model_fields_set  # omitted: every strategy, not a request for jit
     for i, name in enumerate(plan.strategies if named else ()):
         # a strategy the plan names, with an input only it reads that has no default and is not given
