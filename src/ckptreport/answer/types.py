@@ -222,6 +222,10 @@ class Member:
     widened: float = (
         1.0  # the factor its range was widened by (SCALING terms used beyond their data)
     )
+    floor: float = (
+        -math.inf
+    )  # where its key's figures may lie (``Input.bounds``): draws stay inside
+    ceiling: float = math.inf
 
     @property
     def label(self) -> str:
@@ -276,12 +280,23 @@ class Param:
         return getattr(self.first, f"{end}_text") or display.of(self.input, getattr(self, end))
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        """``n`` draws in the column's unit."""
+        """``n`` draws in the column's unit. A triangle or a uniform lies inside its low and high (which
+        validation holds inside the key's bounds); a lognormal's tails are cut at the key's bounds
+        (``Member.floor``, ``.ceiling``): drawn by its inverse CDF between them, so no draw is a value
+        the key refuses (a share above 100%, an MFU above 1)."""
         if self.distribution == "uniform":
             return rng.uniform(self.low, self.high, n)
         if self.distribution == "lognormal":
+            from scipy import special  # here: the quick commands never draw
+
             sigma = math.log(self.high / self.low) / (2 * Z90)
-            return self.value * np.exp(sigma * rng.standard_normal(n))
+            floor, ceiling = max(self.first.floor, 0.0), self.first.ceiling
+            a = special.ndtr(math.log(floor / self.value) / sigma) if floor > 0 else 0.0
+            b = special.ndtr(math.log(ceiling / self.value) / sigma) if ceiling < math.inf else 1.0
+            if a <= 0.0 and b >= 1.0:
+                return self.value * np.exp(sigma * rng.standard_normal(n))
+            z = special.ndtri(a + (b - a) * rng.uniform(size=n))
+            return np.clip(self.value * np.exp(sigma * z), floor, ceiling)
         return rng.triangular(self.low, self.value, self.high, n)
 
 

@@ -20,11 +20,12 @@ name (README, "How to add an input"); ``tests/test_inputs.py`` fails when anythi
 from __future__ import annotations
 
 import keyword
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .quantity import Dtype, Flag, Name, Q, Quantity
+from .quantity import Dtype, Flag, Name, Q, Quantity, bounds_of
 from .strategies import FIXED_COSTS, STRATEGIES, listed, names
 from .units import COLUMN_UNITS
 from .vocab import REPLICATED, SHARDINGS, STAGINGS, TIER_KINDS
@@ -129,6 +130,13 @@ class Input:
     def base_value(self, entity) -> float:
         """The value in base units (bytes/s, bytes, seconds, fractions)."""
         return float(self.value(entity)) * self.scale
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """Where a value of its key may lie, in the column's unit (``Bounds``): what validation allows,
+        so where every draw and sweep end of a range stays; (-inf, inf) for a key without bounds."""
+        b = bounds_of(self.type)
+        return (-math.inf, math.inf) if b is None else (b.low / self.scale, b.high / self.scale)
 
     @property
     def where(self) -> str:
@@ -1346,3 +1354,10 @@ def widening(ranks: float, largest_case_ranks: float) -> float:
     case it is used (1 within it), the row's ``beyond_largest_case_x``. Its low is divided by it, its
     high multiplied."""
     return max(1.0, float(ranks) / float(largest_case_ranks))
+
+
+# Shares of one whole: each group's inputs (plan keys, fractions) add up to at most 100% (the failures
+# a host copy restores, those a peer's copy restores, and the rest, the durable tier's). The loader
+# refuses a plan whose figures or ranges pass it; where several of a group are drawn at once, the drawn
+# ones shrink in proportion to what the others leave (``Evaluator``).
+SHARES: tuple[tuple[str, ...], ...] = (("host_recoverable_pct", "node_loss_pct"),)

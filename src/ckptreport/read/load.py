@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 from ..base.errors import InputError, Problem, did_you_mean, printable
 from ..base.paths import shipped_models
 from ..base.safeio import read_regular
-from .inputs import INPUTS, PLAN, attribute, of
+from .inputs import INPUTS, PLAN, SHARES, attribute, of
 from .quantity import Q, name_problem
 from .schema import FILES, MOVED, SECTIONS, Plan
 from .strategies import STRATEGIES
@@ -501,18 +501,33 @@ def _check_strategies(plan: Plan, skus: dict, file, problems: list[Problem]) -> 
                         f"leave {' and '.join(peered)} out of strategies",
                     )
                 )
-    host, lost = plan.host_recoverable, plan.node_loss
-    if host is not None and lost is not None and host.value + lost.value > 1 + 1e-12:
-        line, col = place(pmarks, ("node_loss",))
+    for group in SHARES:
+        _check_shares(plan, [INPUTS[name] for name in group], file, problems)
+
+
+def _check_shares(plan: Plan, shares, file, problems: list[Problem]) -> None:
+    """Shares of one whole (``SHARES``) add up to at most 100%: their values, and each one's high with
+    the others at their values (every sweep end of a range stays inside what the plan can mean)."""
+    _, pmarks, pshown, _ = file
+    given = [(inp, getattr(plan, inp.key)) for inp in shares]
+    given = [(inp, q) for inp, q in given if q is not None]
+    whole = sum(q.value for _, q in given)
+    tops = [(inp, q, q.high + whole - q.value) for inp, q in given if q.uncertain]
+    over = [(given[-1][0], given[-1][1], whole)] if whole > 1 + 1e-12 else []
+    for inp, q, _top in over or [t for t in tops if t[2] > 1 + 1e-12]:
+        line, col = place(pmarks, (inp.key,))
+        rest = " and ".join(f"{o.key} {p.value:.4g}" for o, p in given if o is not inp)
+        what = f"{inp.key} {q.value:.4g}" if over else f"{inp.key}'s high {q.high:.4g}"
+        cap = "" if over else f"; its high can be at most {1 - whole + q.value:.4g}"
         problems.append(
             Problem(
                 pshown,
                 line,
                 col,
-                "node_loss",
-                f"node_loss {lost.value:.4g} and host_recoverable {host.value:.4g} (as fractions) "
-                "add up to more than every failure: the two shares and the rest (the durable "
-                "tier's) must add up to 100%",
+                inp.key,
+                f"{what} and {rest} (as fractions) add up to more than every failure: the "
+                f"{'two ' if len(given) == 2 else ''}shares and the rest (the durable tier's) must "
+                f"add up to 100%{cap}",
             )
         )
 

@@ -333,6 +333,11 @@ def Quantity(
         else (units.parse(plausible[0], kind), units.parse(plausible[1], kind), *plausible)
     )
     marks = () if plausible is None else (Plausible(*plausible),)
+    low, high = bounds[:2] if bounds else units.PLAUSIBLE.get(kind, (0.0, math.inf))
+    floor = (
+        minimum if inclusive and minimum == 0 else max(minimum, low)
+    )  # a zero skips the plausible range
+    allowed = Bounds(floor, min(math.inf if maximum is None else maximum, high), ranged)
     return Annotated[
         Q,
         BeforeValidator(
@@ -340,8 +345,24 @@ def Quantity(
         ),
         WithJsonSchema(json_schema(kind, ranged)),
         Kind(units.KINDS[kind].name, kind),
+        allowed,
         *marks,
     ]
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """Where a key's figures may lie (base units): its floor and the plausible range's low, its ceiling
+    and the plausible range's high. A draw or a sweep end of its range stays inside them."""
+
+    low: float
+    high: float
+    ranged: bool  # whether the key may carry a range at all (a whole number is never drawn)
+
+
+def bounds_of(annotation) -> Bounds | None:
+    """A quantity field type's allowed bounds (None for any other type)."""
+    return next((m for m in getattr(annotation, "__metadata__", ()) if isinstance(m, Bounds)), None)
 
 
 @dataclass(frozen=True)

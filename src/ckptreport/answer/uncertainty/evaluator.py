@@ -10,7 +10,7 @@ import pandas as pd
 
 from ...model import rule
 from ...model.evaluate import compute
-from ...read.inputs import ENTITY_COLUMN, INPUTS, PLAN
+from ...read.inputs import ENTITY_COLUMN, INPUTS, PLAN, SHARES
 from ...read.strategies import read_only_by
 from ..types import Param
 from .ranges import follow
@@ -78,7 +78,17 @@ class Evaluator:
 
     def run(self, values: np.ndarray, columns: list[str] | None = None) -> dict[str, np.ndarray]:
         draws = values.shape[0]
+        out = compute(self.inputs(values), columns)
+        keep = columns or list(out)
+        return {k: np.asarray(out[k]).reshape(draws, self.n) for k in keep}
+
+    def inputs(self, values: np.ndarray) -> dict[str, np.ndarray]:
+        """The input columns ``run`` evaluates at ``values``, each of shape (draws x rows,): the base
+        with every member set (``follow``), its dependents in proportion, and the shares of one whole
+        (``SHARES``) held to 100% (``_within_shares``)."""
+        draws = values.shape[0]
         env = {k: np.tile(v, draws) for k, v in self.base.items()}
+        moved: set[str] = set()
         for j, p in enumerate(self.params):
             for member, mask in zip(p.members, self.masks[j]):
                 if not mask.any():
@@ -88,11 +98,28 @@ class Evaluator:
                     y / member.value if member.value else np.ones(draws)
                 )  # a zero: its dependents stay 0
                 for column, base in ((member.input, member.value), *member.dependents):
-                    moved = y if column == member.input else base * scale
-                    env[column].reshape(draws, self.n)[:, mask] = moved[:, None]
-        out = compute(env, columns)
-        keep = columns or list(out)
-        return {k: np.asarray(out[k]).reshape(draws, self.n) for k in keep}
+                    at = y if column == member.input else base * scale
+                    env[column].reshape(draws, self.n)[:, mask] = at[:, None]
+                    moved.add(column)
+        for group in SHARES:
+            _within_shares(env, group, moved)
+        return env
+
+
+def _within_shares(env: dict[str, np.ndarray], group: tuple[str, ...], moved: set[str]) -> None:
+    """Where a group's shares of one whole add up to more than 100%, the ones drawn (``moved``) shrink
+    in proportion to what the others (held at their values) leave. The loader holds each one's high
+    inside that, so a sweep end (one moved) is never cut; only draws of several at once can be."""
+    drawn = [c for c in group if c in moved]
+    if not drawn:
+        return
+    whole = 1.0 / INPUTS[group[0]].scale  # 100%, in the columns' unit
+    held = sum((env[c] for c in group if c not in moved), np.zeros_like(env[drawn[0]]))
+    total = sum(env[c] for c in drawn)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shrink = np.where(total + held > whole, np.clip(whole - held, 0.0, None) / total, 1.0)
+    for c in drawn:
+        env[c] = env[c] * shrink
 
 
 def _text(column: pd.Series) -> np.ndarray:

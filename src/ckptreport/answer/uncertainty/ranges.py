@@ -49,6 +49,7 @@ def parameters(inputs: Inputs, ranks: float | None = None) -> list[Param]:
                     if section == ENGINES and inp.name in SCALING
                     else 1.0
                 )
+                floor, ceiling = inp.bounds
                 member = Member(
                     section,
                     name,
@@ -57,11 +58,13 @@ def parameters(inputs: Inputs, ranks: float | None = None) -> list[Param]:
                     raw.value / inp.scale,
                     inputs.prov[(section, name, inp.key)],
                     _dependents(inp, entity, raw),
-                    raw.low / inp.scale / k,
-                    raw.high / inp.scale * k,
+                    max(raw.low / inp.scale / k, floor),  # widened, never past the key's bounds
+                    min(raw.high / inp.scale * k, ceiling),
                     "" if k > 1 else raw.low_text or "",
                     "" if k > 1 else raw.high_text or "",
                     k,
+                    floor,
+                    ceiling,
                 )
                 if raw.driver is not None and raw.driver in drivers:
                     k = drivers[raw.driver]
@@ -109,7 +112,7 @@ def _agree(param: Param, member: Member, raw: Q) -> None:
 def follow(p: Param, m: Member, x: np.ndarray) -> np.ndarray:
     """Where member ``m`` of ``p`` is when ``p``'s first member is at ``x``: the same place in its own
     range (piecewise linear through low, value and high, extended beyond them; uniform: linear from
-    low to high; lognormal: the same in logarithms), never below zero."""
+    low to high; lognormal: the same in logarithms), never below zero nor outside its key's bounds."""
     if m is p.first:
         return x
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -125,7 +128,7 @@ def follow(p: Param, m: Member, x: np.ndarray) -> np.ndarray:
                 (m.high - m.value) / (p.high - p.value) if p.high > p.value else 0.0
             )
             out = np.where(x < p.value, below, above)
-    return np.maximum(out, 0.0)
+    return np.clip(out, max(m.floor, 0.0), m.ceiling)
 
 
 def _dependents(inp: Input, entity, raw: Q) -> tuple[tuple[str, float], ...]:
