@@ -217,6 +217,7 @@ def build(
       ckptreport build --measured measured/      # use what ckptreport probe measured
       ckptreport build --no-workbook --no-briefs --no-html  # the table alone: millions of rows in bounded memory
     """
+    from .base.progress import beating
     from .build import build as run_build
     from .outputs import OUTPUTS
     from .render import comparisons, terminal
@@ -228,19 +229,20 @@ def build(
         "html": no_html,
     }  # --no-FLAG, by each output's flag
     skip = [o.name for o in OUTPUTS if o.flag and left_out[o.flag]]
-    result = _run(
-        run_build,
-        models,
-        out,
-        progress,
-        skip=skip,
-        workbook_rows=workbook_rows,
-        paper=paper,
-        measured=list(measured_paths),
-        csv=csv,
-        samples=samples,
-        seed=seed,
-    )
+    with beating(progress):  # in a log, a line at least every 15 s
+        result = _run(
+            run_build,
+            models,
+            out,
+            progress,
+            skip=skip,
+            workbook_rows=workbook_rows,
+            paper=paper,
+            measured=list(measured_paths),
+            csv=csv,
+            samples=samples,
+            seed=seed,
+        )
     for m in result.inputs.measured.values():
         progress(
             f"{m.section}.{m.name}.{m.field}: {m.basis}, {units.fmt(m.median, m.unit)} "

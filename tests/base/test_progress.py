@@ -99,3 +99,61 @@ def test_a_build_on_a_terminal_draws_bars(small_models, tmp_path):
     assert "ckptreport: workbook rows  [" in text and "ckptreport: briefs  [" in text
     assert "##############################]" in text  # a bar drawn to its end
     assert "\r" in text
+
+
+def test_each_line_is_flushed_as_it_is_written():
+    """In a pipe a line must reach the reader when it is said, not when a buffer fills."""
+
+    class Recording(io.StringIO):
+        flushed: list[str] = []
+
+        def flush(self):
+            self.flushed.append(self.getvalue())
+
+    stream = Recording()
+    Progress(stream, bars=False)("loading models")
+    assert stream.flushed[-1] == "ckptreport: loading models\n"
+
+
+def test_a_log_hears_a_heartbeat_while_a_step_is_quiet_and_a_terminal_does_not():
+    import time
+
+    stream = io.StringIO()
+    p = Progress(stream, bars=False)
+    with p.beating(0.05), task(p, "brief data", 10) as advance:
+        advance(3)
+        time.sleep(0.5)
+    beats = [ln for ln in stream.getvalue().splitlines() if "still working" in ln]
+    assert beats and beats[0].startswith("ckptreport: still working (brief data 3/10, ")
+    n = len(stream.getvalue())
+    time.sleep(0.2)
+    assert len(stream.getvalue()) == n  # the heartbeat stops with its block
+    terminal = io.StringIO()
+    with Progress(terminal, bars=True).beating(0.05):
+        time.sleep(0.2)
+    assert "still working" not in terminal.getvalue()
+
+
+def test_a_brief_says_it_is_done_when_its_worker_finishes_not_when_it_is_waited_for():
+    """The briefs' PDFs are laid out while the workbook is written; in a log each says so at once
+    (a plan of 200 briefs printed every line at the end, after minutes of silence)."""
+    from concurrent.futures import Future
+
+    from ckptreport.render.brief import Briefs
+
+    class Pool:
+        def close(self, cancel=False):
+            pass
+
+    stream = io.StringIO()
+    jobs = [(n, Path(f"{n}.pdf"), Future()) for n in ("a", "b")]
+    briefs = Briefs(Pool(), jobs, Progress(stream, bars=False))
+    assert stream.getvalue() == ""
+    jobs[1][2].set_result([])
+    assert stream.getvalue() == "ckptreport: briefs 1/2: b.pdf\n"  # before anyone waits
+    jobs[0][2].set_result([])
+    assert briefs.wait() == [Path("a.pdf"), Path("b.pdf")]
+    assert stream.getvalue().splitlines() == [
+        "ckptreport: briefs 1/2: b.pdf",
+        "ckptreport: briefs 2/2: a.pdf",
+    ]

@@ -171,7 +171,7 @@ def compute(
     by_gpus = functools.cache(lambda gpus: parameters(inputs, gpus))
     decisions = _decisions(inputs, point, progress)
     specs_ = specs(inputs, frame, decisions) if briefs else []
-    data = [brief(inputs, frame, spec, by_gpus(spec.gpus)) for spec in specs_]
+    data = _brief_data(inputs, frame, specs_, by_gpus, progress)
     named = {i for line in candidates for i in line} | {
         int(i) for p in purchases for i in p.points.index
     }
@@ -206,6 +206,19 @@ def compute(
         else None,
         decisions=decisions,
     )
+
+
+def _brief_data(inputs: Inputs, frame, specs_, by_gpus, progress) -> list:
+    """Each brief's data (its tornado, break-evens and Monte Carlo band: seconds each), saying how far
+    it is as it goes."""
+    from ..base.progress import task
+
+    out = []
+    with task(progress, "brief data", len(specs_)) as advance:
+        for spec in specs_:
+            out.append(brief(inputs, frame, spec, by_gpus(spec.gpus)))
+            advance(1)
+    return out
 
 
 def _decisions(inputs: Inputs, point: Point, progress) -> list:

@@ -123,8 +123,16 @@ class Briefs:
     """Briefs being written: their HTML was rendered here; the PDFs are laid out by ``pdf.Pool``."""
 
     def __init__(self, pool: pdf.Pool, jobs: list, progress):
+        from ..base.progress import advance_as_done
+
         self.pool, self.jobs, self.progress = pool, jobs, progress
         self.refused: dict[str, list[str]] = {}
+        # in a log each PDF says so as its worker finishes it, while the workbook is still written
+        self.as_done = advance_as_done(progress, "briefs", len(jobs))
+        for _, path, future in jobs if self.as_done else ():
+            future.add_done_callback(
+                lambda f, name=path.name: f.cancelled() or f.exception() or self.as_done(1, name)
+            )
 
     def wait(self) -> list[Path]:
         """Wait for every PDF; returns their paths. A missing WeasyPrint or Pango is a clean error."""
@@ -132,7 +140,9 @@ class Briefs:
 
         try:
             futures = {future: (name, path) for name, path, future in self.jobs}
-            with task(self.progress, "briefs", len(futures)) as advance:
+            with task(
+                self.progress if not self.as_done else None, "briefs", len(futures)
+            ) as advance:
                 for future in as_completed(futures):
                     name, path = futures[future]
                     try:
@@ -181,13 +191,17 @@ def start(
     progress(
         f"briefs: {len(report.briefs)} laid out as PDF by {where}, beside the rest of the build"
     )
+    from ..base.progress import task
+
     pool = pdf.Pool(workers)
     jobs = []
     try:
-        for data in report.briefs:
-            html = render_html(context(data, report, meta, paper))
-            path = out_dir / f"{data.spec.name}.pdf"
-            jobs.append((data.spec.name, path, pool.submit(html, path)))
+        with task(progress, "brief pages", len(report.briefs)) as advance:
+            for data in report.briefs:
+                html = render_html(context(data, report, meta, paper))
+                path = out_dir / f"{data.spec.name}.pdf"
+                jobs.append((data.spec.name, path, pool.submit(html, path)))
+                advance(1)
     except BaseException:
         pool.close(cancel=True)
         raise
