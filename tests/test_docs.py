@@ -125,6 +125,16 @@ def test_readme_summary_excerpt_is_real_output(default_build):
         assert line.rstrip() in out, line
 
 
+def test_readme_decision_excerpt_is_real_output(default_build):
+    """The decision the README shows is the one `ckptreport build` prints on the defaults, line by
+    line in order (it once showed a pick three changes old)."""
+    excerpt = next(b for b in _blocks("text") if b.startswith("$ ckptreport build\nThe decision"))
+    lines = [ln.rstrip() for ln in excerpt.splitlines()[1:] if ln != "..."]
+    out = [line.rstrip() for line in default_build.cli.stdout.splitlines()]
+    start = out.index(lines[0])
+    assert out[start : start + len(lines)] == lines
+
+
 def test_readme_diff_excerpt_is_real_output(models_copy, monkeypatch):
     """The README's diff example: a copy of the models with superpod storage's price per GB/s up
     from $25,000 to $50,000 prints those lines."""

@@ -67,7 +67,7 @@ def _with_tier_bandwidth(models, tier: str, gbps: float):
     data = yaml.safe_load((models / "storage.yaml").read_text())
     entry = data["tiers"][tier]
     entry["write"] = {
-        "value": f"{gbps:.6g} GB/s",
+        "value": f"{gbps:.12g} GB/s",  # 6 digits rounded away more than the 1e-6 tried
         "basis": "assumption",
         "source": "test: the bandwidth the decision requires",
     }

@@ -219,3 +219,32 @@ def test_the_shipped_lognormal_diff_fraction_draws_no_difference_above_the_check
     draws = block_draws(params, 1, 0, 1000 // BLOCK + 1, 1000)[:, j]
     assert draws.max() <= 100 and draws.min() > 0
     assert math.isclose(np.median(draws), 25, rel_tol=0.15)  # the cut moves the median little
+
+
+def test_judging_a_chunk_at_a_time_gives_what_judging_all_at_once_gives(small_models, monkeypatch):
+    """Memory is bounded by judging chunks of draws x options (``evaluator.CELLS``): the tornado, the
+    break-evens, the Monte Carlo band and each option's chance and robust cadence are the same to
+    the last bit with chunks of one draw (or one option) as with everything at once."""
+    from ckptreport.answer import decide
+    from ckptreport.answer.uncertainty import evaluator, robustness
+
+    report = compute(load(small_models), needs=frozenset())
+    rows = robustness.line_rows(report, 0)
+    assert len(rows) > 4
+
+    def judged():
+        r = robustness.robustness(rows, report.params, samples=96)
+        return (
+            r.base,
+            [(s.param.label, s.low, s.high, s.flips) for s in r.swings],
+            [(b.param.label, b.direction, b.value, b.to) for b in r.breaks],
+            r.wins,
+            r.quantiles,
+            r.meets,
+            decide.chance(rows, report.params).tolist(),
+            decide.robust_intervals(rows, report.params, 80.0).tolist(),
+        )
+
+    whole = judged()
+    monkeypatch.setattr(evaluator, "CELLS", 1)  # one draw, or one option, at a time
+    assert judged() == whole

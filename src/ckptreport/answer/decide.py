@@ -29,7 +29,7 @@ from .recommend import recommend
 from .types import Decision, JobSpec, Param
 from .uncertainty.evaluator import Evaluator
 from .uncertainty.ranges import parameters
-from .uncertainty.robustness import draws, robustness
+from .uncertainty.robustness import BRIEF_SAMPLES, draws, robustness
 
 GRID_S = np.geomspace(60.0, 86_400.0, 97)  # the first search: a minute to a day, 7.9% apart
 REFINE = 32  # each finer search: this many steps between the neighbours of the best so far
@@ -183,13 +183,22 @@ CHECK = [
 ]
 
 
-def _judged(ev: Evaluator, intervals: np.ndarray, params: list[Param], columns: list[str]):
-    """The draws of the options at ``intervals``, each purchase held as the base figures size it there."""
+def _judged(ev: Evaluator, intervals: np.ndarray, params: list[Param], columns: list[str], kept):
+    """The draws of the options at ``intervals``, each purchase held as the base figures size it there
+    (``kept``: the params drawn, as for every part of the options)."""
     base = {**ev.base, "interval_s": np.asarray(intervals, dtype=float)}
     held = _held(compute(base, PINNED))
     return draws(
-        None, params, columns=columns, ev=ev.moved({"interval_s": base["interval_s"], **held})
+        None,
+        params,
+        columns=columns,
+        ev=ev.moved({"interval_s": base["interval_s"], **held}),
+        kept=kept,
     )
+
+
+def _touching(ev: Evaluator) -> list[int]:
+    return [j for j in range(len(ev.params)) if ev.touches(j)]
 
 
 def robust_intervals(rows: pd.DataFrame, params: list[Param], confidence_pct: float) -> np.ndarray:
@@ -199,14 +208,22 @@ def robust_intervals(rows: pd.DataFrame, params: list[Param], confidence_pct: fl
     An option that cannot reach it (infeasible in too many draws, or whose stall does not shrink with
     the interval) keeps its cheapest."""
     base = rows["interval_s"].to_numpy(float)
-    intervals = base.copy()
-    c = confidence_pct / 100
     ev = Evaluator(rows, params)
+    out, kept = base.copy(), _touching(ev)
+    for part in ev.parts(BRIEF_SAMPLES):  # options apart: memory bounded whatever their number
+        out[part] = _robust(ev.part(part), base[part], params, confidence_pct / 100, kept)
+    return out
+
+
+def _robust(ev: Evaluator, base: np.ndarray, params: list[Param], c: float, kept) -> np.ndarray:
+    """``robust_intervals`` of some options (``ev``'s rows, their cheapest intervals ``base``)."""
+    intervals = base.copy()
     for _ in range(6):
-        _, cols = _judged(ev, intervals, params, CHECK)
+        _, cols = _judged(ev, intervals, params, CHECK, kept)
         if cols is None:
             return base  # nothing uncertain touches them: the base figures are what will happen
-        if (cols["meets_target"].mean(axis=0) >= c - 1e-12).all():
+        met = cols["meets_target"].mean(axis=0) >= c - 1e-12
+        if met.all():
             break
         feasible = (
             cols["host_memory_ok"] & cols["nvme_ok"] & cols["capacity_ok"] & cols["layout_ok"]
@@ -215,18 +232,22 @@ def robust_intervals(rows: pd.DataFrame, params: list[Param], confidence_pct: fl
         ratio = np.where(feasible, cols["overhead_pct"] / limit, np.inf)
         need = np.quantile(ratio, c, axis=0, method="higher")
         grow = np.where(np.isfinite(need), np.maximum(need, 1.0), 1.0) * 1.0001
+        grow = np.where(met, 1.0, grow)  # one that meets it stays: each option is solved on its own
         intervals = np.minimum(np.maximum(base, intervals * grow), GRID_S[-1])
-    _, cols = _judged(ev, intervals, params, ["meets_target"])
+    _, cols = _judged(ev, intervals, params, ["meets_target"], kept)
     reached = cols["meets_target"].mean(axis=0) >= c - 1e-12
     return np.where(reached, intervals, base)
 
 
 def chance(rows: pd.DataFrame, params: list[Param]) -> np.ndarray:
     """Per option, the share of the draws in which it meets the target (its purchase held), in %."""
-    _, cols = draws(pinned(rows), params, columns=["meets_target"])
-    if cols is None:
-        return 100.0 * rows["meets_target"].to_numpy(float)
-    return 100.0 * np.asarray(cols["meets_target"], dtype=float).mean(axis=0)
+    ev = Evaluator(pinned(rows), params)
+    out, kept = 100.0 * rows["meets_target"].to_numpy(float), _touching(ev)
+    for part in ev.parts(BRIEF_SAMPLES):  # options apart: memory bounded whatever their number
+        _, cols = draws(None, params, columns=["meets_target"], ev=ev.part(part), kept=kept)
+        if cols is not None:
+            out[part] = 100.0 * np.asarray(cols["meets_target"], dtype=float).mean(axis=0)
+    return out
 
 
 def choose(rows: pd.DataFrame, confidence_pct: float) -> tuple[object, bool]:

@@ -8,18 +8,20 @@ import pandas as pd
 
 from ...read.inputs import INPUTS
 from ..types import BreakEven, Param
-from .evaluator import RANK_COLUMNS, Evaluator, picks
+from .evaluator import Evaluator, judge
 from .ranges import base_values
 from .tornado import _option
 
 
 def _span(p: Param) -> tuple[float, float]:
     """How far a break-even is looked for: a factor of 10 either side of the value (or the range, if
-    wider), never past what the unit allows (a share stays within 0-100%)."""
+    wider), never past what its key allows (``Member.floor``, ``.ceiling``: a share within 0-100%).
+    Beyond what the other shares of its whole leave, a share is held there (``Evaluator``): no
+    break-even is found past it."""
     low, high = min(p.low, p.value / 10), max(p.high, p.value * 10)
     if INPUTS[p.input].unit == "pct":
         high = min(high, 100.0)
-    return max(low, 0.0), high
+    return max(low, 0.0, p.first.floor), min(high, p.first.ceiling)
 
 
 def break_even(
@@ -43,8 +45,7 @@ def break_even(
     def pick_at(js: list[int], xs: np.ndarray) -> np.ndarray:
         values = np.repeat(base[None, :], len(js), axis=0)
         values[np.arange(len(js)), js] = xs
-        cols = ev.run(values, RANK_COLUMNS)
-        return picks(cols, [everything])[0]
+        return judge(ev, values, [everything]).chosen[0]  # a chunk of the points at a time
 
     start = int(pick_at([0], base[:1])[0]) if params else -1
     searches = []  # (param position, direction, the grid's values)

@@ -4,6 +4,7 @@ column definitions as the frame (``evaluate.compute``), and the option the one r
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -76,7 +77,36 @@ class Evaluator:
     def touches(self, j: int) -> bool:
         return any(m.any() for m in self.masks[j])
 
+    def part(self, positions: np.ndarray) -> Evaluator:
+        """The same params over some of the rows (``positions``, in order): an option's figures do not
+        depend on the other rows', so options can be judged a part at a time."""
+        out = copy.copy(self)
+        out.base = {k: v[positions] for k, v in self.base.items()}
+        out.masks = [[m[positions] for m in masks] for masks in self.masks]
+        out.n = len(positions)
+        return out
+
+    def parts(self, draws: int) -> list[np.ndarray]:
+        """The rows cut into parts of at most ``CELLS`` draws x rows (one row at least)."""
+        step = max(1, CELLS // max(draws, 1))
+        return [np.arange(a, min(a + step, self.n)) for a in range(0, self.n, step)]
+
+    def chunks(self, values: np.ndarray, columns: list[str] | None = None):
+        """``run`` a chunk of the draws at a time, at most ``CELLS`` draws x rows (one draw at least):
+        yields (first draw, its columns). What a caller keeps of each chunk is what it holds."""
+        step = max(1, CELLS // max(self.n, 1))
+        for a in range(0, values.shape[0], step):
+            yield a, self._run(values[a : a + step], columns)
+
     def run(self, values: np.ndarray, columns: list[str] | None = None) -> dict[str, np.ndarray]:
+        """Every column (or ``columns``) at ``values``, shape (draws, rows), evaluated a chunk of the
+        draws at a time: the inputs of at most ``CELLS`` draws x rows are in memory at once."""
+        if values.shape[0] * self.n <= CELLS:
+            return self._run(values, columns)
+        parts = [cols for _, cols in self.chunks(values, columns)]
+        return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+    def _run(self, values: np.ndarray, columns: list[str] | None) -> dict[str, np.ndarray]:
         draws = values.shape[0]
         out = compute(self.inputs(values), columns)
         keep = columns or list(out)
@@ -132,6 +162,51 @@ def _text(column: pd.Series) -> np.ndarray:
 
 
 RANK_COLUMNS = list(rule.COLUMNS.values())  # what the rule reads of each draw
+CELLS = 1 << 16  # draws x rows whose inputs are evaluated at once (~200 columns: some 100 MB)
+
+
+@dataclass
+class Judged:
+    """What ``judge`` keeps of the draws: per group the position picked in each draw (-1: none), per
+    group and kept column its value at that pick (nan where none), per kept column its sum over the
+    draws per row, and every kept column at the ``fixed`` rows (draws x fixed)."""
+
+    chosen: list[np.ndarray]
+    at: dict[str, list[np.ndarray]]
+    sums: dict[str, np.ndarray]
+    fixed: dict[str, np.ndarray]
+
+
+def judge(
+    ev: Evaluator,
+    values: np.ndarray,
+    groups: list[np.ndarray],
+    keep: list[str] = (),
+    fixed: list[int] = (),
+) -> Judged:
+    """The rule's pick of every group in every draw (``picks``), evaluated a chunk of draws at a time
+    (``Evaluator.chunks``), keeping only what ``Judged`` holds: memory is one chunk's, whatever the
+    number of draws or options."""
+    chosen: list[list[np.ndarray]] = [[] for _ in groups]
+    at: dict[str, list[list[np.ndarray]]] = {k: [[] for _ in groups] for k in keep}
+    sums = {k: np.zeros(ev.n) for k in keep}
+    held: dict[str, list[np.ndarray]] = {k: [] for k in keep}
+    for _, cols in ev.chunks(values, list(dict.fromkeys([*RANK_COLUMNS, *keep]))):
+        for g, pick in enumerate(picks(cols, groups)):
+            chosen[g].append(pick)
+            for k in keep:
+                got = np.asarray(cols[k], dtype=float)[np.arange(len(pick)), np.maximum(pick, 0)]
+                at[k][g].append(np.where(pick >= 0, got, np.nan))
+        for k in keep:
+            column = np.asarray(cols[k], dtype=float)
+            sums[k] += column.sum(axis=0)
+            held[k].append(column[:, list(fixed)])
+    return Judged(
+        [np.concatenate(c) for c in chosen],
+        {k: [np.concatenate(v) for v in at[k]] for k in keep},
+        sums,
+        {k: np.concatenate(v) for k, v in held.items()},
+    )
 
 
 def picks(cols: dict[str, np.ndarray], groups: list[np.ndarray]) -> list[np.ndarray]:

@@ -8,9 +8,9 @@ import pandas as pd
 
 from ..types import NONE, Param, Robustness, Sensitivity
 from .breakeven import break_even
-from .evaluator import METRICS, RANK_COLUMNS, Evaluator, picks
+from .evaluator import METRICS, Evaluator, judge
 from .ranges import BLOCK, block_draws, quantiles
-from .tornado import _option, tornado
+from .tornado import _options, tornado
 
 
 def line_rows(report, line: int) -> pd.DataFrame:
@@ -74,13 +74,16 @@ def draws(
     seed: int = 1,
     columns=None,
     ev: Evaluator | None = None,
+    kept: list[int] | None = None,
 ):
     """The draws a decision among ``rows`` is judged on: every uncertain input that touches them drawn
     ``samples`` times (seeded), the rows re-evaluated at each (by ``ev`` when given: the rows' evaluator
     over ``params``); returns the inputs drawn and the columns (each of shape draws x rows), or
-    ``([], None)`` when no uncertain input touches the rows."""
+    ``([], None)`` when no uncertain input touches the rows. ``kept``: the params drawn (positions),
+    when ``ev`` is a part of the rows whose whole decides them (each input's stream is its position
+    among them: a part draws what the whole draws)."""
     ev = ev or Evaluator(rows, params)
-    kept = [j for j in range(len(params)) if ev.touches(j)]
+    kept = [j for j in range(len(params)) if ev.touches(j)] if kept is None else kept
     touching = [params[j] for j in kept]
     if not touching:
         return touching, None
@@ -101,16 +104,20 @@ def robustness(
     quant: dict[str, dict[str, float | None]] = {
         m: {"p10": None, "p50": None, "p90": None} for m in METRICS
     }
-    touching, cols = draws(rows, params, samples, seed, RANK_COLUMNS + METRICS, ev=ev)
-    if touching:
-        (chosen,) = picks(cols, [np.arange(len(rows))])
-        labels = [_option(rows, int(i)) for i in range(len(rows))] + [NONE]
-        for code, count in zip(*np.unique(chosen, return_counts=True)):
+    kept = [j for j in range(len(params)) if ev.touches(j)]
+    touching = [params[j] for j in kept]
+    if touching:  # judged a chunk of the draws at a time: memory bounded whatever the options
+        values = block_draws(touching, seed, 0, -(-samples // BLOCK), samples)
+        labels = [*_options(rows), NONE]
+        at = [i for i in range(len(rows)) if labels[i] == base["option"]][:1]
+        judged = judge(
+            ev.only(kept), values, [np.arange(len(rows))], [*METRICS, "meets_target"], at
+        )
+        for code, count in zip(*np.unique(judged.chosen[0], return_counts=True)):
             wins[labels[int(code)]] = int(count) / samples
-        meets = tuple(float(v) for v in np.asarray(cols["meets_target"], dtype=float).mean(axis=0))
-        at = [i for i in range(len(rows)) if _option(rows, i) == base["option"]]
+        meets = tuple(float(v) for v in judged.sums["meets_target"] / samples)
         if at:
-            quant = {m: quantiles(cols[m][:, at[0]]) for m in METRICS}
+            quant = {m: quantiles(judged.fixed[m][:, 0]) for m in METRICS}
     return Robustness(
         touching,
         base,

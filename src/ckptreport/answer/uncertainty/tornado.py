@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..types import NONE, Param, Sweep, Swing, option_label
-from .evaluator import METRICS, RANK_COLUMNS, Evaluator, picks
+from .evaluator import METRICS, Evaluator, judge
 from .ranges import base_values
 
 
@@ -27,10 +27,11 @@ def _options(rows: pd.DataFrame) -> list[str]:
     ]
 
 
-def _at(labels: list[str], cols: dict[str, np.ndarray], draw: int, pos: int) -> dict:
+def _at(labels: list[str], at: dict[str, np.ndarray], draw: int, pos: int) -> dict:
+    """The pick ``pos`` of one draw and its metrics (``at``: each metric at each draw's pick)."""
     out = {"option": labels[pos] if pos >= 0 else NONE}
     for m in METRICS:
-        out[m] = float(cols[m][draw, pos]) if pos >= 0 else None
+        out[m] = float(at[m][draw]) if pos >= 0 else None
     return out
 
 
@@ -74,10 +75,11 @@ def _tornadoes(
             v = base.copy()
             v[j] = getattr(params[j], end)
             values.append(v)
-    cols = ev.run(np.array(values), RANK_COLUMNS + METRICS)
+    judged = judge(ev, np.array(values), groups, METRICS)  # a chunk of the ends at a time
     labels = _options(rows)
     out = []
-    for g, chosen in zip(groups, picks(cols, groups)):
+    for n, (g, chosen) in enumerate(zip(groups, judged.chosen)):
+        cols = {m: judged.at[m][n] for m in METRICS}  # each end's metrics at its pick
         at_base = _at(labels, cols, 0, int(chosen[0]))
         swings = []
         for k, j in enumerate(used):
