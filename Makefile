@@ -22,8 +22,8 @@ $(STAMP): pyproject.toml
 build: $(STAMP) runtime-deps  ## compute the shipped plan -> out/
 	$(BIN)/ckptreport build
 
-test: $(STAMP) system-deps  ## run the whole test suite, on every core (pytest-xdist)
-	$(BIN)/python -m pytest -n auto
+test: $(STAMP) system-deps  ## run the whole test suite, on every core (pytest-xdist); counts the hostile cases
+	@log=$$(mktemp) && CKPTREPORT_HOSTILE_LOG=$$log $(BIN)/python -m pytest -n auto; rc=$$?; rm -f $$log; exit $$rc
 
 HAVE_RUNTIME := ldconfig -p | grep -q libpangoft2-1.0 && ldconfig -p | grep -q libharfbuzz-subset
 HAVE_TESTING := $(HAVE_RUNTIME) && command -v soffice >/dev/null && command -v pdftoppm >/dev/null \

@@ -186,3 +186,29 @@ def gnumeric(xlsx: Path, outdir: Path) -> Path:
 def small_recalc(small_build, tmp_path_factory) -> Path:
     """The shared build's workbook, recalculated by LibreOffice once (cached values of every formula)."""
     return recalculated(small_build.out / "ckptreport.xlsx", tmp_path_factory.mktemp("recalc"))
+
+
+def pytest_terminal_summary(terminalreporter):
+    """With CKPTREPORT_HOSTILE_LOG set (``make test`` sets it), the generated and hand-made hostile
+    cases counted per command and outcome: what CI ran, in its log."""
+    import collections
+    import json
+
+    path = os.environ.get("CKPTREPORT_HOSTILE_LOG")
+    if not path or not Path(path).is_file():
+        return
+    counts: collections.Counter = collections.Counter()
+    for line in Path(path).read_text().splitlines():
+        case = json.loads(line)
+        counts[(case.get("command", case["kind"]), case["outcome"])] += 1
+    outcomes = sorted({o for _, o in counts})
+    commands = sorted({c for c, _ in counts})
+    width = max(len(c) for c in commands)
+    terminalreporter.section("hostile inputs, per command")
+    terminalreporter.write_line(f"{'command':<{width}}  " + "  ".join(f"{o:>11}" for o in outcomes))
+    for c in commands:
+        terminalreporter.write_line(
+            f"{c:<{width}}  " + "  ".join(f"{counts[(c, o)]:>11,}" for o in outcomes)
+        )
+    total = sum(counts.values())
+    terminalreporter.write_line(f"{total:,} cases")

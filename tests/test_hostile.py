@@ -8,7 +8,8 @@ file, of fio / IOR / nvbandwidth JSON, and CLI arguments; hand cases: files that
 links, deep nesting, output-directory traps, killed and concurrent builds. Most go through the
 loader and importers in-process; a sample of each kind through the real CLI and a full build.
 
-Set CKPTREPORT_HOSTILE_LOG=FILE to append one JSON line per case (kind, outcome) for counting.
+Set CKPTREPORT_HOSTILE_LOG=FILE to append one JSON line per case (command, kind, outcome); ``make
+test`` does, and prints the count per command and outcome at the end.
 """
 
 from __future__ import annotations
@@ -65,11 +66,29 @@ CASES = settings(
 )
 
 
-def _log(kind: str, outcome: str) -> None:
+# the command a kind of in-process case stands for (the loader and compute are build's and validate's)
+COMMAND_OF = (
+    ("models", "build"),
+    ("file trap", "build"),
+    ("measured file", "build --measured"),
+    ("tool JSON", "import"),
+    ("diff", "diff"),
+    ("output directory", "build"),
+    ("killed build", "build"),
+    ("concurrent builds", "build"),
+    ("cli: full build", "build"),
+    ("cli: file trap", "validate"),
+)
+
+
+def _log(kind: str, outcome: str, command: str | None = None) -> None:
+    """One case's outcome, for the count ``make test`` prints per command (conftest)."""
     path = os.environ.get("CKPTREPORT_HOSTILE_LOG")
     if path:
+        if command is None:
+            command = next((c for prefix, c in COMMAND_OF if kind.startswith(prefix)), kind)
         with open(path, "a") as f:
-            f.write(json.dumps({"kind": kind, "outcome": outcome}) + "\n")
+            f.write(json.dumps({"command": command, "kind": kind, "outcome": outcome}) + "\n")
 
 
 def outcome(kind: str, fn) -> str:
@@ -611,7 +630,9 @@ def test_hostile_command_lines(argv):
         and (result.exception is None or isinstance(result.exception, SystemExit))
     )
     _log(
-        "command line", "ok" if result.exit_code == 0 else "clean error" if ok and clean else "bug"
+        "command line",
+        "ok" if result.exit_code == 0 else "clean error" if ok and clean else "bug",
+        argv[0] if argv[0] in main.commands else "(no such command)",
     )
     assert ok and clean, (argv, result.exit_code, result.output[-2000:], result.exception)
 
@@ -682,7 +703,7 @@ def test_command_lines_the_last_review_found(argv, expect):
         result.output
     )
     assert "\x1b" not in result.output
-    _log("command line", "clean error")
+    _log("command line", "clean error", argv[0])
 
 
 # ---- the output directory -----------------------------------------------------------------------
@@ -1010,7 +1031,11 @@ def _cli(kind: str, argv: list[str], allowed=(0, 2)):
         and (result.exception is None or isinstance(result.exception, SystemExit))
     )
     fine = result.exit_code in allowed and clean
-    _log(kind, "bug" if not fine else "ok" if result.exit_code in (0, 1) else "clean error")
+    _log(
+        kind,
+        "bug" if not fine else "ok" if result.exit_code in (0, 1) else "clean error",
+        argv[0],
+    )
     assert fine, (kind, argv, result.exit_code, result.output[-2000:], result.exception)
     return result
 
