@@ -327,3 +327,18 @@ def test_explain_never_prints_a_normal_headline_over_a_layout_that_cannot_exist(
     assert "the job has 1" in head
     many = CliRunner().invoke(main, [*args, "--gpus", "64", "--strategy", "peer_memory"])
     assert many.exit_code == 0 and "Cannot run as asked" not in many.output
+
+
+def test_running_out_of_memory_is_a_clean_exit_that_names_what_to_narrow(monkeypatch, tmp_path):
+    """A plan too big for the machine: exit 2, a message saying what to narrow, nothing written."""
+    import ckptreport.build
+
+    def full(*_, **__):
+        raise MemoryError
+
+    monkeypatch.setattr(ckptreport.build, "build", full)
+    res = CliRunner().invoke(main, ["build", "--out", str(tmp_path / "out")])
+    assert res.exit_code == 2
+    assert "out of memory" in res.output and "--no-workbook" in res.output
+    assert "nothing was written" in res.output and "Traceback" not in res.output
+    assert not (tmp_path / "out").exists()

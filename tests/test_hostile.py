@@ -1234,3 +1234,56 @@ def test_schema_and_init_into_odd_directories(tmp_path, command, trap):
     assert "\x1b" not in result.output
     if trap == "a new directory":
         assert result.exit_code == 0 and any(target.rglob("*.json"))
+
+
+# ---- probe ----------------------------------------------------------------------------------------
+
+PROBE_SIZES = ["1MiB", "0", "-1 GB", "1e400 B", "NaN GB", "abc", "100 PB", "\x1b[31m", "1.5 MiB"]
+
+
+@settings(
+    max_examples=max(10, int(os.environ.get("CKPTREPORT_HOSTILE_EXAMPLES", "300")) // 10),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    sku=st.sampled_from(["dgx-h100", "nope", "", "\x1b[2J", "a" * 300]),
+    where=st.sampled_from(["dir", "missing", "a file", "/dev/null/x", "none"]),
+    tier=st.sampled_from(
+        [None, "pfs-100=DIR", "nope=DIR", "pfs-100", "=DIR", "pfs-100=/dev/null/x"]
+    ),
+    size=st.sampled_from(PROBE_SIZES),
+    shard=st.sampled_from([None, *PROBE_SIZES]),
+    engines=st.lists(st.sampled_from(["nope", "torch-save", "", "dcp-async-cached"]), max_size=2),
+    writers=st.sampled_from(["1", "0", "257", "-3", "x"]),
+    output=st.sampled_from(["m.yaml", "DIR", "/dev/null/x", "sub/m.yaml", "\x1b]0;x\x07.yaml"]),
+)
+def test_hostile_probe_arguments(
+    tmp_path_factory, sku, where, tier, size, shard, engines, writers, output
+):
+    """Whatever probe is given: exit 0 or 2, never a traceback, and on an error neither a measured
+    file nor a test file left behind. Kept cheap: the sizes that pass are a MiB or two, and the
+    interference needs --cpu-loop, never given, so it is skipped where there is no GPU."""
+    tmp = tmp_path_factory.mktemp("probe")
+    disk = tmp / "nvme"
+    disk.mkdir()
+    (tmp / "a file").write_text("x")
+    paths = {"dir": str(disk), "missing": str(tmp / "missing"), "a file": str(tmp / "a file")}
+    argv = ["probe", "--sku", sku, "--size", size, "--writers", writers, "--repeat", "1"]
+    if where != "none":
+        argv += ["--path", paths.get(where, where)]
+    if tier is not None:
+        argv += ["--tier", tier.replace("DIR", str(disk))]
+    if shard is not None:
+        argv += ["--shard", shard]
+    for e in engines:
+        argv += ["--interference", e]
+    target = (
+        str(disk) if output == "DIR" else output if output.startswith("/") else str(tmp / output)
+    )
+    result = _cli("cli: probe arguments", [*argv, "-o", target])
+    leftovers = [p for p in disk.iterdir() if p.name.startswith(".ckptreport-probe")]
+    assert leftovers == [], leftovers
+    assert "\x1b" not in result.output
+    if result.exit_code == 2:
+        assert not Path(target).is_file() or output == "DIR"

@@ -4,6 +4,7 @@ prints what ``render.terminal`` formats. Only this module touches the terminal. 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -62,8 +63,9 @@ def _run(fn, *args, **kwargs):
         sys.exit(130)
     except MemoryError:
         click.echo(
-            "ckptreport: out of memory: the plan is too large for this machine; narrow it (fewer models, "
-            "SKUs, tiers, GPU counts or intervals) or lower max_rows.",
+            "ckptreport: out of memory: this machine cannot hold what the command was asked for; narrow "
+            "the plan (fewer models, SKUs, tiers, engines, GPU counts or intervals), lower max_rows or "
+            "--samples, or leave the workbook out (--no-workbook); nothing was written.",
             err=True,
         )
         sys.exit(2)
@@ -106,6 +108,27 @@ class Commands(click.Group):
 
     def invoke(self, ctx):
         return _run(super().invoke, ctx)
+
+
+@contextlib.contextmanager
+def _terminated_as_interrupted():
+    """While the block runs, SIGTERM (a kill, a job scheduler's timeout) is taken as Ctrl-C: the
+    cleanup the command does on an interrupt runs, and it exits 130 saying nothing was written."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(*_):
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def _progress(quiet: bool):
@@ -457,21 +480,22 @@ def probe(sku, paths, tier, size, writers, direct, repeat, engines, shard, cpu_l
                     break
                 time.sleep(0.1)
 
-    doc = _run(
-        run_probe.run,
-        sku,
-        [Path(p) for p in paths],
-        {k: Path(v) for k, v in (tier or {}).items()},
-        size,
-        writers,
-        direct,
-        repeat,
-        bar,
-        lambda m: click.echo(f"ckptreport: measuring {m}", err=True),
-        list(engines),
-        shard,
-        cpu_loop,
-    )
+    with _terminated_as_interrupted():  # a kill leaves no test file behind, as Ctrl-C does
+        doc = _run(
+            run_probe.run,
+            sku,
+            [Path(p) for p in paths],
+            {k: Path(v) for k, v in (tier or {}).items()},
+            size,
+            writers,
+            direct,
+            repeat,
+            bar,
+            lambda m: click.echo(f"ckptreport: measuring {m}", err=True),
+            list(engines),
+            shard,
+            cpu_loop,
+        )
     for reason in doc.get("skipped", []):
         click.echo(f"ckptreport: skipped {reason}", err=True)
     path = _run(measured.write, doc, Path(target))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import shutil
 import socket
 import statistics
 import threading
@@ -319,6 +320,38 @@ def interference(
     }
 
 
+ROOM = 0.9  # a write test may fill at most this share of a directory's free space
+
+
+def _room(local: list[Path], tiers: dict[str, Path], size: int, writers: int, shard) -> None:
+    """Refuse, before anything is written, a test that would not fit where it writes: each local
+    directory takes its share of ``size`` (at least a chunk per writer), each tier all of it, the
+    interference's target a shard at a time (an error names the directory, the need and the room)."""
+    from .base.errors import InputError
+    from .read.units import fmt
+
+    per_writer = max(CHUNK, (size // writers) // CHUNK * CHUNK)
+    need: dict[Path, int] = {}
+    for i in range(writers if local else 0):
+        d = Path(local[i % len(local)])
+        need[d] = need.get(d, 0) + per_writer
+    for d in tiers.values():
+        need[Path(d)] = max(need.get(Path(d), 0), per_writer * writers)
+    if shard:
+        d = Path((list(tiers.values()) or local or [Path.cwd()])[0])
+        need[d] = max(need.get(d, 0), int(shard))
+    for d, bytes_ in need.items():
+        try:
+            free = shutil.disk_usage(d).free
+        except OSError as e:
+            raise InputError(f"{d}: cannot be written into ({e.strerror or e})") from None
+        if bytes_ > ROOM * free:
+            raise InputError(
+                f"{d}: the test writes {fmt(bytes_, 'bytes')} there, but it has {fmt(free, 'bytes')} "
+                f"free: lower --size (or --shard), or choose a directory with room"
+            )
+
+
 def run(
     sku: str,
     local: list[Path],
@@ -336,6 +369,7 @@ def run(
     """Measure what exists on this host; return the measured file's content. ``engines``: measure
     the interference a background persist causes, for these engines (``shard`` bytes a pass; a CPU
     compute loop where there is no GPU only with ``cpu_loop``)."""
+    _room(local, tiers, size, writers, engines and (shard or size))
     metrics: dict[str, dict] = {}
     skipped: list[str] = []
     gpus = None

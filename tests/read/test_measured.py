@@ -116,6 +116,48 @@ def test_interrupted_probe_leaves_nothing(tmp_path, monkeypatch):
     assert not (tmp_path / "m.yaml").exists() and list(disk.iterdir()) == []
 
 
+def test_probe_refuses_a_test_bigger_than_the_room_it_writes_into(tmp_path):
+    """--size 100PB once started writing 100 PB into the directory, until the disk was full."""
+    disk = tmp_path / "nvme"
+    disk.mkdir()
+    result = cli(
+        "probe", "--sku", "dgx-h100", "--path", disk, "--size", "100PB", "-o", tmp_path / "m.yaml"
+    )
+    assert result.exit_code == 2, result.output
+    assert f"{disk}: the test writes 100 PB there" in result.output and "free" in result.output
+    assert not (tmp_path / "m.yaml").exists() and list(disk.iterdir()) == []
+
+
+def test_a_probe_killed_while_it_writes_leaves_no_test_file(tmp_path):
+    """SIGTERM (a kill, a scheduler's time limit) cleans up as Ctrl-C does: a killed probe once left
+    its gigabytes of test files behind."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    disk = tmp_path / "nvme"
+    disk.mkdir()
+    exe = Path(sys.executable).with_name("ckptreport")
+    argv = [str(exe), "probe", "--sku", "dgx-h100", "--path", str(disk), "--size", "4GiB"]
+    proc = subprocess.Popen(
+        [*argv, "--writers", "1", "-o", str(tmp_path / "m.yaml")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not any(disk.iterdir()) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert proc.poll() is None, proc.stdout.read()  # caught while it writes
+    os.kill(proc.pid, signal.SIGTERM)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, out
+    assert "nothing was written" in out and "Traceback" not in out
+    assert list(disk.iterdir()) == [] and not (tmp_path / "m.yaml").exists()
+
+
 # ---- importers ------------------------------------------------------------------------------------
 
 
