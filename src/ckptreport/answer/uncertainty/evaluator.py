@@ -14,7 +14,7 @@ from ...model.evaluate import compute
 from ...read.inputs import ENTITY_COLUMN, INPUTS, PLAN, SHARES
 from ...read.strategies import read_only_by
 from ..types import Param
-from .ranges import follow
+from .ranges import follow_all
 
 METRICS = [
     "overhead_pct",
@@ -60,12 +60,14 @@ class Evaluator:
                     mask &= np.isin(text["strategy"], only[m.input])
                 masks.append(mask)
             self.masks.append(masks)
+        self._plan: dict[int, list[_Run]] | None = None  # per param, its runs (``_runs``)
 
     def only(self, kept: list[int]) -> Evaluator:
         """The same rows with only the params at positions ``kept``."""
         out = copy.copy(self)
         out.params = [self.params[j] for j in kept]
         out.masks = [self.masks[j] for j in kept]
+        out._plan = None
         return out
 
     def moved(self, inputs: dict[str, np.ndarray]) -> Evaluator:
@@ -84,6 +86,7 @@ class Evaluator:
         out.base = {k: v[positions] for k, v in self.base.items()}
         out.masks = [[m[positions] for m in masks] for masks in self.masks]
         out.n = len(positions)
+        out._plan = None
         return out
 
     def parts(self, draws: int) -> list[np.ndarray]:
@@ -120,20 +123,61 @@ class Evaluator:
         env = {k: np.tile(v, draws) for k, v in self.base.items()}
         moved: set[str] = set()
         for j, p in enumerate(self.params):
-            for member, mask in zip(p.members, self.masks[j]):
-                if not mask.any():
-                    continue
-                y = follow(p, member, values[:, j])
-                scale = (
-                    y / member.value if member.value else np.ones(draws)
-                )  # a zero: its dependents stay 0
-                for column, base in ((member.input, member.value), *member.dependents):
-                    at = y if column == member.input else base * scale
-                    env[column].reshape(draws, self.n)[:, mask] = at[:, None]
+            for run in self._runs(j):
+                y = follow_all(p, run.members, values[:, j])  # (draws, members)
+                value = np.array([m.value for m in run.members])
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    scale = np.where(value != 0, y / value, 1.0)  # a zero: its dependents stay 0
+                for column, bases in run.columns:
+                    at = y if bases is None else bases * scale
+                    env[column].reshape(draws, self.n)[:, run.rows] = at[:, run.which]
                     moved.add(column)
         for group in SHARES:
             _within_shares(env, group, moved)
         return env
+
+    def _runs(self, j: int) -> list[_Run]:
+        """Param ``j``'s members as runs of consecutive members setting the same columns, each with
+        the rows it sets and which member sets each (the last one, as member after member would):
+        one array operation a run, whatever the number of tiers or SKUs a driver moves."""
+        if self._plan is None:
+            self._plan = {}
+        if j not in self._plan:
+            runs: list[_Run] = []
+            for member, mask in zip(self.params[j].members, self.masks[j]):
+                if not mask.any():
+                    continue
+                names = (member.input, *(c for c, _ in member.dependents))
+                if not runs or runs[-1].names != names:
+                    runs.append(_Run(names, [], np.full(self.n, -1)))
+                run = runs[-1]
+                run.index[mask] = len(run.members)
+                run.members.append(member)
+            self._plan[j] = [r.done() for r in runs]
+        return self._plan[j]
+
+
+@dataclass
+class _Run:
+    """Consecutive members of a param setting the same columns (``names``: its input, then the
+    inputs derived from it), the rows each sets (``index``: -1 none) and, once ``done``, the rows
+    set, which member sets each, and per column its members' bases (None: the input itself)."""
+
+    names: tuple[str, ...]
+    members: list
+    index: np.ndarray
+    rows: np.ndarray | None = None
+    which: np.ndarray | None = None
+    columns: list | None = None
+
+    def done(self) -> _Run:
+        self.rows = np.flatnonzero(self.index >= 0)
+        self.which = self.index[self.rows]
+        self.columns = [(self.names[0], None)] + [
+            (name, np.array([dict(m.dependents)[name] for m in self.members]))
+            for name in self.names[1:]
+        ]
+        return self
 
 
 def _within_shares(env: dict[str, np.ndarray], group: tuple[str, ...], moved: set[str]) -> None:

@@ -113,22 +113,40 @@ def follow(p: Param, m: Member, x: np.ndarray) -> np.ndarray:
     """Where member ``m`` of ``p`` is when ``p``'s first member is at ``x``: the same place in its own
     range (piecewise linear through low, value and high, extended beyond them; uniform: linear from
     low to high; lognormal: the same in logarithms), never below zero nor outside its key's bounds."""
-    if m is p.first:
-        return x
+    return follow_all(p, [m], x)[:, 0]
+
+
+def follow_all(p: Param, members: list[Member], x: np.ndarray) -> np.ndarray:
+    """``follow`` of several members at once: shape (draws, members), each column computed with the
+    same arithmetic as the member alone (its terms formed in Python floats, then elementwise)."""
+    x = np.asarray(x, dtype=float)[:, None]
+    value = np.array([m.value for m in members])
+    low = np.array([m.low for m in members])
+    high = np.array([m.high for m in members])
     with np.errstate(divide="ignore", invalid="ignore"):
         if p.distribution == "lognormal":
-            out = m.value * (x / p.value) ** (math.log(m.high / m.low) / math.log(p.high / p.low))
+            power = np.array([math.log(m.high / m.low) / math.log(p.high / p.low) for m in members])
+            out = value * (x / p.value) ** power
         elif p.distribution == "uniform":
-            out = m.low + (x - p.low) * (m.high - m.low) / (p.high - p.low)
+            out = low + (x - p.low) * (high - low) / (p.high - p.low)
         else:
-            below = m.value + (x - p.value) * (
-                (m.value - m.low) / (p.value - p.low) if p.value > p.low else 0.0
+            down = np.array(
+                [(m.value - m.low) / (p.value - p.low) if p.value > p.low else 0.0 for m in members]
             )
-            above = m.value + (x - p.value) * (
-                (m.high - m.value) / (p.high - p.value) if p.high > p.value else 0.0
+            up = np.array(
+                [
+                    (m.high - m.value) / (p.high - p.value) if p.high > p.value else 0.0
+                    for m in members
+                ]
             )
+            below = value + (x - p.value) * down
+            above = value + (x - p.value) * up
             out = np.where(x < p.value, below, above)
-    return np.clip(out, max(m.floor, 0.0), m.ceiling)
+    floor = np.array([max(m.floor, 0.0) for m in members])
+    out = np.clip(out, floor, np.array([m.ceiling for m in members]))
+    first = [k for k, m in enumerate(members) if m is p.first]
+    out[:, first] = x  # the first member is the draw itself
+    return out
 
 
 def _dependents(inp: Input, entity, raw: Q) -> tuple[tuple[str, float], ...]:
