@@ -42,23 +42,28 @@ class Evaluator:
             )
             for k in INPUTS
         }
-        self.masks = []  # per param: per member, the rows it applies to (only a layered strategy's, its inputs)
+        # per param: per member, the rows it applies to (sorted positions; a layered strategy's input,
+        # its rows only): positions, not masks, so that thousands of tiers x their rows stay small
+        self.masks: list[list[np.ndarray]] = []
         text = {}  # an entity column as text, read once
+        rows_of: dict[str, dict[str, np.ndarray]] = {}  # an entity column: each name's rows
         only = read_only_by()  # an input only some strategies read moves their rows only
+        everything = np.arange(self.n)
         for p in params:
             masks = []
             for m in p.members:
-                mask = np.ones(self.n, bool)
+                at = everything
                 if m.section != PLAN:
                     column = ENTITY_COLUMN[m.section]
-                    if column not in text:
+                    if column not in rows_of:
                         text[column] = _text(rows[column])
-                    mask &= text[column] == m.name
+                        rows_of[column] = _positions(text[column])
+                    at = rows_of[column].get(m.name, everything[:0])
                 if m.input in only:
                     if "strategy" not in text:
                         text["strategy"] = _text(rows["strategy"])
-                    mask &= np.isin(text["strategy"], only[m.input])
-                masks.append(mask)
+                    at = at[np.isin(text["strategy"][at], only[m.input])]
+                masks.append(at)
             self.masks.append(masks)
         self._plan: dict[int, list[_Run]] | None = None  # per param, its runs (``_runs``)
 
@@ -77,15 +82,17 @@ class Evaluator:
         return out
 
     def touches(self, j: int) -> bool:
-        return any(m.any() for m in self.masks[j])
+        return any(len(m) for m in self.masks[j])
 
     def part(self, positions: np.ndarray) -> Evaluator:
-        """The same params over some of the rows (``positions``, in order): an option's figures do not
-        depend on the other rows', so options can be judged a part at a time."""
+        """The same params over a run of the rows (``positions``: consecutive, as ``parts`` cuts
+        them): an option's figures do not depend on the other rows', so options can be judged a part
+        at a time."""
         out = copy.copy(self)
-        out.base = {k: v[positions] for k, v in self.base.items()}
-        out.masks = [[m[positions] for m in masks] for masks in self.masks]
-        out.n = len(positions)
+        a, b = int(positions[0]), int(positions[-1]) + 1
+        out.base = {k: v[a:b] for k, v in self.base.items()}
+        out.masks = [[_within(m, a, b) - a for m in masks] for masks in self.masks]
+        out.n = b - a
         out._plan = None
         return out
 
@@ -145,7 +152,7 @@ class Evaluator:
         if j not in self._plan:
             runs: list[_Run] = []
             for member, mask in zip(self.params[j].members, self.masks[j]):
-                if not mask.any():
+                if not len(mask):
                     continue
                 names = (member.input, *(c for c, _ in member.dependents))
                 if not runs or runs[-1].names != names:
@@ -194,6 +201,25 @@ def _within_shares(env: dict[str, np.ndarray], group: tuple[str, ...], moved: se
         shrink = np.where(total + held > whole, np.clip(whole - held, 0.0, None) / total, 1.0)
     for c in drawn:
         env[c] = env[c] * shrink
+
+
+def _positions(names: np.ndarray) -> dict[str, np.ndarray]:
+    """Each name's rows (sorted positions), found in one pass over the column."""
+    codes, uniques = pd.factorize(names)
+    order = np.argsort(codes, kind="stable")
+    cuts = np.cumsum(np.bincount(codes, minlength=len(uniques)))[:-1]
+    return {str(u): rows for u, rows in zip(uniques, np.split(order, cuts))}
+
+
+def _within(rows: np.ndarray, a: int, b: int) -> np.ndarray:
+    """The sorted positions ``rows`` that lie in [a, b)."""
+    lo, hi = np.searchsorted(rows, [a, b])
+    return rows[lo:hi]
+
+
+def hits(rows: np.ndarray, group: np.ndarray) -> bool:
+    """Whether any of the sorted positions ``rows`` lies in ``group`` (consecutive positions)."""
+    return len(group) > 0 and len(_within(rows, int(group[0]), int(group[-1]) + 1)) > 0
 
 
 def _text(column: pd.Series) -> np.ndarray:

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..types import NONE, Param, Sweep, Swing, option_label
-from .evaluator import METRICS, Evaluator, judge
+from .evaluator import METRICS, Evaluator, hits, judge
 from .ranges import base_values
 
 
@@ -83,7 +83,7 @@ def _tornadoes(
         at_base = _at(labels, cols, 0, int(chosen[0]))
         swings = []
         for k, j in enumerate(used):
-            if not any(mask[g].any() for mask in ev.masks[j]):
+            if not any(hits(rows_j, g) for rows_j in ev.masks[j]):
                 continue  # an input of another line's entities
             lo, hi = 1 + 2 * k, 2 + 2 * k
             low, high = (
@@ -116,7 +116,7 @@ def sweeps(row: pd.DataFrame, params: list[Param]) -> list[Sweep]:
     out = []
     for j in (j for j in range(len(params)) if ev.touches(j)):
         p = params[j]
-        member = next(m for m, mask in zip(p.members, ev.masks[j]) if mask.any())
+        member = next(m for m, rows_j in zip(p.members, ev.masks[j]) if len(rows_j))
         values = np.repeat(base[None, :], 2, axis=0)
         values[:, j] = [p.low, p.high]
         cols = {k: v[:, 0] for k, v in ev.run(values).items()}
