@@ -27,7 +27,7 @@ from ..read.quantity import Q
 from ..read.validated import Inputs
 from .recommend import recommend
 from .types import Decision, JobSpec, Param
-from .uncertainty.evaluator import Evaluator
+from .uncertainty.evaluator import CELLS, Evaluator
 from .uncertainty.ranges import parameters
 from .uncertainty.robustness import BRIEF_SAMPLES, draws, robustness
 
@@ -106,7 +106,15 @@ def _at(rows: pd.DataFrame, intervals: np.ndarray) -> dict[str, np.ndarray]:
 
 def best_intervals(rows: pd.DataFrame) -> np.ndarray:
     """Per option, the interval that minimises its cost over the run among those that meet the target
-    (the cheapest where none does), solved on a log grid and refined twice around its best."""
+    (the cheapest where none does), solved on a log grid and refined twice around its best. Options
+    apart, a part at a time (at most ``CELLS`` options x grid points): memory bounded whatever their
+    number, each option's answer its own."""
+    step = max(1, CELLS // len(GRID_S))
+    parts = [_best_intervals(rows.iloc[a : a + step]) for a in range(0, len(rows), step)]
+    return np.concatenate(parts) if parts else np.empty(0)
+
+
+def _best_intervals(rows: pd.DataFrame) -> np.ndarray:
     grid = np.broadcast_to(GRID_S, (len(rows), len(GRID_S)))
     for _ in range(ROUNDS + 1):
         cols = _at(rows, grid)
