@@ -34,7 +34,9 @@ def big_plan(models: Path, rows: int) -> int:
     side = max(
         30, math.floor(math.sqrt(rows / per_point))
     )  # the summary's 1,024 GPUs and 30 min are in the grid
-    gpus = ", ".join(str(64 * (i + 1)) for i in range(side))
+    gpus = ", ".join(
+        str(128 * (i + 1)) for i in range(side)
+    )  # 128: the 405B's one replica (TP8 x PP16)
     intervals = ", ".join(f"{i + 1} min" for i in range(side))
     plan = models / "plan.yaml"
     text = plan.read_text()
