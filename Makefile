@@ -22,8 +22,9 @@ $(STAMP): pyproject.toml
 build: $(STAMP) runtime-deps  ## compute the shipped plan -> out/
 	$(BIN)/ckptreport build
 
+test: export CKPTREPORT_HOSTILE_LOG := $(CURDIR)/.pytest_cache/hostile.jsonl
 test: $(STAMP) system-deps  ## run the whole test suite, on every core (pytest-xdist); counts the hostile cases
-	@log=$$(mktemp) && CKPTREPORT_HOSTILE_LOG=$$log $(BIN)/python -m pytest -n auto; rc=$$?; rm -f $$log; exit $$rc
+	$(BIN)/python -m pytest -n auto
 
 HAVE_RUNTIME := ldconfig -p | grep -q libpangoft2-1.0 && ldconfig -p | grep -q libharfbuzz-subset
 HAVE_TESTING := $(HAVE_RUNTIME) && command -v soffice >/dev/null && command -v pdftoppm >/dev/null \

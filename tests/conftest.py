@@ -188,6 +188,14 @@ def small_recalc(small_build, tmp_path_factory) -> Path:
     return recalculated(small_build.out / "ckptreport.xlsx", tmp_path_factory.mktemp("recalc"))
 
 
+def pytest_sessionstart(session):
+    """The hostile cases' log starts empty each run (in the controller, before any worker writes)."""
+    path = os.environ.get("CKPTREPORT_HOSTILE_LOG")
+    if path and not hasattr(session.config, "workerinput"):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).unlink(missing_ok=True)
+
+
 def pytest_terminal_summary(terminalreporter):
     """With CKPTREPORT_HOSTILE_LOG set (``make test`` sets it), the generated and hand-made hostile
     cases counted per command and outcome: what CI ran, in its log."""

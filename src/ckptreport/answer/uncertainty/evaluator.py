@@ -65,14 +65,14 @@ class Evaluator:
                     at = at[np.isin(text["strategy"][at], only[m.input])]
                 masks.append(at)
             self.masks.append(masks)
-        self._plan: dict[int, list[_Run]] | None = None  # per param, its runs (``_runs``)
+        self.runs_cache: dict[int, list[_Run]] | None = None  # per param, its runs (``_runs``)
 
     def only(self, kept: list[int]) -> Evaluator:
         """The same rows with only the params at positions ``kept``."""
         out = copy.copy(self)
         out.params = [self.params[j] for j in kept]
         out.masks = [self.masks[j] for j in kept]
-        out._plan = None
+        out.runs_cache = None
         return out
 
     def moved(self, inputs: dict[str, np.ndarray]) -> Evaluator:
@@ -93,7 +93,7 @@ class Evaluator:
         out.base = {k: v[a:b] for k, v in self.base.items()}
         out.masks = [[_within(m, a, b) - a for m in masks] for masks in self.masks]
         out.n = b - a
-        out._plan = None
+        out.runs_cache = None
         return out
 
     def parts(self, draws: int) -> list[np.ndarray]:
@@ -147,9 +147,9 @@ class Evaluator:
         """Param ``j``'s members as runs of consecutive members setting the same columns, each with
         the rows it sets and which member sets each (the last one, as member after member would):
         one array operation a run, whatever the number of tiers or SKUs a driver moves."""
-        if self._plan is None:
-            self._plan = {}
-        if j not in self._plan:
+        if self.runs_cache is None:
+            self.runs_cache = {}
+        if j not in self.runs_cache:
             runs: list[_Run] = []
             for member, mask in zip(self.params[j].members, self.masks[j]):
                 if not len(mask):
@@ -160,8 +160,8 @@ class Evaluator:
                 run = runs[-1]
                 run.index[mask] = len(run.members)
                 run.members.append(member)
-            self._plan[j] = [r.done() for r in runs]
-        return self._plan[j]
+            self.runs_cache[j] = [r.done() for r in runs]
+        return self.runs_cache[j]
 
 
 @dataclass
