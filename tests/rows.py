@@ -38,7 +38,7 @@ def input_row(draw) -> dict[str, object]:
     strategies = (
         ["sync", "async", "tiered"] if has_nvme and tier_kind != "local_nvme" else ["sync", "async"]
     )
-    strategies += ["peer_memory", "differential", "jit"]
+    strategies += ["peer_memory", "differential", "replica_recovery", "jit"]
     host_recoverable = draw(_f(0, 100))
     per_tib, capacity = math.nan, math.nan
     if tier_kind == "local_nvme":
@@ -144,6 +144,8 @@ def input_row(draw) -> dict[str, object]:
         "full_every": float(draw(st.integers(1, 12))),
         "diff_fraction_pct": draw(_f(0.01, 100)),
         "jit_overhead_pct": draw(st.one_of(st.just(0.0), _f(0, 1))),
+        "replica_confined_pct": draw(st.one_of(st.just(0.0), _f(0, 99))),
+        "replica_reform_s": draw(_f(1, 3600)),
         "batch_tokens": draw(st.one_of(st.just(math.nan), _f(1e3, 1e9))),
         "model_bytes_per_param": draw(st.one_of(st.just(math.nan), _f(0.5, 32))),
         "checkpoint_size_bytes": draw(

@@ -202,3 +202,35 @@ def test_readme_sensitivity_excerpt_is_real_output(monkeypatch):
         if line.strip() in ("", "..."):
             continue
         assert line in out, line
+
+
+def test_readme_replica_recovery_table_is_what_explain_computes():
+    """The README's table of ETTR against GPU count, async against replica_recovery, row by row."""
+    import json
+
+    section = README[README.index("## Replica-level recovery") :]
+    rows = re.findall(r"^\| ([\d,]+) \| [^|]+ \| ([\d.]+)% \| ([\d.]+)% \|", section, re.M)
+    assert [r[0] for r in rows] == ["1,024", "16,384", "100,352"]
+    for gpus, want_async, want_replica in rows:
+        for strategy, want in (("async", want_async), ("replica_recovery", want_replica)):
+            argv = [
+                "explain",
+                "llama3-405b",
+                "dgx-h100",
+                "superpod-best",
+                "--gpus",
+                gpus.replace(",", ""),
+            ]
+            argv += [
+                "--interval",
+                "30min",
+                "--strategy",
+                strategy,
+                "--engine",
+                "dcp-async-cached",
+                "--json",
+            ]
+            result = CliRunner().invoke(main, argv)
+            assert result.exit_code == 0, result.output
+            steps = {s["name"]: s["value"] for s in json.loads(result.output)["steps"]}
+            assert f"{steps['optimal_ettr_pct']:.1f}" == want, (gpus, strategy)

@@ -1,5 +1,5 @@
-"""The strategies beyond sync, async and tiered: peer_memory, differential and jit, each against hand
-arithmetic on one documented case.
+"""The strategies beyond sync, async and tiered: peer_memory, differential, replica_recovery and jit,
+each against hand arithmetic on one documented case.
 
 The case, for all three: a 1B-parameter model saving 14 B/param (bf16 weights, fp32 master, Adam
 states): 14 GB a checkpoint, fully sharded over 16 GPUs on two 8-GPU nodes, 7 GB a node. GPU ->
@@ -81,6 +81,47 @@ def test_peer_memory_against_hand_arithmetic():
     assert r["capacity_needed_bytes"] == pytest.approx(3 * CKPT)  # retention 3 durable saves
     assert r["layout_ok"]
     assert not row("peer_memory", peer_replicas=2.0)["layout_ok"]  # two peers need three nodes
+
+
+def test_replica_recovery_against_hand_arithmetic():
+    """80% of failures confined to one of the 16 data-parallel replicas (fully sharded: one GPU each),
+    a 3-minute re-form: the job trains on without the failed replica, which restarts (10 min) and
+    copies a healthy replica's live state over the peer network; the other 20% restart the job from
+    its async checkpoint."""
+    r = row("replica_recovery", replica_confined_pct=80.0, replica_reform_s=180.0)
+    a = row("async")
+    assert r["dp_ranks"] == 16 and r["replica_pct"] == pytest.approx(80.0)
+    assert r["stall_s"] == pytest.approx(SNAPSHOT_S)  # its saves are async's
+    assert r["required_write_GBps"] == pytest.approx(a["required_write_GBps"])  # the tier it needs
+    assert r["capacity_needed_bytes"] == pytest.approx(a["capacity_needed_bytes"])
+    restore = 0.75 * HOST_S + 0.25 * TIER_READ_S  # a job restart: async's recovery mix
+    assert r["restore_s"] == pytest.approx(restore) and r["lost_work_s"] == pytest.approx(900)
+    # a replica is one GPU (tp = pp = 1) on one node: it takes the whole 14 GB from a healthy one at
+    # 50 GB/s, then into its GPU at the node's 200 GB/s
+    copy = CKPT / (50 * GB) + CKPT / (200 * GB)
+    assert r["replica_copy_s"] == pytest.approx(copy)
+    lost_one = 180 + (600 + copy) / 16  # the re-form stalls all; the replica is 1/16 of them
+    assert r["replica_loss_s"] == pytest.approx(lost_one)
+    rework = 100 * (0.2 * (900 + 600 + restore) + 0.8 * lost_one) / MTBF_S
+    assert r["rework_pct"] == pytest.approx(rework)
+    assert r["waste_pct"] == pytest.approx(100 * SNAPSHOT_S / 1800 + rework)
+    assert (
+        r["rework_pct"] < a["rework_pct"] / 3
+    )  # against async's 100 x (900 + 600 + restore) / MTBF
+    assert r["durable_mtbf_s"] == pytest.approx(
+        MTBF_S / 0.2
+    )  # the failures that need the checkpoint
+    assert r["daly_interval_s"] > a["daly_interval_s"] * 2  # so its cadence is far rarer
+    assert r["restart_recovery_s"] == pytest.approx(600 + restore + 900)  # a job restart
+    assert r["replica_recovery_s"] == pytest.approx(180 + 600 + copy)  # a dropped replica
+    recover = 0.2 * (600 + restore + 900) + 0.8 * (180 + 600 + copy)
+    assert r["time_to_recover_s"] == pytest.approx(recover)
+    parts = ("stop", "interference", "rework", "restart", "restore", "replica")
+    assert r["ettr_pct"] + sum(r[f"{p}_share_pct"] for p in parts) == pytest.approx(100)
+    assert r["layout_ok"]
+    assert not row("replica_recovery", gpus=1.0)[
+        "layout_ok"
+    ]  # one replica cannot train on without itself
 
 
 def test_differential_against_hand_arithmetic():
@@ -219,3 +260,38 @@ def test_jit_on_a_single_replica_is_left_out_with_the_reason():
     )  # as many as at 1,024 GPUs: the same tiers, engines and intervals
     rows, counted = plan_rows(narrow)
     assert rows == len(frame) and {d.reason: d.rows for d in counted} == reasons
+
+
+def test_replica_recovery_rows_recalculate_in_libreoffice_to_the_engine(tmp_path):
+    """The small plan with replica_recovery beside async: its new columns (replica_pct, replica_copy,
+    replica_loss, durable_mtbf, time_to_recover, replica_share) are formulas in the workbook, and
+    LibreOffice's recalculation of every cell equals the engine's frame."""
+    import shutil
+
+    from ckptreport.build import build
+
+    from conftest import SMALL_PLAN, recalculated, shipped_models
+    from spreadsheets import assert_cells_equal_engine, scenario_cells
+
+    models = tmp_path / "models"
+    shutil.copytree(shipped_models(), models)
+    plan = SMALL_PLAN.replace(
+        "strategies: [sync, async, tiered]", "strategies: [async, replica_recovery]"
+    )
+    assert plan != SMALL_PLAN
+    extra = "host_recoverable: 75%\nreplica_confined: 76.6%\nreplica_reform: 3 min\n"
+    (models / "plan.yaml").write_text(plan + extra)
+    result = build(models, tmp_path / "out", skip=["page", "briefs"])
+    frame = result.frame
+    mine = frame[frame["strategy"] == "replica_recovery"]
+    assert len(mine) and (mine["replica_pct"] == 76.6).all()
+    keys = ["model", "recipe", "sku", "tier", "engine", "gpus", "interval_s"]
+    both = mine.merge(frame[frame["strategy"] == "async"], on=keys, suffixes=("", "_async"))
+    assert len(both) == len(mine) and (both["rework_pct"] < both["rework_pct_async"]).all()
+    lo = recalculated(tmp_path / "out" / "ckptreport.xlsx", tmp_path)
+    shown = scenario_cells(lo)
+    assert "replica_recovery" in set(shown["strategy"])
+    for column in ("replica_copy_s", "replica_loss_s", "replica_recovery_s", "time_to_recover_s"):
+        assert column in shown.columns, column
+    frame = frame.astype({c: object for c in frame.select_dtypes("category").columns})
+    assert assert_cells_equal_engine(shown, frame) > 1000

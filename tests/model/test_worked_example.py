@@ -171,7 +171,7 @@ def test_daly_published_optima(mtbf_h, published_min):
     """Daly (2006) fig. 3-5: checkpoint 5 min, MTBF 24 h -> 117 min; 6 h -> 57 min; 15 min -> 9.1 min
     (calibration.yaml daly_2006_formula_and_validation; tolerance 0.5 min)."""
     got = COLUMNS["daly_interval_s"].fn(
-        lost_per_checkpoint_s=np.array([300.0]), cluster_mtbf_s=np.array([mtbf_h * 3600.0])
+        lost_per_checkpoint_s=np.array([300.0]), durable_mtbf_s=np.array([mtbf_h * 3600.0])
     )[0]
     assert abs(got / 60 - published_min) <= 0.5
 
@@ -179,7 +179,7 @@ def test_daly_published_optima(mtbf_h, published_min):
 def test_daly_is_mtbf_when_cost_exceeds_twice_mtbf():
     """Daly: for d >= 2M the optimum is M."""
     got = COLUMNS["daly_interval_s"].fn(
-        lost_per_checkpoint_s=np.array([5000.0]), cluster_mtbf_s=np.array([2000.0])
+        lost_per_checkpoint_s=np.array([5000.0]), durable_mtbf_s=np.array([2000.0])
     )[0]
     assert got == 2000.0
 

@@ -678,7 +678,7 @@ def test_a_negative_engine_term_and_an_unknown_strategy(models_dir, out_dir):
             f"{shown('engines.yaml')}:{line}:{col}: engines.dcp-async-cached.coordination.constant: "
             "expected a duration at least 0, got '-4 s'",
             f"{shown('engines.yaml')}:{s_line}:{s_col}: engines.megatron-dist-ckpt.strategies[1]: expected 'sync', "
-            "'async', 'tiered', 'peer_memory', 'differential' or 'jit', got 'flush'",
+            "'async', 'tiered', 'peer_memory', 'differential', 'replica_recovery' or 'jit', got 'flush'",
         ],
     )
 

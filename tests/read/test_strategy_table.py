@@ -24,11 +24,20 @@ from ckptreport.read.strategies import (
 
 
 def test_the_shipped_table():
-    assert names() == ("sync", "async", "tiered", "peer_memory", "differential", "jit")
-    assert layered() == {"peer_memory", "differential", "jit"}
+    assert names() == (
+        "sync",
+        "async",
+        "tiered",
+        "peer_memory",
+        "differential",
+        "replica_recovery",
+        "jit",
+    )
+    assert layered() == {"peer_memory", "differential", "replica_recovery", "jit"}
     assert {s.name: s.built_on for s in STRATEGIES.values() if s.built_on} == {
         "peer_memory": "async",
         "differential": "async",
+        "replica_recovery": "async",
         "jit": "sync",
     }
     assert COMPARED == (BASELINE, BACKGROUND) and set(COMPARED) <= set(STRATEGIES)
@@ -51,9 +60,11 @@ def test_the_inputs_only_a_strategy_reads_are_declared_inputs():
         "peer_replicas": ("peer_memory",),
         "durable_every": ("peer_memory",),
         "node_loss_pct": ("peer_memory",),
-        "peer_nic_GBps": ("peer_memory",),
+        "peer_nic_GBps": ("peer_memory", "replica_recovery"),
         "full_every": ("differential",),
         "diff_fraction_pct": ("differential",),
+        "replica_confined_pct": ("replica_recovery",),
+        "replica_reform_s": ("replica_recovery",),
         "jit_overhead_pct": ("jit",),
         "batch_tokens": ("jit",),
     }
@@ -125,7 +136,7 @@ def test_a_name_outside_the_table_is_refused_as_a_literal_would_be():
     assert [e["type"] for e in errors] == ["literal_error", "literal_error"]
     assert (
         errors[0]["ctx"]["expected"]
-        == "'sync', 'async', 'tiered', 'peer_memory', 'differential' or 'jit'"
+        == "'sync', 'async', 'tiered', 'peer_memory', 'differential', 'replica_recovery' or 'jit'"
     )
     assert Plan.model_json_schema()["properties"]["strategies"]["items"] == {
         "enum": list(names()),

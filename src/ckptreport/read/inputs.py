@@ -1061,6 +1061,16 @@ _DECLARED = [
         required=True,
     ),
     Input(
+        "drops_failed_replica",
+        "bool",
+        "whether a failure confined to one data-parallel replica drops that replica while the others "
+        "train on, and it rejoins from a healthy replica's live state (replica_recovery)",
+        STRATEGY_ENTITY,
+        "drops_failed_replica",
+        bool,
+        required=True,
+    ),
+    Input(
         "fixed_cost",
         "label",
         "which of the engine's fixed costs a save pays: " + listed(FIXED_COSTS),
@@ -1176,6 +1186,29 @@ _DECLARED = [
         Quantity("percent", inclusive=True, maximum=1.0),
         default=0.0,
         absent="0% (every such failure reads the tier)",
+    ),
+    Input(
+        "replica_confined_pct",
+        "pct",
+        "share of failures confined to one data-parallel replica (a GPU, its node, its host): "
+        "replica_recovery drops that replica and trains on; the rest (a switch, a software bug, the "
+        "whole job) restart the job from its checkpoint",
+        PLAN,
+        "replica_confined",
+        Quantity("percent", inclusive=True, maximum=0.99),
+        default=0.0,
+        absent="0% (every failure restarts the job)",
+    ),
+    Input(
+        "replica_reform_s",
+        "s",
+        "replica_recovery: the whole job's stall for one failure a dropped replica absorbs: "
+        "detecting it, re-forming the process groups without it and again with it",
+        PLAN,
+        "replica_reform",
+        Quantity("duration", plausible=("1 s", "1 h")),
+        default=180.0,
+        absent="3 min (the recovery stall of fault-tolerant HSDP at O(100,000) GPUs, arXiv 2602.00277)",
     ),
     Input(
         "full_every",

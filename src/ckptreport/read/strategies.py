@@ -56,6 +56,9 @@ class Strategy:
     saves_after_failure: bool = (
         False  # no periodic save: after a failure the survivors save, about a step is redone
     )
+    drops_failed_replica: bool = (
+        False  # a failure confined to one data-parallel replica drops it; the others train on
+    )
     fixed_cost: str = "none"  # which of the engine's fixed costs a save pays (FIXED_COSTS)
     min_replicas: int = 1  # the least data-parallel replicas a job needs to run it
     replicas_why: str = (
@@ -137,6 +140,21 @@ declare(
         saves_differences=True,
         fixed_cost="async",
         reads=("full_every", "diff_fraction_pct"),
+    ),
+    Strategy(
+        "replica_recovery",
+        "an async save to the durable tier at its own cadence; a failure confined to one "
+        "data-parallel replica drops that replica while the others train on, and it rejoins from a "
+        "healthy replica's live state (fault-tolerant HSDP, torchft); a failure beyond one replica "
+        "restarts the job from the checkpoint",
+        built_on="async",
+        stages_snapshot=True,
+        keeps_host_copy=True,
+        drops_failed_replica=True,
+        fixed_cost="async",
+        min_replicas=2,
+        replicas_why="a second data-parallel replica to train on and to copy the state from",
+        reads=("replica_confined_pct", "replica_reform_s", "peer_nic_GBps"),
     ),
     Strategy(
         "jit",

@@ -15,6 +15,20 @@ def cluster_mtbf_s(gpu_mtbf_s, training_gpus):
     return gpu_mtbf_s / training_gpus
 
 
+@column("pct")
+def replica_pct(drops_failed_replica, replica_confined_pct):
+    """The share of failures the job survives by dropping the failed data-parallel replica, where the
+    strategy does (replica_recovery); none elsewhere: every failure restarts the job."""
+    return where(drops_failed_replica, replica_confined_pct, 0)
+
+
+@column("s", excel='#,##0" s"')
+def durable_mtbf_s(cluster_mtbf_s, replica_pct):
+    """Mean time between the failures that restart the job from its checkpoint: every failure, or
+    those a dropped replica does not absorb (replica_recovery). Its cadence is weighed against these."""
+    return cluster_mtbf_s / (1 - replica_pct / PERCENT)
+
+
 @column("s")
 def lost_per_checkpoint_s(checkpoint_cost_s, background_s, async_slowdown_pct):
     """Training time one checkpoint costs at a cadence no shorter than its background persist: the stop,
@@ -23,20 +37,21 @@ def lost_per_checkpoint_s(checkpoint_cost_s, background_s, async_slowdown_pct):
 
 
 @column("s")
-def young_interval_s(lost_per_checkpoint_s, cluster_mtbf_s):
-    """Young's optimal interval, sqrt(2 x cost x MTBF)."""
-    return sqrt(2 * lost_per_checkpoint_s * cluster_mtbf_s)
+def young_interval_s(lost_per_checkpoint_s, durable_mtbf_s):
+    """Young's optimal interval, sqrt(2 x cost x MTBF), the MTBF of the failures that restart the job."""
+    return sqrt(2 * lost_per_checkpoint_s * durable_mtbf_s)
 
 
 @column("s")
-def daly_interval_s(lost_per_checkpoint_s, cluster_mtbf_s):
-    """Daly's higher-order optimum (2006, eq. 37): sqrt(2dM)[1 + sqrt(d/2M)/3 + (d/2M)/9] - d for d < 2M, else M."""
-    ratio = lost_per_checkpoint_s / (2 * cluster_mtbf_s)
+def daly_interval_s(lost_per_checkpoint_s, durable_mtbf_s):
+    """Daly's higher-order optimum (2006, eq. 37): sqrt(2dM)[1 + sqrt(d/2M)/3 + (d/2M)/9] - d for d < 2M,
+    else M; M the MTBF of the failures that restart the job."""
+    ratio = lost_per_checkpoint_s / (2 * durable_mtbf_s)
     return where(
         ratio < 1,
-        sqrt(2 * lost_per_checkpoint_s * cluster_mtbf_s) * (1 + sqrt(ratio) / 3 + ratio / 9)
+        sqrt(2 * lost_per_checkpoint_s * durable_mtbf_s) * (1 + sqrt(ratio) / 3 + ratio / 9)
         - lost_per_checkpoint_s,
-        cluster_mtbf_s,
+        durable_mtbf_s,
     )
 
 
@@ -73,10 +88,51 @@ def lost_work_s(
     )
 
 
+@column("s")
+def replica_loss_s(replica_reform_s, restart_s, replica_copy_s, dp_ranks):
+    """Training lost to one failure a dropped replica absorbs (replica_recovery), in the job's time:
+    the whole job stalls while the process groups re-form (replica_reform); the failed replica, one of
+    dp_ranks, is out while it restarts and copies a healthy replica's live state (replica_copy). Its
+    step in flight (seconds, against a restart of minutes) is not counted."""
+    return replica_reform_s + (restart_s + replica_copy_s) / dp_ranks
+
+
 @column("pct")
-def rework_pct(lost_work_s, restart_s, restore_s, cluster_mtbf_s):
-    """Share of training lost to failures: (work redone + restart + restore) per MTBF."""
-    return PERCENT * (lost_work_s + restart_s + restore_s) / cluster_mtbf_s
+def rework_pct(lost_work_s, restart_s, restore_s, cluster_mtbf_s, replica_pct, replica_loss_s):
+    """Share of training lost to failures per MTBF: for a failure that restarts the job, the work
+    redone, the restart and the restore; for one a dropped replica absorbs (replica_pct of them), its
+    replica_loss."""
+    kept = replica_pct / PERCENT
+    restarts = lost_work_s + restart_s + restore_s
+    return (
+        PERCENT
+        * where(kept > 0, (1 - kept) * restarts + kept * replica_loss_s, restarts)
+        / cluster_mtbf_s
+    )
+
+
+@column("s")
+def restart_recovery_s(restart_s, restore_s, lost_work_s):
+    """Time to recover from a failure that restarts the job: the restart, the restore, and the work
+    redone since the checkpoint it restores."""
+    return restart_s + restore_s + lost_work_s
+
+
+@column("s")
+def replica_recovery_s(replica_reform_s, restart_s, replica_copy_s):
+    """Time to recover from a failure a dropped replica absorbs (replica_recovery): the re-form, the
+    replica's restart and its copy from a healthy replica (the others train on meanwhile)."""
+    return replica_reform_s + restart_s + replica_copy_s
+
+
+@column("s")
+def time_to_recover_s(replica_pct, restart_recovery_s, replica_recovery_s):
+    """Mean time from a failure until every GPU trains on from where the job was, over the failure mix
+    (each domain's path: restart_recovery, replica_recovery)."""
+    kept = replica_pct / PERCENT
+    return where(
+        kept > 0, (1 - kept) * restart_recovery_s + kept * replica_recovery_s, restart_recovery_s
+    )
 
 
 @column("pct")
@@ -96,17 +152,21 @@ def optimal_waste_pct(
     restore_s,
     cluster_mtbf_s,
     waste_pct,
+    replica_pct,
+    replica_loss_s,
 ):
     """Waste at the optimal interval, restart and restore included (the work redone scaled from the
-    interval to the optimum); a strategy that takes no periodic checkpoint (jit) wastes the same at any
-    interval."""
+    interval to the optimum; a failure a dropped replica absorbs costs its replica_loss at any
+    interval); a strategy that takes no periodic checkpoint (jit) wastes the same at any interval."""
+    kept = replica_pct / PERCENT
+    restarts = lost_work_s * optimal_interval_s / interval_s + restart_s + restore_s
     return where(
         saves_after_failure,
         waste_pct,
         PERCENT
         * (
             lost_per_checkpoint_s / optimal_interval_s
-            + (lost_work_s * optimal_interval_s / interval_s + restart_s + restore_s)
+            + where(kept > 0, (1 - kept) * restarts + kept * replica_loss_s, restarts)
             / cluster_mtbf_s
         ),
     )

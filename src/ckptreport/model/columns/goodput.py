@@ -33,21 +33,31 @@ def interference_share_pct(interference_s, interval_s, ettr_pct):
 
 
 @column("pct")
-def rework_share_pct(lost_work_s, cluster_mtbf_s, ettr_pct):
-    """Wall-clock time lost redoing the work since the checkpoint a failure restores."""
-    return lost_work_s / cluster_mtbf_s * ettr_pct
+def rework_share_pct(lost_work_s, cluster_mtbf_s, ettr_pct, replica_pct):
+    """Wall-clock time lost redoing the work since the checkpoint a failure restores (the failures that
+    restart the job)."""
+    return (1 - replica_pct / PERCENT) * lost_work_s / cluster_mtbf_s * ettr_pct
 
 
 @column("pct")
-def restart_share_pct(restart_s, cluster_mtbf_s, ettr_pct):
-    """Wall-clock time lost restarting the job after failures."""
-    return restart_s / cluster_mtbf_s * ettr_pct
+def restart_share_pct(restart_s, cluster_mtbf_s, ettr_pct, replica_pct):
+    """Wall-clock time lost restarting the job after failures (those that restart it)."""
+    return (1 - replica_pct / PERCENT) * restart_s / cluster_mtbf_s * ettr_pct
 
 
 @column("pct")
-def restore_share_pct(restore_s, cluster_mtbf_s, ettr_pct):
+def restore_share_pct(restore_s, cluster_mtbf_s, ettr_pct, replica_pct):
     """Wall-clock time lost reading the checkpoint back after failures (and jit's save after one)."""
-    return restore_s / cluster_mtbf_s * ettr_pct
+    return (1 - replica_pct / PERCENT) * restore_s / cluster_mtbf_s * ettr_pct
+
+
+@column("pct")
+def replica_share_pct(replica_pct, replica_loss_s, cluster_mtbf_s, ettr_pct):
+    """Wall-clock time lost to failures a dropped replica absorbs (replica_recovery): the re-forms, and
+    the replica's share of the time it is out."""
+    return where(
+        replica_pct > 0, replica_pct / PERCENT * replica_loss_s / cluster_mtbf_s * ettr_pct, 0
+    )
 
 
 @column("pct")

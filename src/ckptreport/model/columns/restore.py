@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..expr import GB, PERCENT, known, maximum, minimum, where
+from ..expr import GB, PERCENT, ceil, known, maximum, minimum, where
 from .define import column, section
 
 section("Restore after a failure")
@@ -70,6 +70,15 @@ def restore_peer_s(bytes_per_node, peer_nic_GBps, restore_host_s):
     """peer_memory, a lost node: its replacement reads the node's snapshot from a peer over the peer
     network, then copies it to the GPUs."""
     return bytes_per_node / (peer_nic_GBps * GB) + restore_host_s
+
+
+@column("s")
+def replica_copy_s(ckpt_bytes, tp, pp, gpus_per_node, peer_nic_GBps, d2h_node_GBps):
+    """replica_recovery: a rejoining replica copies a healthy replica's live state. Each replica holds
+    the whole state (hybrid sharding: sharded within a replica, replicated across), spread over its
+    nodes (tp x pp GPUs); each node takes its part over the peer network, then into its GPUs."""
+    part = ckpt_bytes / maximum(1, ceil(tp * pp / gpus_per_node))
+    return part / (peer_nic_GBps * GB) + part / (d2h_node_GBps * GB)
 
 
 @column("pct")
