@@ -428,3 +428,33 @@ def test_a_brief_names_the_break_even_where_its_recommendation_flips(small_model
     assert [p.label for p in parameters(report.inputs)] == [
         "tiers.superpod-good.capex_usd_per_GBps"
     ]
+
+
+def test_the_ettr_curve_is_what_explain_computes_at_its_gpu_counts(report):
+    """Each point of a brief's ETTR-against-GPUs curve, replica_recovery's among them, is the ETTR at
+    the optimal cadence that `explain` computes for that option at that GPU count."""
+    import json
+
+    from click.testing import CliRunner
+
+    from ckptreport.cli import main
+
+    data = next(b for b in report.briefs if "replica_recovery" in b.ettr_curves)
+    row = data.pick.row
+    assert {"async", "replica_recovery"} <= set(data.ettr_curves)
+    for strategy, (engine, gpus, ettr) in data.ettr_curves.items():
+        assert gpus[0] >= 1000 and gpus[-1] >= 99_000 and (np.diff(gpus) > 0).all()
+        assert (gpus % (row["tp"] * row["pp"]) == 0).all()  # whole replicas
+        for k in (0, len(gpus) - 1):
+            argv = ["explain", str(row["model"]), str(row["sku"]), str(row["tier"])]
+            argv += ["--gpus", f"{gpus[k]:.0f}", "--interval", "30min", "--strategy", strategy]
+            argv += ["--engine", engine, "--recipe", str(row["recipe"]), "--json"]
+            result = CliRunner().invoke(main, argv)
+            assert result.exit_code == 0, result.output
+            steps = {s["name"]: s["value"] for s in json.loads(result.output)["steps"]}
+            assert steps["optimal_ettr_pct"] == pytest.approx(ettr[k], rel=1e-9), (
+                strategy,
+                gpus[k],
+            )
+    mine = data.ettr_curves["replica_recovery"][2]
+    assert (mine > data.ettr_curves["async"][2]).all()  # it keeps more of the run at every scale

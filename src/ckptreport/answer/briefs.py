@@ -14,7 +14,7 @@ from ..base.errors import InputError, Problem
 from ..model.evaluate import curve, scenarios
 from ..read.load import plan_file
 from ..read.quantity import Q
-from ..read.strategies import BACKGROUND, BASELINE, COMPARED, layered
+from ..read.strategies import BACKGROUND, BASELINE, COMPARED, STRATEGIES, layered
 from ..read.validated import Inputs
 from .explain import explain_row
 from .recommend import assumed_prices, recommend
@@ -172,7 +172,35 @@ def brief(inputs: Inputs, frame: pd.DataFrame, spec: Spec, params: list | None =
         robust,
         curve_rows,
         by_strategy,
+        ettr_curves(pick.row, curve_rows),
     )
+
+
+# the ETTR curve of a brief: from a thousand GPUs to a hundred thousand
+SCALE_GPUS = (1_000, 100_000)
+
+
+def ettr_curves(pick: pd.Series, curve_rows: dict[str, pd.Series]) -> dict[str, tuple]:
+    """The brief's options at GPU counts from SCALE_GPUS[0] to SCALE_GPUS[1] (whole replicas of the
+    model's tp x pp, at least two), each at its optimal cadence: strategy -> (engine, GPUs, ETTR). The
+    pick's own option; sync and async at their best engine on its tier; and replica_recovery on that
+    async engine (built on async, it runs wherever async does): where replica-level recovery pays."""
+    from ..model.evaluate import at_scale
+
+    replica = float(pick["tp"]) * float(pick["pp"])
+    lo, hi = max(SCALE_GPUS[0], 2 * replica), max(SCALE_GPUS[1], 4 * replica)
+    gpus = np.unique(np.maximum(np.round(np.geomspace(lo, hi, 15) / replica), 2) * replica)
+    bases = {str(pick["strategy"]): pick, **{s: r for s, r in curve_rows.items()}}
+    if "async" in curve_rows and "replica_recovery" in STRATEGIES:
+        bases.setdefault("replica_recovery", curve_rows["async"])
+    return {
+        strategy: (
+            str(row["engine"]),
+            gpus,
+            np.asarray(at_scale(row, gpus, strategy)["optimal_ettr_pct"], dtype=float),
+        )
+        for strategy, row in bases.items()
+    }
 
 
 def _best(rows: pd.DataFrame) -> pd.Series | None:

@@ -195,6 +195,9 @@ class BriefData:
     strategies: list[tuple[str, Pick]] = field(
         default_factory=list
     )  # on the pick's SKU, when a layered one is planned
+    ettr_curves: dict[str, tuple] = field(
+        default_factory=dict
+    )  # strategy -> (engine, GPUs, ETTR at its optimal cadence), from 1,000 to 100,000 GPUs
 
 
 # ---- how sure an answer is -------------------------------------------------------------------

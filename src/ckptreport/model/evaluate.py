@@ -255,6 +255,18 @@ def curve(row: pd.Series, intervals_s: np.ndarray) -> dict[str, np.ndarray]:
     return compute(env)
 
 
+def at_scale(row: pd.Series, gpus: np.ndarray, strategy: str) -> dict[str, np.ndarray]:
+    """Every column of one scenario recomputed at other GPU counts under another strategy (its traits
+    from the strategy table): the ETTR-against-GPUs curve of a brief."""
+    from ..read.inputs import trait_values
+
+    env = {k: np.full(len(gpus), row[k]) for k in INPUTS}
+    env["gpus"] = np.asarray(gpus, dtype=float)
+    for k, v in {**trait_values(strategy), "strategy": strategy}.items():
+        env[k] = np.full(len(gpus), bool(v) if INPUTS[k].unit == "bool" else v)
+    return compute(env)
+
+
 def _labels(values: np.ndarray, categories=None) -> Labels:
     """Codes into sorted categories for an array of strings, without hashing a million of them."""
     cats = (

@@ -21,7 +21,16 @@ from ..model import display
 from ..read import units
 from ..read.strategies import COMPARED
 from . import charts, pdf, svg
-from .brief_words import held_out, robust_words, sku_rows, sources, strategy_rows, tier_rows, words
+from .brief_words import (
+    ettr_ends,
+    held_out,
+    robust_words,
+    sku_rows,
+    sources,
+    strategy_rows,
+    tier_rows,
+    words,
+)
 from .chain import chain_svg
 from .env import environment, templates_dir
 
@@ -72,6 +81,8 @@ def context(data: BriefData, report: Report, meta: dict[str, str], paper: str) -
         "target": f("target_overhead_pct", rec["target_overhead_pct"]),
         "size_svg": svg.draw(charts.size(rec)),
         "waste_svg": svg.draw(charts.waste(data)),
+        "ettr_svg": svg.draw(charts.ettr(data)),
+        "ettr_ends": ettr_ends(data),
         "chain_svg": chain_svg(env, rec),
         "purchase_what": data.purchase.what,
         "purchase_svg": svg.draw(

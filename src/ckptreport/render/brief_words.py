@@ -370,3 +370,19 @@ def held_out(s: dict) -> dict:
             for e, st in s["held_out_by_engine"].items()
         ],
     }
+
+
+def ettr_ends(data) -> list[dict]:
+    """Each strategy's ETTR at the ends of the brief's ETTR curve, for the chart's caption
+    (templates/ettr_caption.j2)."""
+    return [
+        {
+            "strategy": strategy,
+            "engine": engine,
+            "first": display.value(ettr[0], "pct"),
+            "last": display.value(ettr[-1], "pct"),
+            "low": f"{gpus[0]:,.0f}",
+            "high": f"{gpus[-1]:,.0f}",
+        }
+        for strategy, (engine, gpus, ettr) in data.ettr_curves.items()
+    ]

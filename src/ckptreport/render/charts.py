@@ -301,6 +301,50 @@ def waste(data: BriefData) -> LineChart | None:
     )
 
 
+def ettr(data: BriefData) -> LineChart | None:
+    """ETTR (the share of the wall clock that trains, each at its optimal cadence) against the GPU
+    count, on a log axis from a thousand to a hundred thousand GPUs, for each strategy of the brief's
+    ETTR curves (``briefs.ettr_curves``); the job's own GPUs a dotted line."""
+    curves = data.ettr_curves
+    if not curves:
+        return None
+    xs = [float(g) for _, gpus, _ in curves.values() for g in gpus]
+    ys = [float(v) for *_, e in curves.values() for v in e if _finite(v)]
+    lo, hi = min(xs), max(xs)
+    bottom = max(0.0, 10 * math.floor(min(ys + [100.0]) / 10))
+    x = Axis(
+        "GPUs (log)",
+        lo,
+        hi,
+        log=True,
+        ticks=tuple((v, f"{v:,.0f}") for v in log_ticks(lo, hi)),
+    )
+    y = Axis("ETTR (%)", bottom, 100.0, ticks=tuple((v, f"{v:g}%") for v in ticks(bottom, 100.0)))
+    colors = {"sync": RED, "async": BLUE, "replica_recovery": GREEN}
+    lines = tuple(
+        Line(
+            f"{strategy} ({engine})",
+            tuple((float(g), float(v)) for g, v in zip(gpus, e) if _finite(v)),
+            colors.get(strategy, PURPLE),
+            None if strategy == str(data.pick.row["strategy"]) else "4 3",
+        )
+        for strategy, (engine, gpus, e) in curves.items()
+    )
+    rec = data.pick.row
+    guide = Guide(float(rec["gpus"]), name=f"this job: {float(rec['gpus']):,.0f} GPUs")
+    return LineChart(
+        f"ETTR against the GPU count, {rec['model']} on {rec['sku']} / {rec['tier']}",
+        x,
+        y,
+        lines,
+        (),
+        (guide,),
+        width=640,
+        height=230,
+        left=52,
+    )
+
+
 def size(row: pd.Series) -> BarChart | None:
     """The checkpoint's size by component, one stacked bar in TB."""
     parts = [

@@ -460,10 +460,18 @@ def context(
 
 
 def _jobs(report: Report) -> list[dict]:
-    """The decision per job, as every output words it (``render.decision``)."""
+    """The decision per job, as every output words it (``render.decision``), with its brief's ETTR
+    against the GPU count (the chart the brief draws)."""
+    from .brief_words import ettr_ends
     from .decision import shown
 
-    return [shown(d) for d in report.decisions]
+    briefs = {b.spec.name: b for b in report.briefs}
+    out = []
+    for d in report.decisions:
+        brief = briefs.get(d.job.name)
+        chart = None if brief is None else svg.draw(charts.ettr(brief))
+        out.append({**shown(d), "ettr_svg": chart, "ettr_ends": brief and ettr_ends(brief)})
+    return out
 
 
 def render(report: Report, meta: dict[str, str], links: list[tuple[str, str]], sampled=None) -> str:
