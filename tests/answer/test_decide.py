@@ -230,3 +230,33 @@ def test_an_impossible_pick_is_said_with_its_cause(decisions):
 
     interval = display.value(f["pick"]["interval_s"], "s")
     assert f"stalls training 66.7 min, longer than the interval of {interval}" in line, line
+
+
+def test_a_job_no_tier_can_serve_is_a_clean_error_at_the_job(models_copy, tmp_path):
+    """The hostile suite found it: tiers moved to a site no on-premises SKU is at left the on-premises
+    jobs without an option, and the build stopped with an internal error. Now exit 2 at the job's
+    line, nothing written; with only node-local NVMe left to them (durable nowhere, priced nowhere),
+    the build runs and says no option is recommended (it stopped with an internal error too)."""
+    import re as regex
+
+    path = (
+        models_copy / "storage.yaml"
+    )  # no remote tier serves on-prem SKUs; cloud SKUs keep theirs
+    text, n = regex.subn(r"\bon-prem\b", "nowhere", path.read_text())
+    assert n > 3
+    path.write_text(text)
+    only_nvme = CliRunner().invoke(
+        main, ["build", "--models", str(models_copy), "--out", str(tmp_path / "nvme")]
+    )
+    assert only_nvme.exit_code == 0, only_nvme.output
+    assert "- (async to local-nvme" in only_nvme.stdout
+    path.write_text(text.replace("    sites: [any]\n", "    sites: [nowhere]\n", 1))  # local-nvme's
+    plan = (models_copy / "plan.yaml").read_text().splitlines()
+    line = next(i for i, t in enumerate(plan, 1) if regex.match(r"\s*- name: llama3-405b", t))
+    result = CliRunner().invoke(
+        main, ["build", "--models", str(models_copy), "--out", str(tmp_path / "out")]
+    )
+    assert result.exit_code == 2, result.output
+    assert f"plan.yaml:{line}:" in result.output and "job 'llama3-405b'" in result.output
+    assert "has no option" in result.output and "internal error" not in result.output
+    assert not (tmp_path / "out").exists()

@@ -294,7 +294,7 @@ def decide(
     confidence = float(INPUTS["confidence_pct"].value(inputs.plan))
     cheapest_rows, rows = robust_options(inputs, job, params, confidence)
     if rows.empty:
-        raise ValueError(f"job {job.name} has no option: every combination is impossible")
+        raise _impossible(inputs, job)
     robust = robustness(pinned(rows), params)
     meets = (
         np.asarray(robust.meets, dtype=float)
@@ -344,3 +344,23 @@ def _scale(inputs: Inputs, job: JobSpec, params: list[Param], confidence: float,
         rows = rows.assign(p_meets_pct=chance(rows, params))
         out.append((g, choose(rows, confidence)[0].row))
     return out
+
+
+def _impossible(inputs: Inputs, job: JobSpec):
+    """A job none of whose combinations can exist: an error at the job (or the plan) naming why."""
+    from ..base.errors import InputError, Problem
+    from ..read.load import plan_file
+
+    place = inputs.places.get(("jobs", job.name)) or inputs.places.get(("plan", "plan"))
+    return InputError(
+        Problem(
+            plan_file(inputs),
+            place.line if place else 0,
+            place.column if place and place.column else 0,
+            f"{place.source}.name" if place and place.source else "jobs",
+            f"job '{job.name}' ({job.model} on {job.gpus:,} GPUs of {job.sku}) has no option: every "
+            "combination of tier, engine and strategy is impossible (no tier of the plan serves the "
+            "SKU's site, or none of its strategies fits the layout); name a tier that serves the "
+            "SKU's site, or another SKU",
+        )
+    )

@@ -341,6 +341,9 @@ def _read_plan(r: _Read, fname: str, data: Any, marks: Marks, shown: str) -> Non
         for i, b in enumerate(r.plan.briefs):  # where each brief is, for errors found later
             line, col = place(marks, ("briefs", i, "name"))
             r.places[("briefs", b.name)] = Prov(fname, line, "input", f"briefs[{i}]", col)
+        for i, j in enumerate(r.plan.jobs):  # and each job
+            line, col = place(marks, ("jobs", i, "name"))
+            r.places[("jobs", j.name)] = Prov(fname, line, "input", f"jobs[{i}]", col)
 
 
 def _read_entities(r: _Read, fname: str, data: Any, marks: Marks, shown: str) -> None:

@@ -17,7 +17,9 @@ SHARES = {
     "rework_share_pct": "rework",
     "restart_share_pct": "restart",
     "restore_share_pct": "restore",
-}  # what takes the wall clock that does not train, in the order explain adds them
+    "replica_share_pct": "dropped replicas",
+}  # what takes the wall clock that does not train, in the order explain adds them (a zero replica
+# share, every strategy but replica_recovery's, is not shown)
 
 
 def _f(v) -> float | None:
@@ -207,7 +209,10 @@ def shown(d: Decision, purchase_sentence: bool = True) -> dict:
     """The decision's figures as text, as the brief's first page and the review page show them."""
     f = facts(d)
     p = f["pick"]
-    v = display.value
+
+    def v(value, unit: str) -> str:
+        """A figure as text; one that is not known (an unpriced tier's cost) says so."""
+        return "not priced" if value is None else display.value(value, unit)
 
     def scale_row(s: dict) -> dict:
         there = "option" in s
@@ -239,7 +244,11 @@ def shown(d: Decision, purchase_sentence: bool = True) -> dict:
         "run_days": v(p["run_days"], "count"),
         "total": v(p["total_usd"], "usd"),
         "ettr": v(p["ettr_pct"], "pct"),
-        "shares": [(label, v(p["shares_pct"][k], "pct")) for k, label in SHARES.items()],
+        "shares": [
+            (label, v(p["shares_pct"][k], "pct"))
+            for k, label in SHARES.items()
+            if k != "replica_share_pct" or p["shares_pct"][k]
+        ],
         "p_meets": v(p["p_meets_pct"], "pct"),
         "confidence": v(f["confidence_pct"], "pct"),
         "draws": f"{f['draws']:,}",
