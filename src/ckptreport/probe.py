@@ -60,11 +60,16 @@ def _buffer(direct: bool) -> memoryview:
     return memoryview(buf)
 
 
+def _share(size: int, writers: int) -> int:
+    """What each of ``writers`` writes of a ``size``-byte test: whole chunks, at least one."""
+    return max(CHUNK, (size // writers) // CHUNK * CHUNK)
+
+
 def write_files(
     dirs: list[Path], size: int, writers: int, direct: bool, progress: Progress | None, label: str
 ) -> float:
     """N writers, spread over dirs, each writes its share sequentially then fsyncs; returns bytes/s."""
-    share = max(CHUNK, (size // writers) // CHUNK * CHUNK)
+    share = _share(size, writers)
     buf = _buffer(direct)
     written = [0] * writers
     errors: list[BaseException] = []
@@ -330,7 +335,7 @@ def _room(local: list[Path], tiers: dict[str, Path], size: int, writers: int, sh
     from .base.errors import InputError
     from .read.units import fmt
 
-    per_writer = max(CHUNK, (size // writers) // CHUNK * CHUNK)
+    per_writer = _share(size, writers)
     need: dict[Path, int] = {}
     for i in range(writers if local else 0):
         d = Path(local[i % len(local)])

@@ -205,10 +205,6 @@ def _judged(ev: Evaluator, intervals: np.ndarray, params: list[Param], columns: 
     )
 
 
-def _touching(ev: Evaluator) -> list[int]:
-    return [j for j in range(len(ev.params)) if ev.touches(j)]
-
-
 def robust_intervals(rows: pd.DataFrame, params: list[Param], confidence_pct: float) -> np.ndarray:
     """Per option, the shortest interval no shorter than its cheapest (``rows``' own) at which it meets
     the target in at least ``confidence_pct`` of the draws: the overhead falls as the interval grows, so
@@ -217,7 +213,7 @@ def robust_intervals(rows: pd.DataFrame, params: list[Param], confidence_pct: fl
     the interval) keeps its cheapest."""
     base = rows["interval_s"].to_numpy(float)
     ev = Evaluator(rows, params)
-    out, kept = base.copy(), _touching(ev)
+    out, kept = base.copy(), ev.touching()
     for part in ev.parts(BRIEF_SAMPLES):  # options apart: memory bounded whatever their number
         out[part] = _robust(ev.part(part), base[part], params, confidence_pct / 100, kept)
     return out
@@ -250,7 +246,7 @@ def _robust(ev: Evaluator, base: np.ndarray, params: list[Param], c: float, kept
 def chance(rows: pd.DataFrame, params: list[Param]) -> np.ndarray:
     """Per option, the share of the draws in which it meets the target (its purchase held), in %."""
     ev = Evaluator(pinned(rows), params)
-    out, kept = 100.0 * rows["meets_target"].to_numpy(float), _touching(ev)
+    out, kept = 100.0 * rows["meets_target"].to_numpy(float), ev.touching()
     for part in ev.parts(BRIEF_SAMPLES):  # options apart: memory bounded whatever their number
         _, cols = draws(None, params, columns=["meets_target"], ev=ev.part(part), kept=kept)
         if cols is not None:

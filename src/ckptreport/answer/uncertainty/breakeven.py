@@ -38,7 +38,7 @@ def break_even(
     first that changes it (the bracket shrinks ``points + 1`` times a round: 6 rounds of 32, 1.3e9,
     as fine as 30 bisection steps). Every input's grid is one evaluation, and so is each round."""
     ev = ev or Evaluator(rows, params)
-    used = [j for j in range(len(params)) if ev.touches(j)]
+    used = ev.touching()
     base = base_values(params)[0]
     everything = np.arange(len(rows))
 

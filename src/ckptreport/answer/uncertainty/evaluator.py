@@ -44,13 +44,13 @@ class Evaluator:
         }
         # per param: per member, the rows it applies to (sorted positions; a layered strategy's input,
         # its rows only): positions, not masks, so that thousands of tiers x their rows stay small
-        self.masks: list[list[np.ndarray]] = []
+        self.member_rows: list[list[np.ndarray]] = []
         text = {}  # an entity column as text, read once
         rows_of: dict[str, dict[str, np.ndarray]] = {}  # an entity column: each name's rows
         only = read_only_by()  # an input only some strategies read moves their rows only
         everything = np.arange(self.n)
         for p in params:
-            masks = []
+            rows_j = []
             for m in p.members:
                 at = everything
                 if m.section != PLAN:
@@ -63,15 +63,15 @@ class Evaluator:
                     if "strategy" not in text:
                         text["strategy"] = _text(rows["strategy"])
                     at = at[np.isin(text["strategy"][at], only[m.input])]
-                masks.append(at)
-            self.masks.append(masks)
+                rows_j.append(at)
+            self.member_rows.append(rows_j)
         self.runs_cache: dict[int, list[_Run]] | None = None  # per param, its runs (``_runs``)
 
     def only(self, kept: list[int]) -> Evaluator:
         """The same rows with only the params at positions ``kept``."""
         out = copy.copy(self)
         out.params = [self.params[j] for j in kept]
-        out.masks = [self.masks[j] for j in kept]
+        out.member_rows = [self.member_rows[j] for j in kept]
         out.runs_cache = None
         return out
 
@@ -82,38 +82,41 @@ class Evaluator:
         return out
 
     def touches(self, j: int) -> bool:
-        return any(len(m) for m in self.masks[j])
+        return any(len(m) for m in self.member_rows[j])
 
-    def part(self, positions: np.ndarray) -> Evaluator:
-        """The same params over a run of the rows (``positions``: consecutive, as ``parts`` cuts
-        them): an option's figures do not depend on the other rows', so options can be judged a part
-        at a time."""
+    def touching(self) -> list[int]:
+        """The positions of the params that move any of the rows."""
+        return [j for j in range(len(self.params)) if self.touches(j)]
+
+    def part(self, rows: slice) -> Evaluator:
+        """The same params over a run of the rows (one of ``parts``): an option's figures do not
+        depend on the other rows', so options can be judged a part at a time."""
         out = copy.copy(self)
-        a, b = int(positions[0]), int(positions[-1]) + 1
+        a, b = rows.start, rows.stop
         out.base = {k: v[a:b] for k, v in self.base.items()}
-        out.masks = [[_within(m, a, b) - a for m in masks] for masks in self.masks]
+        out.member_rows = [[_within(m, a, b) - a for m in ms] for ms in self.member_rows]
         out.n = b - a
         out.runs_cache = None
         return out
 
-    def parts(self, draws: int) -> list[np.ndarray]:
-        """The rows cut into parts of at most ``CELLS`` draws x rows (one row at least)."""
+    def parts(self, draws: int) -> list[slice]:
+        """The rows cut into runs of at most ``CELLS`` draws x rows (one row at least)."""
         step = max(1, CELLS // max(draws, 1))
-        return [np.arange(a, min(a + step, self.n)) for a in range(0, self.n, step)]
+        return [slice(a, min(a + step, self.n)) for a in range(0, self.n, step)]
 
     def chunks(self, values: np.ndarray, columns: list[str] | None = None):
         """``run`` a chunk of the draws at a time, at most ``CELLS`` draws x rows (one draw at least):
-        yields (first draw, its columns). What a caller keeps of each chunk is what it holds."""
+        yields each chunk's columns, in order. What a caller keeps of each is what it holds."""
         step = max(1, CELLS // max(self.n, 1))
         for a in range(0, values.shape[0], step):
-            yield a, self._run(values[a : a + step], columns)
+            yield self._run(values[a : a + step], columns)
 
     def run(self, values: np.ndarray, columns: list[str] | None = None) -> dict[str, np.ndarray]:
         """Every column (or ``columns``) at ``values``, shape (draws, rows), evaluated a chunk of the
         draws at a time: the inputs of at most ``CELLS`` draws x rows are in memory at once."""
         if values.shape[0] * self.n <= CELLS:
             return self._run(values, columns)
-        parts = [cols for _, cols in self.chunks(values, columns)]
+        parts = list(self.chunks(values, columns))
         return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
     def _run(self, values: np.ndarray, columns: list[str] | None) -> dict[str, np.ndarray]:
@@ -151,14 +154,14 @@ class Evaluator:
             self.runs_cache = {}
         if j not in self.runs_cache:
             runs: list[_Run] = []
-            for member, mask in zip(self.params[j].members, self.masks[j]):
-                if not len(mask):
+            for member, rows in zip(self.params[j].members, self.member_rows[j]):
+                if not len(rows):
                     continue
                 names = (member.input, *(c for c, _ in member.dependents))
                 if not runs or runs[-1].names != names:
                     runs.append(_Run(names, [], np.full(self.n, -1)))
                 run = runs[-1]
-                run.index[mask] = len(run.members)
+                run.index[rows] = len(run.members)
                 run.members.append(member)
             self.runs_cache[j] = [r.done() for r in runs]
         return self.runs_cache[j]
@@ -261,7 +264,7 @@ def judge(
     at: dict[str, list[list[np.ndarray]]] = {k: [[] for _ in groups] for k in keep}
     sums = {k: np.zeros(ev.n) for k in keep}
     held: dict[str, list[np.ndarray]] = {k: [] for k in keep}
-    for _, cols in ev.chunks(values, list(dict.fromkeys([*RANK_COLUMNS, *keep]))):
+    for cols in ev.chunks(values, list(dict.fromkeys([*RANK_COLUMNS, *keep]))):
         for g, pick in enumerate(picks(cols, groups)):
             chosen[g].append(pick)
             for k in keep:

@@ -83,12 +83,16 @@ def draws(
     when ``ev`` is a part of the rows whose whole decides them (each input's stream is its position
     among them: a part draws what the whole draws)."""
     ev = ev or Evaluator(rows, params)
-    kept = [j for j in range(len(params)) if ev.touches(j)] if kept is None else kept
+    kept = ev.touching() if kept is None else kept
     touching = [params[j] for j in kept]
     if not touching:
         return touching, None
-    values = block_draws(touching, seed, 0, -(-samples // BLOCK), samples)
-    return touching, ev.only(kept).run(values, columns)
+    return touching, ev.only(kept).run(_drawn(touching, samples, seed), columns)
+
+
+def _drawn(touching: list[Param], samples: int, seed: int) -> np.ndarray:
+    """The ``samples`` seeded draws of the params ``touching`` a decision (every block of them)."""
+    return block_draws(touching, seed, 0, -(-samples // BLOCK), samples)
 
 
 def robustness(
@@ -104,10 +108,10 @@ def robustness(
     quant: dict[str, dict[str, float | None]] = {
         m: {"p10": None, "p50": None, "p90": None} for m in METRICS
     }
-    kept = [j for j in range(len(params)) if ev.touches(j)]
+    kept = ev.touching()
     touching = [params[j] for j in kept]
     if touching:  # judged a chunk of the draws at a time: memory bounded whatever the options
-        values = block_draws(touching, seed, 0, -(-samples // BLOCK), samples)
+        values = _drawn(touching, samples, seed)
         labels = [*_options(rows), NONE]
         at = [i for i in range(len(rows)) if labels[i] == base["option"]][:1]
         judged = judge(

@@ -67,7 +67,7 @@ def _tornadoes(
     rows: pd.DataFrame, ev: Evaluator, groups: list[np.ndarray], rank_by: str
 ) -> list[tuple[dict, list[Swing]]]:
     params = ev.params
-    used = [j for j in range(len(params)) if ev.touches(j)]
+    used = ev.touching()
     base = base_values(params)[0]
     values = [base]
     for j in used:
@@ -83,7 +83,7 @@ def _tornadoes(
         at_base = _at(labels, cols, 0, int(chosen[0]))
         swings = []
         for k, j in enumerate(used):
-            if not any(hits(rows_j, g) for rows_j in ev.masks[j]):
+            if not any(hits(rows_j, g) for rows_j in ev.member_rows[j]):
                 continue  # an input of another line's entities
             lo, hi = 1 + 2 * k, 2 + 2 * k
             low, high = (
@@ -114,9 +114,9 @@ def sweeps(row: pd.DataFrame, params: list[Param]) -> list[Sweep]:
     ev = Evaluator(row, params)
     base = base_values(params)[0]
     out = []
-    for j in (j for j in range(len(params)) if ev.touches(j)):
+    for j in ev.touching():
         p = params[j]
-        member = next(m for m, rows_j in zip(p.members, ev.masks[j]) if len(rows_j))
+        member = next(m for m, rows_j in zip(p.members, ev.member_rows[j]) if len(rows_j))
         values = np.repeat(base[None, :], 2, axis=0)
         values[:, j] = [p.low, p.high]
         cols = {k: v[:, 0] for k, v in ev.run(values).items()}
