@@ -31,6 +31,7 @@ from ckptreport.answer.uncertainty.robustness import line_rows
 from ckptreport.answer.uncertainty.tornado import tornado, tornadoes
 from ckptreport.build import build
 from ckptreport.model import rule
+from ckptreport.render import columnar
 
 from conftest import EPOCH
 
@@ -93,15 +94,47 @@ def test_no_html_writes_no_page(small_models, tmp_path):
     assert result.report.page is None
 
 
+def _expand(flat: list[int]) -> list[int]:
+    return [v for v, n in zip(flat[::2], flat[1::2], strict=True) for _ in range(n)]
+
+
+def _index(data: dict) -> list[int]:
+    return np.cumsum(_expand(data["index_steps"])).tolist()
+
+
+def _values(c: dict) -> list:
+    """A column's values, decoded as the page's script decodes them."""
+    codes = _expand(c["runs"]) if "runs" in c else c.get("codes")
+    if "dict" in c:
+        return [c["dict"][k] for k in codes]
+    return codes if codes is not None else c["values"]
+
+
+def test_runs_encode_whole_numbers_and_expand_back():
+    rng = np.random.default_rng(7)
+    for ints in (
+        [],
+        [5],
+        [1, 1, 1, 0, 0, 3],
+        rng.integers(0, 3, 500).repeat(rng.integers(1, 9, 500)),
+    ):
+        flat = columnar.runs(np.asarray(ints, dtype=np.int64))
+        assert _expand(flat) == list(ints)
+        assert all(
+            a != b for a, b in zip(flat[:-2:2], flat[2::2], strict=True)
+        )  # each run is maximal
+
+
 def test_the_embedded_rows_are_the_engines(small_build):
     """The table's data block decodes to the engine's rows, column by column (numbers to 8 digits)."""
     doc = _doc(small_build.out)
     data = json.loads(doc.get_element_by_id("scenario-data").text)
     frame = small_build.result.frame
-    assert data["rows"] == len(frame) and data["index"] == frame.index.tolist()
+    assert data["rows"] == len(frame) and _index(data) == frame.index.tolist()
     assert [c["name"] for c in data["columns"]] == list(page_module.TABLE_COLUMNS)
+    assert any("runs" in c for c in data["columns"])  # the long runs of labels are encoded as runs
     for c in data["columns"]:
-        got = [c["dict"][k] for k in c["codes"]] if "codes" in c else c["values"]
+        got = _values(c)
         want = frame[c["name"]]
         if c["unit"] == "label":
             assert got == want.astype(str).tolist(), c["name"]
@@ -445,8 +478,8 @@ def test_a_hostile_named_build_runs_no_script(browser, models_copy, tmp_path):
         .replace("model: llama3-405b", f"model: {q(hostile['model'])}")
     )
     text = re.sub(
-        r"(?m)^gpus: .*$",
-        "gpus: [1024]",
+        r"(?m)^gpus:.*\n(?:  .*\n)*",  # the shipped list, on one line or item by item
+        "gpus: [1024]\n",
         re.sub(r"(?m)^intervals: .*$", "intervals: [30 min]", text),
     )
     plan.write_text(
@@ -489,7 +522,7 @@ def test_a_plan_too_large_for_the_page_embeds_the_workbooks_rows_and_says_so(
     doc = _doc(tmp_path / "out")
     data = json.loads(doc.get_element_by_id("scenario-data").text)
     assert data["rows"] == 200 < result.report.rows
-    assert set(data["index"]) <= set(result.report.workbook_index.tolist())
+    assert set(_index(data)) <= set(result.report.workbook_index.tolist())
     words = doc.get_element_by_id("scenarios").text_content()
     assert f"200 of the plan's {result.report.rows:,} rows" in re.sub(r"\s+", " ", words)
 

@@ -19,12 +19,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import jinja2
-import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
@@ -35,6 +33,7 @@ from ..read.inputs import ENTITY_COLUMN, INPUTS, PLAN, STRATEGY_ENTITY, of
 from ..read.provenance import provenance
 from . import charts, svg, terminal
 from .chain import chain_svg
+from .columnar import table_data
 from .env import environment, templates_dir
 
 if TYPE_CHECKING:
@@ -52,48 +51,6 @@ def _json(obj) -> Markup:
     text = json.dumps(obj, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return Markup(text.replace('"__inf__"', "1e999").replace('"__-inf__"', "-1e999"))
-
-
-# ---- the table: columns, encoded compactly -------------------------------------------------------
-
-
-def _number(v: float):
-    if v != v:
-        return None
-    if math.isinf(v):
-        return "__inf__" if v > 0 else "__-inf__"
-    return float(f"{v:.8g}")
-
-
-def _column(name: str, values: pd.Series) -> dict:
-    """One column: its unit, and its values (text as a dictionary and codes; numbers to 8
-    significant digits, or as a dictionary when a few repeat)."""
-    unit = display.unit_of(name)
-    doc = getattr(display.declared(name), "doc", "") or "a key of the scenario"
-    out = {
-        "name": name,
-        "unit": unit,
-        "doc": doc,
-        "infinite": getattr(display.declared(name), "infinite", "unbounded"),
-    }
-    if unit == "label" or values.dtype == object or isinstance(values.dtype, pd.CategoricalDtype):
-        codes, uniques = pd.factorize(values.astype(str), sort=False)
-        return {**out, "unit": "label", "dict": [str(u) for u in uniques], "codes": codes.tolist()}
-    if unit == "bool":
-        return {**out, "values": values.to_numpy(bool).astype(int).tolist()}
-    arr = values.to_numpy(float)
-    uniques, codes = np.unique(arr, return_inverse=True)
-    if len(uniques) <= len(arr) // 4:
-        return {**out, "dict": [_number(float(v)) for v in uniques], "codes": codes.tolist()}
-    return {**out, "values": [_number(v) for v in arr.tolist()]}
-
-
-def table_data(table: pd.DataFrame) -> dict:
-    return {
-        "rows": len(table),
-        "index": table.index.to_numpy(np.int64).tolist(),
-        "columns": [_column(c, table[c]) for c in table.columns],
-    }
 
 
 # ---- the summary and the sections ----------------------------------------------------------------

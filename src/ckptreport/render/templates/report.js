@@ -76,9 +76,18 @@
   var data = JSON.parse(document.getElementById("scenario-data").textContent);
   var cols = data.columns;
   var n = data.rows;
+  function expand(flat) {  // value, length, value, length, ... -> the values
+    var out = [];
+    for (var r = 0; r < flat.length; r += 2) { for (var j = 0; j < flat[r + 1]; j++) { out.push(flat[r]); } }
+    return out;
+  }
+  var index = expand(data.index_steps);
+  for (var r = 1; r < index.length; r++) { index[r] += index[r - 1]; }
+  data.index = index;
   var values = cols.map(function (c) {
-    if (c.codes) { return c.codes.map(function (k) { return c.dict[k]; }); }
-    return c.values;
+    var codes = c.runs ? expand(c.runs) : c.codes;
+    if (c.dict) { return codes.map(function (k) { return c.dict[k]; }); }
+    return codes || c.values;
   });
   var filters = cols.map(function () { return null; });
   var order = null, sortCol = -1, sortDir = 1, page = 0, size = 50, view = [];
