@@ -100,7 +100,7 @@ def test_readme_error_example_is_real_output(models_copy, monkeypatch):
     plan = models_copy / "plan.yaml"
     plan.write_text(
         plan.read_text().replace(
-            "gpus: [1024, 4096, 16384]", "gpus: [1024, 4096, 16384]\nskus: [dgx-h10]"
+            "recipes: [adamw-bf16]\n", "recipes: [adamw-bf16]\nskus: [dgx-h10]\n", 1
         )
     )
     storage = models_copy / "storage.yaml"

@@ -415,9 +415,14 @@ def test_restore_by_recovery_class_feeds_the_waste_by_hand():
     assert syn["host_restore_pct"] == 0 and syn["restore_s"] == pytest.approx(tier_s)
     none = _row(strategy="async", **{**args, "host_recoverable_pct": 0.0})
     assert none["optimal_interval_s"] == asy["optimal_interval_s"]
-    assert none["optimal_waste_pct"] - asy["optimal_waste_pct"] == pytest.approx(
-        100 * 0.75 * (tier_s - host_s) / mtbf
-    )
+
+    def waste(restore_s):  # at the optimal cadence: (overhead + failures) / (1 - failures)
+        tau = asy["optimal_interval_s"]
+        failures = (900 * tau / 1800 + 600 + restore_s) / mtbf
+        return 100 * (asy["lost_per_checkpoint_s"] / tau + failures) / (1 - failures)
+
+    assert asy["optimal_waste_pct"] == pytest.approx(waste(0.75 * host_s + 0.25 * tier_s))
+    assert none["optimal_waste_pct"] == pytest.approx(waste(tier_s))
     omitted = _row(
         strategy="async"
     )  # no read figures: the write bandwidth bought, the per-node write, the NIC

@@ -60,6 +60,17 @@ def replace(models_dir: Path, name: str, old: str, new: str) -> str:
     return text
 
 
+def one_line_gpus(models_dir: Path) -> None:
+    """The shipped plan's gpus list, sourced item by item over several lines, as one line of the first
+    three sizes (the edits below are made on it)."""
+    path = models_dir / "plan.yaml"
+    text, n = re.subn(
+        r"^gpus:\n(?:  .*\n)+", "gpus: [1024, 4096, 16384]\n", path.read_text(), count=1, flags=re.M
+    )
+    assert n == 1, "the shipped plan's gpus list changed"
+    path.write_text(text)
+
+
 def replace_line(models_dir: Path, name: str, pattern: str, new: str) -> str:
     """Replace the first whole line matching ``pattern`` by ``new``; return the text written."""
     path = models_dir / name
@@ -118,6 +129,7 @@ def load_yaml(models_dir: Path, name: str):
 def test_yaml_syntax_error(models_dir, out_dir):
     """An unclosed '[' is a YAML syntax error reported at the place PyYAML finds it (the ':' of the
     next key, where a ',' or ']' was due), with PyYAML's own description."""
+    one_line_gpus(models_dir)
     text = replace(models_dir, "plan.yaml", "gpus: [1024, 4096, 16384]", "gpus: [1024, 4096, 16384")
     line, _ = where(text, "gpus: [1024, 4096, 16384\n")
     next_line = text.splitlines()[line]  # the line after the edit (0-based index = line)
@@ -780,6 +792,7 @@ def test_a_plan_key_that_moved_to_the_engines_says_where(models_dir, out_dir, ke
 def test_a_cluster_smaller_than_one_replica_is_refused_at_the_size(models_dir, out_dir):
     """64 GPUs cannot hold one replica of Llama 3 405B (tp 8 x pp 16 = 128 GPUs): refused at the list
     item; 1,024 is fine (8 whole replicas), and sizes one replica does not divide run on whole ones."""
+    one_line_gpus(models_dir)
     text = replace(models_dir, "plan.yaml", "gpus: [1024, 4096, 16384]", "gpus: [64, 1024]")
     line, col = where(text, "gpus: [64, 1024]")
     col += len("gpus: [")
@@ -900,6 +913,7 @@ def test_more_peers_than_nodes_and_failure_shares_over_100_are_refused(models_di
     text = replace_line(
         models_dir, "plan.yaml", r"^strategies: .*$", "strategies: [sync, async, peer_memory]"
     )
+    one_line_gpus(models_dir)
     text = replace_line(
         models_dir,
         "plan.yaml",

@@ -159,7 +159,7 @@ class Case:
     unit: str  # bytes, s, pct, min, h, GBps
     published: float
     predicted: float
-    kind: str  # size, time, async, restore, rate, optimum, range
+    kind: str  # size, time, async, restore, rate, goodput, optimum, range
     status: str = "scored"  # scored, input, lacks
     tolerance: float | None = None  # relative for size/time/rate, absolute minutes for optimum
     assumptions: list[str] = field(default_factory=list)
@@ -218,6 +218,7 @@ TOLERANCE = {  # a scored case's tolerance by kind, which the cases file repeats
     "async": 0.25,
     "restore": 0.25,
     "optimum": 0.5,
+    "goodput": 0.10,
 }
 TIMED = ("time", "async", "restore")  # the kinds whose errors are the time predictions
 
@@ -460,6 +461,7 @@ def summary(results: tuple[Case, ...]) -> dict:
             "times": stats(_errors(results, role="test", kind="time")),
             "async stalls": stats(_errors(results, role="test", kind="async")),
             "restores": stats(_errors(results, role="test", kind="restore")),
+            "goodput": stats(_errors(results, role="test", kind="goodput")),
         },
         "fit": {
             "times": stats(_errors(results, role="fit", kind="time")),

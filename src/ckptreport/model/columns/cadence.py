@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..expr import PERCENT, TERA, maximum, sqrt, where
+from ..expr import INF, PERCENT, TERA, maximum, sqrt, where
 from .define import WITHIN_TARGET, column, section
 
 section("Cadence under failures")
@@ -99,7 +99,7 @@ def replica_loss_s(replica_reform_s, restart_s, replica_copy_s, dp_ranks):
 
 @column("pct")
 def rework_pct(lost_work_s, restart_s, restore_s, cluster_mtbf_s, replica_pct, replica_loss_s):
-    """Share of training lost to failures per MTBF: for a failure that restarts the job, the work
+    """Share of the wall clock lost to failures, per MTBF: for a failure that restarts the job, the work
     redone, the restart and the restore; for one a dropped replica absorbs (replica_pct of them), its
     replica_loss."""
     kept = replica_pct / PERCENT
@@ -137,8 +137,13 @@ def time_to_recover_s(replica_pct, restart_recovery_s, replica_recovery_s):
 
 @column("pct")
 def waste_pct(overhead_pct, rework_pct):
-    """Checkpoint overhead plus rework after failures."""
-    return overhead_pct + rework_pct
+    """Time lost per hour of training: checkpoint overhead plus rework after failures, failures
+    counting by the wall clock (they strike during restarts as during training: a job whose failures
+    cost rework_pct of the wall clock trains 1 - rework of it), (overhead + rework) / (1 - rework);
+    unbounded (the job never finishes) when failures cost as much time as there is."""
+    return where(
+        rework_pct < PERCENT, (overhead_pct + rework_pct) / (1 - rework_pct / PERCENT), INF
+    )
 
 
 @column("pct")
@@ -160,14 +165,16 @@ def optimal_waste_pct(
     interval); a strategy that takes no periodic checkpoint (jit) wastes the same at any interval."""
     kept = replica_pct / PERCENT
     restarts = lost_work_s * optimal_interval_s / interval_s + restart_s + restore_s
+    failures = (
+        where(kept > 0, (1 - kept) * restarts + kept * replica_loss_s, restarts) / cluster_mtbf_s
+    )
     return where(
         saves_after_failure,
         waste_pct,
-        PERCENT
-        * (
-            lost_per_checkpoint_s / optimal_interval_s
-            + where(kept > 0, (1 - kept) * restarts + kept * replica_loss_s, restarts)
-            / cluster_mtbf_s
+        where(
+            failures < 1,
+            PERCENT * (lost_per_checkpoint_s / optimal_interval_s + failures) / (1 - failures),
+            INF,
         ),
     )
 
