@@ -79,9 +79,13 @@ def test_the_page_is_one_file_that_fetches_nothing(small_build):
     for element in (scripts[0], styles[0]):
         digest = base64.b64encode(hashlib.sha256(element.text.encode()).digest()).decode()
         assert f"'sha256-{digest}'" in csp
-    for href in doc.xpath("//a/@href"):
+    for a in doc.xpath("//a"):
+        href = a.get("href")
         if href.startswith("#"):
             assert doc.get_element_by_id(href[1:]) is not None, href
+        elif a.getparent().get("class") == "src" or a.xpath("ancestor::td[@class='src']"):
+            # a source's link opens its publication elsewhere, on a click, in a new tab
+            assert href.startswith("https://") and a.get("target") == "_blank", href
         else:
             assert "://" not in href and not href.startswith("/"), href
             assert (out / href).is_file() or href == "manifest.json", href
@@ -492,8 +496,8 @@ def test_a_hostile_named_build_runs_no_script(browser, models_copy, tmp_path):
     assert browser.execute_script("return window.__pwned === undefined")
     assert browser.execute_script("return document.querySelectorAll('img').length") == 0
     assert (
-        browser.execute_script("return document.querySelectorAll('script').length") == 2
-    )  # data and the page's
+        browser.execute_script("return document.querySelectorAll('script').length") == 3
+    )  # the table's data, the live model's and the page's script
     text = browser.execute_script("return document.body.innerText")
     for name in hostile.values():
         assert name in text, name
@@ -543,3 +547,199 @@ def test_a_sampled_build_says_how_sure_from_its_own_draws(small_models, tmp_path
         )
         best, share = next(iter(line["wins"].items()))
         assert f"{best} {share:.0%}" in words
+
+
+# ---- the live model: a section recomputed in the browser ---------------------------------------
+
+LIVE_EDITS = (
+    (),
+    (("usd_per_gpu_hour", "", 2.5),),
+    (("interval_s", "", 600.0), ("gpus", "", 4096.0)),
+    (("target_overhead_pct", "", 0.5), ("async_slowdown_pct", "nvrx-local", 40.0)),
+)
+
+
+def _in_python(frame: pd.DataFrame, rows: list[int], edits) -> dict:
+    """The evaluator's columns for ``rows`` with ``edits`` (input, entity or '' for every row, value)."""
+    from ckptreport.model.evaluate import compute
+    from ckptreport.read.inputs import ENTITY_COLUMN, INPUTS
+
+    table = frame.loc[rows, list(INPUTS)].copy()
+    for name, entity, value in edits:
+        owner = ENTITY_COLUMN.get(INPUTS[name].entity)
+        mask = (table[owner].astype(str) == entity).to_numpy() if entity and owner else slice(None)
+        table.loc[mask, name] = value
+    kind = {"bool": bool, "label": object}
+    return compute({k: table[k].to_numpy(kind.get(i.unit, float)) for k, i in INPUTS.items()})
+
+
+def _close(got, want) -> bool:
+    if (
+        isinstance(want, (str, np.str_))
+        or isinstance(got, str)
+        and got not in ("NaN", "Infinity", "-Infinity")
+    ):
+        return str(got) == str(want)
+    if isinstance(want, (bool, np.bool_)):
+        return bool(got) == bool(want)
+    g = float(got) if not isinstance(got, str) else float(got.replace("Infinity", "inf"))
+    w = float(want)
+    if math.isnan(w) or math.isinf(w):
+        return g == w or (math.isnan(w) and math.isnan(g))
+    return abs(g - w) <= 1e-9 * max(abs(g), abs(w)) or g == w
+
+
+@needs_browser
+def test_the_page_recomputes_a_section_from_edited_inputs_as_the_evaluator_does(
+    browser, default_build
+):
+    """Edited in the page (a GPU-hour price, the cadence and GPU count, the target and one engine's
+    slowdown), every column of every option of sections that between them hold every strategy and
+    engine equals the Python evaluator's on the same inputs to 1e-9 relative, and the page's pick is
+    the rule's."""
+    from ckptreport.model.columns import COLUMNS
+
+    _open(browser, (default_build.out / "report.html").as_uri())
+    frame = pd.read_parquet(default_build.out / "scenarios.parquet")
+    manifest = json.loads((default_build.out / "manifest.json").read_text())
+    lines = [0, len(manifest["recommendations"]) // 2, len(manifest["recommendations"]) - 1]
+    seen_strategies, seen_engines, compared = set(), set(), 0
+    for line in lines:
+        for edits in LIVE_EDITS:
+            got = browser.execute_script(
+                """const r = window.ckptreport.whatIf(arguments[0], arguments[1].map(
+                       e => ({input: e[0], entity: e[1], value: e[2]})));
+                   const out = v => typeof v === 'number' && !isFinite(v) ? String(v) : v;
+                   return {pick: r.pick.row, rows: r.rows.map(v => Object.fromEntries(
+                       Object.entries(v).map(([k, x]) => [k, out(x)])))};""",
+                line,
+                [list(e) for e in edits],
+            )
+            rows = [r["row"] for r in got["rows"]]
+            want = _in_python(frame, rows, edits)
+            for name in COLUMNS:
+                for k, r in enumerate(got["rows"]):
+                    assert _close(r[name], want[name][k]), (line, edits, name, r["row"], r[name])
+                    compared += 1
+            order, _, _ = rule.rank(
+                *rule.of({c: np.asarray(want[c]) for c in rule.COLUMNS.values()})
+            )
+            assert got["pick"] == rows[order[0]], (line, edits)
+            if not edits:  # the summary's recommendation
+                rec, pick = manifest["recommendations"][line], frame.loc[got["pick"]]
+                assert [str(pick[k]) for k in ("strategy", "tier", "engine")] == [
+                    rec["strategy"],
+                    rec["tier"],
+                    rec["engine"],
+                ]
+            seen_strategies |= {str(s) for s in want["strategy"]}
+            seen_engines |= {str(e) for e in want["engine"]}
+    assert seen_strategies == set(frame["strategy"].astype(str)) and seen_engines == set(
+        frame["engine"].astype(str)
+    )
+    assert compared > 10_000
+
+
+@needs_browser
+def test_the_what_if_controls_change_an_input_in_its_units_and_reset(browser, default_build):
+    """In the first section: usd_per_gpu_hour typed as $2.50 lists the change and names the pick the
+    rule makes on the recomputed figures; nonsense is refused in words; reset clears the changes."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    _open(browser, (default_build.out / "report.html").as_uri())
+    box = browser.find_element(By.CSS_SELECTOR, "section.line:not([hidden]) div.whatif")
+    Select(
+        box.find_element(By.CSS_SELECTOR, "select[aria-label='input to change']")
+    ).select_by_value("usd_per_gpu_hour")
+    value = box.find_element(By.CSS_SELECTOR, "input[aria-label='new value']")
+    value.send_keys("two dollars")
+    box.find_element(By.XPATH, ".//button[.='apply']").click()
+    assert "cannot read 'two dollars'" in box.text
+    value.clear()
+    value.send_keys("$2.50")
+    box.find_element(By.XPATH, ".//button[.='apply']").click()
+    assert "usd_per_gpu_hour: $2.50" in box.text and "over the run (was " in box.text
+    frame = pd.read_parquet(default_build.out / "scenarios.parquet")
+    line = int(box.get_attribute("data-line"))
+    rows = browser.execute_script(
+        "return window.ckptreport.whatIf(arguments[0], []).rows.map(r => r.row)", line
+    )
+    want = _in_python(frame, rows, [("usd_per_gpu_hour", "", 2.5)])
+    order, _, _ = rule.rank(*rule.of({c: np.asarray(want[c]) for c in rule.COLUMNS.values()}))
+    shown = box.find_element(By.XPATH, ".//p[contains(., 'over the run (was')]")
+    assert int(shown.get_attribute("data-row")) == rows[order[0]]
+    box.find_element(By.XPATH, ".//button[.='reset']").click()
+    assert "usd_per_gpu_hour: $2.50" not in box.text
+
+
+def _as_shown(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame's figures as the page holds them: 8 significant digits."""
+    out = frame.copy()
+    for c in out.columns:
+        if pd.api.types.is_float_dtype(out[c]):
+            v = out[c].to_numpy(float)
+            ok = np.isfinite(v) & (v != 0)
+            digits = np.where(ok, 7 - np.floor(np.log10(np.abs(np.where(ok, v, 1)))), 0)
+            out[c] = np.where(ok, np.round(v * 10.0**digits) / 10.0**digits, v)
+    return out
+
+
+FILTERS = (  # what a reader types, as the table shows it, and the rows it keeps
+    ("interval_s", "= 30 min", lambda f: f["interval_s"] == 1800),
+    ("gpus", "= 16,384", lambda f: f["gpus"] == 16384),
+    ("ckpt_bytes", "> 5 TB", lambda f: f["ckpt_bytes"] > 5e12),
+    ("overhead_pct", "<= 1%", lambda f: f["overhead_pct"] <= 1),
+    ("total_usd_month", "< $60,000", lambda f: f["total_usd_month"] < 60_000),
+    ("interval_s", "10 min..1 h", lambda f: (f["interval_s"] >= 600) & (f["interval_s"] <= 3600)),
+    ("tier_bought_GBps", ">= 100 GB/s", lambda f: f["tier_bought_GBps"] >= 100),
+)
+
+
+@needs_browser
+def test_filters_read_the_units_the_table_shows_and_say_what_they_cannot(browser, default_build):
+    from selenium.webdriver.common.by import By
+
+    _open(browser, (default_build.out / "report.html").as_uri())
+    frame = _as_shown(pd.read_parquet(default_build.out / "scenarios.parquet"))
+    for column, typed, keep in FILTERS:
+        box = browser.find_element(By.CSS_SELECTOR, f"#scenario-filters input[data-col='{column}']")
+        box.send_keys(typed)
+        n = int(keep(frame).sum())
+        assert 0 < n < len(frame), (column, typed)
+        assert (
+            f"of {n:,} (filtered from {len(frame):,})" in browser.find_element(By.ID, "shown").text
+        ), typed
+        assert browser.find_element(By.ID, "filter-message").text == ""
+        browser.find_element(By.ID, "clear").click()
+    box = browser.find_element(By.CSS_SELECTOR, "#scenario-filters input[data-col='stall_s']")
+    box.send_keys("> 3 TB")
+    said = browser.find_element(By.ID, "filter-message").text
+    assert "stall_s: cannot read '3 TB'" in said and "30 min" in said
+    assert (
+        f"of {len(frame):,}" in browser.find_element(By.ID, "shown").text
+    )  # an unread filter keeps all
+
+
+def test_sources_with_an_address_a_pr_or_a_paper_are_links_that_open_elsewhere(default_build):
+    """Every source naming an address, a repository's PR or issue, or an arXiv paper links to it (a
+    new tab; the page itself still fetches nothing), and the words around stay text."""
+    doc = _doc(default_build.out)
+    links = doc.xpath("//td[@class='src']//a")
+    hrefs = {a.get("href") for a in links}
+    assert len(links) >= 20 and all(h.startswith("https://") for h in hrefs), len(links)
+    assert all(a.get("target") == "_blank" and "noopener" in a.get("rel") for a in links)
+    assert "https://arxiv.org/abs/2407.21783" in hrefs  # Llama 3, named as "arXiv 2407.21783"
+    assert any(h.startswith("https://github.com/pytorch/pytorch/pull/") for h in hrefs)
+
+
+def test_a_hostile_source_stays_text_beside_its_links():
+    from ckptreport.render.env import linked
+
+    html = str(linked('<img src=x onerror=alert(1)> pytorch/pytorch PR #1 https://e.x/"><script>'))
+    tree = lxml.html.fragment_fromstring(html, create_parent="div")
+    assert not tree.xpath("//img|//script") and [a.get("href") for a in tree.xpath("//a")] == [
+        "https://github.com/pytorch/pytorch/pull/1",
+        "https://e.x/",
+    ]
+    assert "<img src=x onerror=alert(1)>" in tree.text_content()

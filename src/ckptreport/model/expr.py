@@ -367,3 +367,60 @@ def evaluate(e: Expr, env: Mapping[str, object]):
         values = [evaluate(v, env) for _, v in e.options]
         return e.options[values.index(max(values))][0]
     raise TypeError(e)
+
+
+# ---- the page's reading: JavaScript ----------------------------------------------------------
+
+_JS_OPS = {"=": "==", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "+": "+", "-": "-"}
+_JS_OPS.update({"*": "*", "/": "/"})
+_JS_FN = {"MIN": "Math.min", "MAX": "Math.max", "SQRT": "Math.sqrt", "ROUNDUP": "Math.ceil"}
+_JS_FN.update({"ROUNDDOWN": "Math.floor"})
+
+
+def javascript(e: Expr) -> str:
+    """Print ``e`` as a JavaScript expression over ``v`` (a row's values by name), evaluated in the
+    evaluator's order and units (whole percents; numbers as IEEE doubles, as numpy's): the review
+    page's reading of the definition. ``==`` compares as Python does (a flag equals 1); ``L`` is the
+    page's largest-of helper (first wins a tie)."""
+
+    def go(n: Expr) -> str:
+        if isinstance(n, Var):
+            return f"v[{_js_string(n.name)}]"
+        if isinstance(n, Const):
+            if isinstance(n.value, str):
+                return _js_string(n.value)
+            if math.isinf(n.value):
+                return "Infinity" if n.value > 0 else "-Infinity"
+            return repr(float(n.value))
+        if isinstance(n, BinOp):
+            if n.op == "^":
+                return f"Math.pow({go(n.a)}, {go(n.b)})"
+            return f"({go(n.a)} {_JS_OPS[n.op]} {go(n.b)})"
+        if isinstance(n, Call):
+            args = [go(a) for a in n.args]
+            if n.fn == "IF":
+                return f"({args[0]} ? {args[1]} : {args[2]})"
+            if n.fn in ("AND", "OR"):
+                return "(" + (" && " if n.fn == "AND" else " || ").join(args) + ")"
+            if n.fn == "NOT":
+                return f"(!{args[0]})"
+            if n.fn in ("ISNA", "ISNUMBER"):
+                return ("" if n.fn == "ISNA" else "!") + f"Number.isNaN({args[0]})"
+            return (
+                f"{_JS_FN[n.fn]}({args[0]})"
+                if n.fn.startswith("ROUND")
+                else f"{_JS_FN[n.fn]}({', '.join(args)})"
+            )
+        if isinstance(n, Label):
+            names = ", ".join(_js_string(k) for k, _ in n.options)
+            return f"L([{names}], [{', '.join(go(v) for _, v in n.options)}])"
+        raise TypeError(n)
+
+    return go(e)
+
+
+def _js_string(s: str) -> str:
+    """A JavaScript string literal that stays text inside a page's script element."""
+    import json
+
+    return json.dumps(s).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")

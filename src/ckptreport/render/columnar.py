@@ -12,17 +12,18 @@ import pandas as pd
 from ..model import display
 
 
-def _number(v: float):
+def _number(v: float, exact: bool = False):
     if v != v:
         return None
     if math.isinf(v):
         return "__inf__" if v > 0 else "__-inf__"
-    return float(f"{v:.8g}")
+    return v if exact else float(f"{v:.8g}")
 
 
-def _column(name: str, values: pd.Series) -> dict:
+def _column(name: str, values: pd.Series, exact: bool = False) -> dict:
     """One column: its unit, and its values (text as a dictionary and codes; numbers to 8
-    significant digits, or as a dictionary when a few repeat)."""
+    significant digits, or every digit when ``exact`` (the page's live model computes from them),
+    or as a dictionary when a few repeat)."""
     unit = display.unit_of(name)
     doc = getattr(display.declared(name), "doc", "") or "a key of the scenario"
     out = {
@@ -39,8 +40,8 @@ def _column(name: str, values: pd.Series) -> dict:
     arr = values.to_numpy(float)
     uniques, codes = np.unique(arr, return_inverse=True)
     if len(uniques) <= len(arr) // 4:
-        return {**out, "dict": [_number(float(v)) for v in uniques], **_ints("codes", codes)}
-    return {**out, "values": [_number(v) for v in arr.tolist()]}
+        return {**out, "dict": [_number(float(v), exact) for v in uniques], **_ints("codes", codes)}
+    return {**out, "values": [_number(v, exact) for v in arr.tolist()]}
 
 
 def runs(ints: np.ndarray) -> list[int]:

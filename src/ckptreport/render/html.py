@@ -31,7 +31,7 @@ from ..model import display
 from ..read import units
 from ..read.inputs import ENTITY_COLUMN, INPUTS, PLAN, STRATEGY_ENTITY, of
 from ..read.provenance import provenance
-from . import charts, svg, terminal
+from . import charts, svg, terminal, whatif
 from .chain import chain_svg
 from .columnar import table_data
 from .env import environment, templates_dir
@@ -230,6 +230,7 @@ def _section(
     p = section.purchase
     return {
         "id": f"line-{section.line}",
+        "line": section.line,
         "model": section.model,
         "sku": section.sku,
         "status": line["option_status"],
@@ -383,7 +384,7 @@ def context(
         (s for s in sections if s["model"] == report.point.model and s["sku"] == report.point.sku),
         None,
     )
-    script = (templates_dir() / "report.js").read_text()
+    script = whatif.script() + (templates_dir() / "report.js").read_text()
     css = (templates_dir() / "report.css").read_text()
     data = table_data(page.table)
     return {
@@ -406,6 +407,7 @@ def context(
         "columns": len(report.frame.columns),
         "table_columns": len(page.table.columns),
         "data": _json(data),
+        "whatif": _json(whatif.data(report.frame, report.candidates)),
         "script": Markup(script),
         "css": Markup(css),
         "csp": f"default-src 'none'; script-src {_sha(script)}; style-src {_sha(css)}; img-src data:; "

@@ -103,23 +103,61 @@
     return e;
   }
 
-  function numberTest(text) {
+  // ---- reading what a reader types, in the units the table shows: 30 min, 5 TB, 1%, $60,000, 16,384 ----
+  var DURATION = { s: 1, sec: 1, second: 1, seconds: 1, min: 60, mins: 60, minute: 60, minutes: 60, h: 3600,
+    hr: 3600, hour: 3600, hours: 3600, d: 86400, day: 86400, days: 86400, w: 604800, week: 604800,
+    weeks: 604800, y: 31557600, yr: 31557600, year: 31557600, years: 31557600 };
+  var SIZE = { B: 1, kB: 1e3, KB: 1e3, MB: 1e6, GB: 1e9, TB: 1e12, PB: 1e15, EB: 1e18, KiB: 1024,
+    MiB: Math.pow(2, 20), GiB: Math.pow(2, 30), TiB: Math.pow(2, 40), PiB: Math.pow(2, 50) };
+  var MANY = { k: 1e3, K: 1e3, M: 1e6, B: 1e9, T: 1e12 };
+  var EXAMPLE = { s: "30 min", bytes: "5 TB", GBps: "100 GB/s", pct: "1%", usd: "$60,000", count: "16,384",
+    days: "30 d", TFLOPS: "989 TFLOPS" };
+  function parseIn(text, unit) {  // {value} in the column's own unit, or {error}
+    var t = String(text).trim().replace(/,/g, "");
+    var m = /^(\$)?\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z%/]*)$/.exec(t);
+    var fail = { error: "cannot read '" + text + "' as " + (EXAMPLE[unit] ? "e.g. " + EXAMPLE[unit] : "a number") };
+    if (!m || (m[1] && unit !== "usd")) { return fail; }
+    var x = parseFloat(m[2]), u = m[3];
+    if (!u) { return { value: x }; }
+    if (unit === "s" && DURATION[u]) { return { value: x * DURATION[u] }; }
+    if (unit === "days" && DURATION[u]) { return { value: x * DURATION[u] / 86400 }; }
+    if (unit === "bytes" && SIZE[u]) { return { value: x * SIZE[u] }; }
+    if (unit === "GBps" && /\/s$/.test(u)) {
+      var per = u.slice(0, -2), bits = /^[kMGTP]?b$/.test(per);
+      var bytes = bits ? SIZE[per.slice(0, -1) + "B"] / 8 : SIZE[per];
+      if (bytes) { return { value: x * bytes / 1e9 }; }
+    }
+    if (unit === "pct" && u === "%") { return { value: x }; }
+    if (unit === "count" && MANY[u]) { return { value: x * MANY[u] }; }
+    if (unit === "TFLOPS" && /FLOPS$/.test(u)) {
+      var f = { TFLOPS: 1, PFLOPS: 1e3, EFLOPS: 1e6, GFLOPS: 1e-3 }[u];
+      if (f) { return { value: x * f }; }
+    }
+    return fail;
+  }
+  function numberTest(text, unit) {  // a filter: a test of a value, null for none, {error} unread
     var t = text.trim();
     if (t === "") { return null; }
-    var num = "([-+]?(?:\\d+\\.?\\d*|\\.\\d+)(?:[eE][-+]?\\d+)?)";
-    var range = new RegExp("^" + num + "\\s*\\.\\.\\s*" + num + "$").exec(t);
+    var range = /^(.+?)\s*\.\.\s*(.+)$/.exec(t);
     if (range) {
-      var lo = parseFloat(range[1]), hi = parseFloat(range[2]);
-      return function (v) { return v !== null && v >= lo && v <= hi; };
+      var lo = parseIn(range[1], unit), hi = parseIn(range[2], unit);
+      if (lo.error || hi.error) { return lo.error ? lo : hi; }
+      return function (v) { return v !== null && v >= lo.value && v <= hi.value; };
     }
-    var m = new RegExp("^(<=|>=|<|>|=)?\\s*" + num + "$").exec(t);
-    if (!m) { return undefined; }
-    var x = parseFloat(m[2]), op = m[1] || "=";
+    var m = /^(<=|>=|<|>|=)?\s*(.+)$/.exec(t), x = parseIn(m[2], unit), op = m[1] || "=";
+    if (x.error) { return x; }
+    var within = function (v) { return Math.abs(v - x.value) <= 5e-4 * Math.abs(x.value); };  // = reads as shown: 3 digits
     return {
-      "<": function (v) { return v !== null && v < x; }, "<=": function (v) { return v !== null && v <= x; },
-      ">": function (v) { return v !== null && v > x; }, ">=": function (v) { return v !== null && v >= x; },
-      "=": function (v) { return v !== null && v === x; }
+      "<": function (v) { return v !== null && v < x.value; }, "<=": function (v) { return v !== null && v <= x.value; },
+      ">": function (v) { return v !== null && v > x.value; }, ">=": function (v) { return v !== null && v >= x.value; },
+      "=": function (v) { return v !== null && (v === x.value || within(v)); }
     }[op];
+  }
+  var message = document.getElementById("filter-message");
+  function said() {  // what no filter could read, in words
+    var bad = [];
+    filterRow.querySelectorAll("input.bad").forEach(function (i) { bad.push(i.dataset.col + ": " + i.title); });
+    message.textContent = bad.join("; ");
   }
 
   cols.forEach(function (c, k) {
@@ -149,11 +187,13 @@
     } else {
       input = document.createElement("input");
       input.type = "text";
-      input.placeholder = "> 1, 1..5";
+      input.placeholder = "> " + (EXAMPLE[c.unit] || "1") + ", a..b";
       input.addEventListener("input", function () {
-        var test = numberTest(input.value);
-        input.classList.toggle("bad", test === undefined);
-        filters[k] = test || null;
+        var test = numberTest(input.value, c.unit), bad = test !== null && typeof test !== "function";
+        input.classList.toggle("bad", bad);
+        input.title = bad ? test.error : "";
+        filters[k] = bad ? null : test;
+        said();
         apply();
       });
     }
@@ -234,9 +274,153 @@
   document.getElementById("clear").addEventListener("click", function () {
     var inputs = filterRow.querySelectorAll("input, select");
     for (var i = 0; i < inputs.length; i++) { inputs[i].value = ""; inputs[i].classList.remove("bad"); }
+    said();
     filters = cols.map(function () { return null; });
     apply();
   });
   apply();
+
+  // ---- the live model: a section's options recomputed from edited inputs (CKPT_MODEL, generated
+  // from the column definitions), re-ranked by the rule (model/rule.py) ----
+  var live = document.getElementById("whatif-data");
+  var W = live ? JSON.parse(live.textContent) : null;
+  function decoded(c) {
+    var codes = c.runs ? expand(c.runs) : c.codes;
+    var raw = c.dict ? codes.map(function (k) { return c.dict[k]; }) : codes || c.values;
+    if (c.unit === "label") { return raw; }
+    if (c.unit === "bool") { return raw.map(function (x) { return !!x; }); }
+    return raw.map(function (x) { return x === null ? NaN : x; });
+  }
+  var inputs = {}, rowsOf = [];
+  if (W) {
+    W.inputs.forEach(function (c) { inputs[c.name] = decoded(c); });
+    rowsOf = expand(W.index_steps);
+    for (var q = 1; q < rowsOf.length; q++) { rowsOf[q] += rowsOf[q - 1]; }
+  }
+  function evaluate(line, edits) {  // each option's row: its inputs, the edits, then every column in order
+    return W.sections[line].map(function (p) {
+      var v = {};
+      for (var name in inputs) { v[name] = inputs[name][p]; }
+      edits.forEach(function (e) {
+        var owner = W.entity[e.input];
+        if (!e.entity || !owner || v[owner] === e.entity) { v[e.input] = e.value; }
+      });
+      for (var k = 0; k < CKPT_MODEL.length; k++) { v[CKPT_MODEL[k][0]] = CKPT_MODEL[k][1](v); }
+      v.row = rowsOf[p];
+      return v;
+    });
+  }
+  function before(x, y) {  // numpy's order of floats: NaN last
+    var xn = x !== x, yn = y !== y;
+    if (xn || yn) { return xn === yn ? 0 : (xn ? 1 : -1); }
+    return x < y ? -1 : (x > y ? 1 : 0);
+  }
+  function ranked(rows) {  // rule.rank for one decision: candidates first, by their keys, ties in order
+    var ok = rows.map(function (r) { return !!r.recommendable; });
+    var unpriced = rows.map(function (r) { return !!r.tier_durable && !!r.meets_target; });
+    var anyDurable = rows.some(function (r) { return !!r.tier_durable; });
+    var status = ok.some(Boolean) ? 0 : (unpriced.some(Boolean) ? 1 : 2);
+    var keys = [["total_usd", "tier_bought_GBps", "overhead_pct"], ["tier_bought_GBps", "overhead_pct"],
+      ["overhead_pct", "tier_bought_GBps"]][status];
+    var cand = rows.map(function (r, i) {
+      return status === 0 ? ok[i] : (status === 1 ? unpriced[i] : (anyDurable ? !!r.tier_durable : true));
+    });
+    var order = rows.map(function (r, i) { return i; });
+    order.sort(function (a, b) {
+      if (cand[a] !== cand[b]) { return cand[a] ? -1 : 1; }
+      for (var k = 0; k < keys.length; k++) {
+        var c = before(Number(rows[a][keys[k]]), Number(rows[b][keys[k]]));
+        if (c) { return c; }
+      }
+      return a - b;
+    });
+    return { order: order, status: ["recommended", "needs a price", "closest"][status] };
+  }
+  function whatIf(line, edits) {
+    var rows = evaluate(line, edits), r = ranked(rows);
+    return { rows: rows, order: r.order, status: r.status, pick: rows[r.order[0]] };
+  }
+  function optionOf(r) { return r.strategy + " to " + r.tier + " with " + r.engine; }
+  var PCT = { unit: "pct", infinite: "unbounded" }, USD = { unit: "usd", infinite: "unbounded" };
+  function whatIfPanel(box, line) {  // the controls: an input (and whose), a value in its units, apply, reset
+    var meta = {};
+    W.inputs.forEach(function (c) { meta[c.name] = c; });
+    var editable = W.inputs.filter(function (c) { return c.unit !== "label" && c.unit !== "bool"; })
+      .map(function (c) { return c.name; }).sort();
+    var edits = [], base = whatIf(line, []);
+    box.appendChild(cell("h4", "What if"));
+    box.appendChild(cell("p", "Change an input of this section's options, in its units (30 min, 100 GB/s, " +
+      "$2.50, 4,096): every figure is recomputed from the column definitions and the options re-ranked by " +
+      "the rule.", "small"));
+    var form = document.createElement("p");
+    var pickInput = document.createElement("select"), pickWhose = document.createElement("select");
+    var value = document.createElement("input"), go = cell("button", "apply"), reset = cell("button", "reset");
+    pickInput.setAttribute("aria-label", "input to change");
+    pickWhose.setAttribute("aria-label", "whose input");
+    value.setAttribute("aria-label", "new value");
+    value.type = "text";
+    go.type = reset.type = "button";
+    editable.forEach(function (n) { var o = cell("option", n); o.value = n; pickInput.appendChild(o); });
+    function whose() {  // the entities of this section that carry the chosen input
+      pickWhose.replaceChildren();
+      var owner = W.entity[pickInput.value], seen = {};
+      var all = cell("option", owner ? "every " + owner : "every option");
+      all.value = "";
+      pickWhose.appendChild(all);
+      if (owner) {
+        base.rows.forEach(function (r) {
+          if (!seen[r[owner]]) { seen[r[owner]] = 1; var o = cell("option", r[owner]); o.value = r[owner]; pickWhose.appendChild(o); }
+        });
+      }
+      var now = base.rows[0][pickInput.value];
+      value.placeholder = "now " + show(now, meta[pickInput.value]);
+    }
+    pickInput.addEventListener("change", whose);
+    [pickInput, pickWhose, value, go, reset].forEach(function (e) { form.appendChild(e); form.appendChild(document.createTextNode(" ")); });
+    box.appendChild(form);
+    var changes = document.createElement("ul"), result = cell("p", ""), err = cell("p", "", "warn");
+    box.appendChild(err);
+    box.appendChild(changes);
+    box.appendChild(result);
+    var top = document.createElement("table");
+    top.className = "ranked";
+    box.appendChild(top);
+    function redraw() {
+      var r = whatIf(line, edits), p = r.pick, was = base.pick;
+      changes.replaceChildren();
+      edits.forEach(function (e) {
+        changes.appendChild(cell("li", e.input + (e.entity ? " of " + e.entity : "") + ": " + e.shown));
+      });
+      result.textContent = edits.length ? (r.status === "recommended" ? "Recommended: " : "Shown (" + r.status + "): ") +
+        optionOf(p) + ", overhead " + show(p.overhead_pct, PCT) + ", ETTR " + show(p.ettr_pct, PCT) + ", " +
+        show(p.total_usd, USD) + " over the run (was " + optionOf(was) + ", " + show(was.total_usd, USD) + ")." : "";
+      result.dataset.row = edits.length ? String(p.row) : "";
+      top.replaceChildren();
+      if (!edits.length) { return; }
+      var head = document.createElement("tr");
+      ["option", "overhead", "ETTR", "over the run"].forEach(function (h) { head.appendChild(cell("th", h)); });
+      top.appendChild(head);
+      r.order.slice(0, 5).forEach(function (i) {  // the first five, as the rule ranks them
+        var o = r.rows[i], tr = document.createElement("tr");
+        [optionOf(o), show(o.overhead_pct, PCT), show(o.ettr_pct, PCT), show(o.total_usd, USD)].forEach(function (t, k) {
+          tr.appendChild(cell("td", t, k ? null : "text"));
+        });
+        top.appendChild(tr);
+      });
+    }
+    go.addEventListener("click", function () {
+      var c = meta[pickInput.value], got = parseIn(value.value, c.unit);
+      err.textContent = got.error ? pickInput.value + ": " + got.error : "";
+      if (got.error) { return; }
+      edits = edits.filter(function (e) { return !(e.input === c.name && e.entity === pickWhose.value); });
+      edits.push({ input: c.name, entity: pickWhose.value, value: got.value, shown: show(got.value, c) });
+      redraw();
+    });
+    reset.addEventListener("click", function () { edits = []; err.textContent = ""; redraw(); });
+    pickInput.value = editable.indexOf("usd_per_gpu_hour") >= 0 ? "usd_per_gpu_hour" : editable[0];
+    whose();
+  }
+  window.ckptreport = { whatIf: whatIf, parse: parseIn };
+  document.querySelectorAll("div.whatif").forEach(function (box) { whatIfPanel(box, Number(box.dataset.line)); });
   document.body.dataset.ready = "1";
 }());
