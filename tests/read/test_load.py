@@ -987,3 +987,19 @@ def test_a_layered_strategy_without_an_input_only_it_reads_is_refused(models_dir
             "one step after a failure); give it, or leave jit out of strategies"
         ],
     )
+
+
+def test_the_inputs_pickle_for_a_worker_to_receive(shipped):
+    """A Dask worker (or any process pool) receives the validated inputs by pickling them: every
+    entity, its grouped keys (a SKU's local_nvme) included, comes back equal."""
+    import pickle
+
+    from ckptreport.model.plan import plan_rows
+
+    back = pickle.loads(pickle.dumps(shipped))
+    assert back.skus["dgx-h100"].local_nvme == shipped.skus["dgx-h100"].local_nvme is not None
+    for kind in ("models", "recipes", "skus", "tiers", "engines"):
+        assert getattr(back, kind).keys() == getattr(shipped, kind).keys()
+        for name, entity in getattr(shipped, kind).items():
+            assert getattr(back, kind)[name].model_dump() == entity.model_dump(), (kind, name)
+    assert plan_rows(back)[0] == plan_rows(shipped)[0] > 0

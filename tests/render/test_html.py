@@ -349,7 +349,9 @@ def test_the_page_loads_without_a_console_message_from_disk_and_from_a_server(
 
 
 def _rows_shown(driver) -> list[dict]:
+    """The rows the table draws, every column (the chooser's "all" first)."""
     return driver.execute_script("""
+        if (document.querySelector('#scenario-head th[hidden]')) { document.getElementById('all-columns').click(); }
         const names = [...document.querySelectorAll('#scenario-head button')].map(b => b.dataset.col);
         return [...document.querySelectorAll('#scenario-body tr')].map(tr => {
             const out = {row: Number(tr.dataset.row)};
@@ -510,6 +512,9 @@ def test_a_hostile_named_build_runs_no_script(browser, models_copy, tmp_path):
     rows = _rows_shown(browser)
     assert rows and all(r["tier"] == hostile["tier"] for r in rows)
     assert browser.execute_script("return window.__pwned === undefined")
+    csv = browser.execute_script("return window.ckptreportTable.csv()")  # the download's bytes
+    cells = [c for line in csv.splitlines()[1:] for c in line.split(",")]
+    assert '"\'=HYPERLINK(""http://x""' in csv and not any(c.startswith("=") for c in cells)
 
 
 def test_a_plan_too_large_for_the_page_embeds_the_workbooks_rows_and_says_so(
@@ -702,6 +707,9 @@ def test_filters_read_the_units_the_table_shows_and_say_what_they_cannot(browser
 
     _open(browser, (default_build.out / "report.html").as_uri())
     frame = _as_shown(pd.read_parquet(default_build.out / "scenarios.parquet"))
+    browser.execute_script(
+        "document.getElementById('all-columns').click()"
+    )  # every filter in reach
     for column, typed, keep in FILTERS:
         box = browser.find_element(By.CSS_SELECTOR, f"#scenario-filters input[data-col='{column}']")
         box.send_keys(typed)
@@ -743,3 +751,104 @@ def test_a_hostile_source_stays_text_beside_its_links():
         "https://e.x/",
     ]
     assert "<img src=x onerror=alert(1)>" in tree.text_content()
+
+
+@needs_browser
+def test_the_default_columns_fit_and_a_link_reproduces_the_view(browser, default_build):
+    """At 1,400 px the default columns fit their box and the page never scrolls sideways (nor at a
+    phone's 390 px); a filter, a sort and a hidden column are in the address, and opening it again
+    shows the same rows; the download holds the filtered rows, as the Parquet has them."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    uri = (default_build.out / "report.html").as_uri()
+    for width in (390, 1400):
+        _open(browser, uri, size=(width, 900))
+        page = browser.execute_script(
+            "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+        )
+        assert page[0] <= page[1], (width, page)
+    table = browser.execute_script(
+        "const t = document.getElementById('scenario-table'); return [t.scrollWidth, t.parentNode.clientWidth]"
+    )
+    assert table[0] <= table[1], table
+    Select(
+        browser.find_element(By.CSS_SELECTOR, "#scenario-filters select[data-col='tier']")
+    ).select_by_value("pfs-100")
+    browser.find_element(
+        By.CSS_SELECTOR, "#scenario-filters input[data-col='overhead_pct']"
+    ).send_keys("< 1%")
+    for _ in range(2):  # descending
+        browser.find_element(By.CSS_SELECTOR, "#scenario-head button[data-col='total_usd']").click()
+    browser.execute_script(
+        "document.querySelector(\"#column-list input[data-col='engine']\").click()"
+    )
+    url, shown = browser.current_url, browser.find_element(By.ID, "shown").text
+    first = browser.execute_script("return document.querySelector('#scenario-body tr').dataset.row")
+    csv = browser.execute_script("return window.ckptreportTable.csv()").splitlines()
+    browser.get("about:blank")
+    browser.get(url)
+    assert browser.find_element(By.ID, "shown").text == shown
+    assert (
+        browser.execute_script("return document.querySelector('#scenario-body tr').dataset.row")
+        == first
+    )
+    assert browser.execute_script(
+        "return document.querySelector(\"#scenario-head button[data-col='engine']\").parentNode.hidden"
+    )
+    frame = pd.read_parquet(default_build.out / "scenarios.parquet")
+    want = frame[(frame["tier"] == "pfs-100") & (_as_shown(frame)["overhead_pct"] < 1)]
+    want = want.sort_values("total_usd", ascending=False, kind="stable")
+    assert f"of {len(want):,} (filtered" in shown and len(csv) == len(want) + 1
+    head = csv[0].split(",")
+    assert (
+        head[:3] == ["row", "model", "recipe"] and "engine" in head
+    )  # every column the table holds
+    top = dict(zip(head, csv[1].split(",")))
+    assert int(top["row"]) == int(first) == want.index[0]
+    assert float(top["total_usd"]) == pytest.approx(want["total_usd"].iloc[0], rel=1e-7)
+
+
+def test_the_stall_chart_is_solid_within_an_engines_cases_and_dashed_beyond():
+    from ckptreport.render import page_charts
+
+    rows = pd.DataFrame(
+        {
+            "gpus": [64.0, 256.0, 1024.0, 4096.0],
+            "engine": ["e"] * 4,
+            "strategy": ["async"] * 4,
+            "stall_s": [1.0, 1.2, 2.0, 5.0],
+            "extrapolated": [False, False, True, True],
+        }
+    )
+    rec = pd.Series({"engine": "e", "model": "m", "sku": "s", "tier": "t", "gpus": 256.0})
+    chart = page_charts.stall_by_gpus(rows, rec)
+    solid, dashed = chart.lines
+    assert [p[0] for p in solid.points] == [64.0, 256.0] and solid.dash is None
+    assert (
+        [p[0] for p in dashed.points] == [256.0, 1024.0, 4096.0] and dashed.dash and not dashed.name
+    )
+
+
+def test_every_section_draws_its_cadence_and_its_engines_stall_against_the_gpus(default_build):
+    doc = _doc(default_build.out)
+    frame = pd.read_parquet(default_build.out / "scenarios.parquet")
+    sections = doc.xpath("//section[contains(@class, 'line')]")
+    assert sections
+    for s in sections:
+        titles = [t.text for t in s.xpath(".//svg/title")]
+        assert any(t.startswith("Waste against the checkpoint interval, ") for t in titles)
+        assert any(t.startswith("Stall per checkpoint against the GPU count, ") for t in titles)
+    first = sections[0]
+    stall = next(
+        svg
+        for svg in first.xpath(".//svg")
+        if (svg.findtext("title") or "").startswith("Stall per checkpoint")
+    )
+    model, sku = first.get("data-model"), first.get("data-sku")
+    engines = set(frame[(frame["model"] == model) & (frame["sku"] == sku)]["engine"].astype(str))
+    legend = " ".join(t.text or "" for t in stall.xpath(".//text"))
+    assert all(e in legend for e in engines), (engines, legend)
+    assert stall.xpath(
+        ".//polyline[@stroke-dasharray]"
+    )  # 1,024 GPUs and up: past every engine's cases

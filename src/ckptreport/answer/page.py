@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..model import rule
+from ..model.evaluate import curve
 from .types import Page, Section
 from .uncertainty import tornado
 
@@ -142,9 +143,18 @@ def sections(
                 base,
                 swings,
                 mine.get((line["model"], line["sku"])),
+                _cadence(frame.loc[int(line["option_index"])]),
             )
         )
     return out
+
+
+CADENCE_S = np.geomspace(60, 12 * 3600, 24)  # a section's cadence curve: 1 min to 12 h
+
+
+def _cadence(row: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """The option's waste at intervals from a minute to 12 h (the page's cadence curve)."""
+    return CADENCE_S, np.asarray(curve(row, CADENCE_S)["waste_pct"], dtype=float)
 
 
 def page(

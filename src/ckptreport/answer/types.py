@@ -407,6 +407,7 @@ class Section:
     base: dict  # the tornado's base pick (tornado.tornado)
     swings: list[Swing]  # largest first
     brief: BriefData | None = None  # the model's brief when it is this line (its band, break-evens)
+    cadence: tuple | None = None  # the option's (intervals_s, waste_pct): its cadence curve
 
 
 @dataclass(frozen=True)

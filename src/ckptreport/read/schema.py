@@ -110,6 +110,10 @@ def _input_fields(entity: str) -> dict[str, tuple[Any, Any]]:
                 for i in members
             },
         )
+        # a module attribute of its own name, as the entities are: pickle finds it (a Dask worker
+        # receives the inputs by pickling them)
+        assert globals().get(group.title, sub) is sub, f"two groups named {group.title}"
+        globals()[group.title] = sub
         fields[attribute(head)] = (sub | None, Field(None, description=group.doc))
     return fields
 

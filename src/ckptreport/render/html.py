@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import jinja2
+import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
@@ -31,7 +32,8 @@ from ..model import display
 from ..read import units
 from ..read.inputs import ENTITY_COLUMN, INPUTS, PLAN, STRATEGY_ENTITY, of
 from ..read.provenance import provenance
-from . import charts, svg, terminal, whatif
+from ..read.strategies import BACKGROUND, BASELINE
+from . import charts, page_charts, svg, terminal, whatif
 from .chain import chain_svg
 from .columnar import table_data
 from .env import environment, templates_dir
@@ -207,12 +209,46 @@ def _band(q: dict, what: str, share: float) -> dict | None:
     }
 
 
+SCALE_KEYS = ["model", "sku", "tier", "recipe", "interval_s"]  # what a stall chart holds fixed
+
+
+def _scale_index(frame: pd.DataFrame, options: list[int]) -> dict[tuple, np.ndarray]:
+    """For each section's option, the positions of the frame's rows that share its SCALE_KEYS (one
+    pass over the frame for every section's stall chart)."""
+    keys = frame.loc[options, SCALE_KEYS].astype(str).drop_duplicates()
+    wanted = set(map(tuple, keys.to_numpy()))
+    table = frame[SCALE_KEYS].astype(str)
+    groups = table.groupby(SCALE_KEYS, sort=False).indices
+    return {k: v for k, v in groups.items() if k in wanted}
+
+
+def _engines_at_scale(frame: pd.DataFrame, row: pd.Series, index: dict) -> pd.DataFrame:
+    """The rows of ``row``'s model, SKU, recipe, tier and interval at every GPU count, each engine
+    under ``row``'s strategy where it runs it, else async, else sync, else the first it runs (the page's
+    stall chart)."""
+    at = index.get(tuple(str(row[k]) for k in SCALE_KEYS), np.array([], dtype=np.int64))
+    here = frame.iloc[at][["gpus", "engine", "strategy", "stall_s", "extrapolated"]]
+    engines, strategies = (
+        here["engine"].astype(str).to_numpy(),
+        here["strategy"].astype(str).to_numpy(),
+    )
+    keep = np.zeros(len(here), dtype=bool)
+    for engine in dict.fromkeys(engines):
+        mine = engines == engine
+        runs = [
+            s for s in (str(row["strategy"]), BACKGROUND, BASELINE) if (strategies[mine] == s).any()
+        ]
+        keep |= mine & (strategies == (runs[0] if runs else strategies[mine][0]))
+    return here[keep]
+
+
 def _section(
     report: Report,
     section,
     by_line: dict,
     env: jinja2.Environment,
     cells: dict[int, dict],
+    scale: dict,
     sampled=None,
 ) -> dict:
     frame = report.frame
@@ -228,8 +264,12 @@ def _section(
             "extra": display.value(line["runner_up_extra_usd"], "usd"),
         }
     p = section.purchase
+    stall = page_charts.stall_by_gpus(_engines_at_scale(frame, row, scale), row)
+    cadence = section.cadence and page_charts.cadence(row, *section.cadence)
     return {
         "id": f"line-{section.line}",
+        "stall_svg": stall and svg.draw(stall),
+        "cadence_svg": cadence and svg.draw(cadence),
         "line": section.line,
         "model": section.model,
         "sku": section.sku,
@@ -379,7 +419,8 @@ def context(
     head, summary = _summary(report)
     plan = report.inputs.plan
     cells = tier_cells(report.frame, page.sections)
-    sections = [_section(report, s, by_line, env, cells, sampled) for s in page.sections]
+    scale = _scale_index(report.frame, [s.option for s in page.sections])
+    sections = [_section(report, s, by_line, env, cells, scale, sampled) for s in page.sections]
     headline = next(
         (s for s in sections if s["model"] == report.point.model and s["sku"] == report.point.sku),
         None,

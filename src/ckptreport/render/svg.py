@@ -45,7 +45,7 @@ class _Plot:
         )
         self.parts = [
             f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_n(width)} {_n(height)}" role="img" '
-            f'class="chart" font-family="DejaVu Sans, sans-serif" font-size="11">',
+            f'class="chart" font-family="DejaVu Sans, sans-serif" font-size="10" fill="{MUTED}">',
             f"<title>{escape(title)}</title>",
         ]
 
@@ -60,17 +60,20 @@ class _Plot:
         rotate: bool = False,
     ) -> None:
         turn = f' transform="rotate(-90 {_n(x)} {_n(y)})"' if rotate else ""
-        self.parts.append(
-            f'<text x="{_n(x)}" y="{_n(y)}" text-anchor="{anchor}" font-size="{size}" fill="{fill}"'
-            f"{turn}>{escape(s)}</text>"
-        )
+        # what the chart's element already says (10-point muted text from its start) is not repeated
+        how = "" if anchor == "start" else f' text-anchor="{anchor}"'
+        how += "" if size == 10 else f' font-size="{size}"'
+        how += "" if fill == MUTED else f' fill="{fill}"'
+        self.parts.append(f'<text x="{_n(x)}" y="{_n(y)}"{how}{turn}>{escape(s)}</text>')
 
     def line(
         self, x1, y1, x2, y2, stroke: str = "#333333", width: float = 1.0, dash: str | None = None
     ) -> None:
         self.parts.append(
-            f'<line x1="{_n(x1)}" y1="{_n(y1)}" x2="{_n(x2)}" y2="{_n(y2)}" stroke="{stroke}" '
-            f'stroke-width="{width}"' + (f' stroke-dasharray="{dash}"' if dash else "") + "/>"
+            f'<line x1="{_n(x1)}" y1="{_n(y1)}" x2="{_n(x2)}" y2="{_n(y2)}" stroke="{stroke}"'
+            + ("" if width == 1 else f' stroke-width="{width}"')
+            + (f' stroke-dasharray="{dash}"' if dash else "")
+            + "/>"
         )
 
     def polyline(

@@ -64,12 +64,19 @@
     if (select) { select.value = id; }
     return true;
   }
+  function hashId() { return location.hash.slice(1).split("&")[0]; }  // the section; "&view=" the table's
+  function hashView() {
+    var m = /&view=([^&]*)/.exec(location.hash);
+    try { return m ? JSON.parse(decodeURIComponent(m[1])) : null; } catch (e) { return null; }
+  }
   if (select) {
-    select.addEventListener("change", function () { location.hash = select.value; });
-    window.addEventListener("hashchange", function () {
-      if (open(location.hash.slice(1))) { document.getElementById(location.hash.slice(1)).scrollIntoView(); }
+    select.addEventListener("change", function () {
+      location.hash = select.value + (/&view=[^&]*/.exec(location.hash) || [""])[0];
     });
-    if (!open(location.hash.slice(1))) { open(select.value); }
+    window.addEventListener("hashchange", function () {
+      if (open(hashId())) { document.getElementById(hashId()).scrollIntoView(); }
+    });
+    if (!open(hashId())) { open(select.value); }
   }
 
   // ---- the scenario table ----
@@ -205,6 +212,83 @@
   head.insertBefore(cell("th", "row"), head.firstChild);
   filterRow.insertBefore(document.createElement("th"), filterRow.firstChild);
 
+  // ---- which columns show: a default that fits a screen, the rest a tick away ----
+  var DEFAULT = ["model", "sku", "gpus", "interval_s", "tier", "strategy", "engine", "overhead_pct",
+    "meets_target", "ettr_pct", "total_usd"];
+  var visible = cols.map(function (c) { return DEFAULT.indexOf(c.name) >= 0; });
+  if (!visible.some(Boolean)) { visible = cols.map(function () { return true; }); }
+  var chooser = document.getElementById("column-list");
+  var boxes = cols.map(function (c, k) {
+    var label = document.createElement("label"), box = document.createElement("input");
+    box.type = "checkbox";
+    box.dataset.col = c.name;
+    box.addEventListener("change", function () { visible[k] = box.checked; showColumns(); render(); keep(); });
+    label.appendChild(box);
+    label.appendChild(document.createTextNode(" " + c.name));
+    label.title = c.doc;
+    chooser.appendChild(label);
+    return box;
+  });
+  function showColumns() {
+    var heads = head.children, fs = filterRow.children;
+    cols.forEach(function (c, k) { heads[k + 1].hidden = fs[k + 1].hidden = !visible[k]; boxes[k].checked = visible[k]; });
+    document.getElementById("column-count").textContent = visible.filter(Boolean).length + " of " + cols.length;
+  }
+  document.getElementById("all-columns").addEventListener("click", function () {
+    visible = cols.map(function () { return true; }); showColumns(); render(); keep();
+  });
+  document.getElementById("default-columns").addEventListener("click", function () {
+    visible = cols.map(function (c) { return DEFAULT.indexOf(c.name) >= 0; }); showColumns(); render(); keep();
+  });
+
+  // ---- the view in the address: filters, sort and columns, so a link reproduces it ----
+  var restoring = false;
+  function keep() {
+    if (restoring) { return; }
+    var f = {};
+    filterRow.querySelectorAll("input, select").forEach(function (i) { if (i.value !== "") { f[i.dataset.col] = i.value; } });
+    var view = { f: f, c: cols.filter(function (c, k) { return visible[k]; }).map(function (c) { return c.name; }) };
+    if (sortCol >= 0) { view.s = [cols[sortCol].name, sortDir]; }
+    var id = hashId() || (select ? select.value : "");
+    history.replaceState(null, "", "#" + id + "&view=" + encodeURIComponent(JSON.stringify(view)));
+  }
+  function restore(view) {
+    if (!view) { return; }
+    restoring = true;
+    if (Array.isArray(view.c)) { visible = cols.map(function (c) { return view.c.indexOf(c.name) >= 0; }); }
+    Object.keys(view.f || {}).forEach(function (name) {
+      var i = filterRow.querySelector("[data-col='" + name.replace(/[^\w]/g, "") + "']");
+      if (i) { i.value = String(view.f[name]); i.dispatchEvent(new Event(i.tagName === "SELECT" ? "change" : "input")); }
+    });
+    var at = view.s ? cols.map(function (c) { return c.name; }).indexOf(view.s[0]) : -1;
+    if (at >= 0) { sortCol = at; sortDir = view.s[1] === -1 ? 1 : -1; sortBy(at); }
+    showColumns();
+    render();
+    restoring = false;
+  }
+
+  // ---- the rows shown, as CSV: every column the table holds, a formula's first character neutralised ----
+  function csvCell(v, c) {
+    var t = c.unit === "bool" ? (v ? "yes" : "no") : (v === null || v !== v ? "" : String(v));
+    if (c.unit === "label" && /^[=+\-@\t\r]/.test(t)) { t = "'" + t; }  // as scenarios.csv does
+    return /[",\r\n]/.test(t) ? '"' + t.replace(/"/g, '""') + '"' : t;
+  }
+  function csv() {
+    var out = ["row," + cols.map(function (c) { return csvCell(c.name, { unit: "label" }); }).join(",")];
+    view.forEach(function (i) {
+      out.push(String(data.index[i]) + "," + cols.map(function (c, k) { return csvCell(values[k][i], c); }).join(","));
+    });
+    return out.join("\r\n") + "\r\n";
+  }
+  document.getElementById("download").addEventListener("click", function () {
+    var a = document.createElement("a");
+    a.href = URL.createObjectURL(new Blob([csv()], { type: "text/csv" }));
+    a.download = "scenarios-filtered.csv";
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+  });
+
   function compare(k) {
     var v = values[k];
     return function (a, b) {
@@ -238,6 +322,7 @@
     if (sortCol >= 0) { view.sort(compare(sortCol)); }
     page = 0;
     render();
+    keep();
   }
 
   function render() {
@@ -251,6 +336,7 @@
       tr.dataset.row = data.index[i];
       tr.appendChild(cell("td", String(data.index[i])));
       for (var k = 0; k < cols.length; k++) {
+        if (!visible[k]) { continue; }
         var v = values[k][i];
         var td = cell("td", show(v, cols[k]), cols[k].unit === "label" ? "text" : null);
         td.dataset.v = v === null ? "null" : String(v);
@@ -278,7 +364,14 @@
     filters = cols.map(function () { return null; });
     apply();
   });
+  var initial = hashView();  // read before the first drawing writes the default view
+  showColumns();
+  restoring = true;
   apply();
+  restoring = false;
+  restore(initial);
+  keep();
+  window.ckptreportTable = { csv: csv, shown: function () { return view.length; } };
 
   // ---- the live model: a section's options recomputed from edited inputs (CKPT_MODEL, generated
   // from the column definitions), re-ranked by the rule (model/rule.py) ----
