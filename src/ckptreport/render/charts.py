@@ -241,6 +241,21 @@ def purchase(
     )
 
 
+def log_axis(title: str, lo: float, hi: float, label: str = "{:g}") -> Axis:
+    """A log axis from ``lo`` to ``hi``, its ticks at 1, 2 and 5 of each decade written by ``label``."""
+    return Axis(
+        title, lo, hi, log=True, ticks=tuple((v, label.format(v)) for v in log_ticks(lo, hi))
+    )
+
+
+def waste_axes(lo: float, hi: float, top: float) -> tuple[Axis, Axis]:
+    """A waste curve's axes: the interval in minutes (log) from ``lo`` to ``hi``, waste to ``top``."""
+    x = log_axis("checkpoint interval (min)", lo, hi)
+    return x, Axis(
+        "waste (% of compute)", 0.0, top, ticks=tuple((v, f"{v:g}%") for v in ticks(0.0, top))
+    )
+
+
 def waste(data: BriefData) -> LineChart | None:
     """Waste (checkpoint stalls and rework after failures) against the interval, on a log axis of
     minutes, for each compared strategy (sync, async) at its best engine; each optimum marked, the
@@ -258,14 +273,7 @@ def waste(data: BriefData) -> LineChart | None:
     if optima:
         top = min(top, 4 * max(max(optima), 0.25))
     top = top * 1.05 or 1.0
-    x = Axis(
-        "checkpoint interval (min)",
-        lo,
-        hi,
-        log=True,
-        ticks=tuple((v, f"{v:g}") for v in log_ticks(lo, hi)),
-    )
-    y = Axis("waste (% of compute)", 0.0, top, ticks=tuple((v, f"{v:g}%") for v in ticks(0.0, top)))
+    x, y = waste_axes(lo, hi, top)
     colors = dict(zip(COMPARED, (RED, BLUE)))
     lines, markers = [], []
     for strategy, (intervals_s, w), row in curves:
@@ -312,13 +320,7 @@ def ettr(data: BriefData) -> LineChart | None:
     ys = [float(v) for *_, e in curves.values() for v in e if _finite(v)]
     lo, hi = min(xs), max(xs)
     bottom = max(0.0, 10 * math.floor(min(ys + [100.0]) / 10))
-    x = Axis(
-        "GPUs (log)",
-        lo,
-        hi,
-        log=True,
-        ticks=tuple((v, f"{v:,.0f}") for v in log_ticks(lo, hi)),
-    )
+    x = log_axis("GPUs (log)", lo, hi, "{:,.0f}")
     y = Axis("ETTR (%)", bottom, 100.0, ticks=tuple((v, f"{v:g}%") for v in ticks(bottom, 100.0)))
     colors = {"sync": RED, "async": BLUE, "replica_recovery": GREEN}
     lines = tuple(

@@ -20,9 +20,10 @@ from .charts import (
     LineChart,
     Marker,
     _finite,
-    log_ticks,
+    log_axis,
     rounded_up,
     ticks,
+    waste_axes,
 )
 
 if TYPE_CHECKING:
@@ -47,13 +48,9 @@ def stall_by_gpus(rows: pd.DataFrame, rec: pd.Series) -> LineChart | None:
         float(here["gpus"].min()) / 1.25,
         float(here["gpus"].max()) * 1.25,
     )  # room for end ticks
-    x = Axis(
-        "GPUs (log)", lo, hi, log=True, ticks=tuple((v, f"{v:,.0f}") for v in log_ticks(lo, hi))
-    )
+    x = log_axis("GPUs (log)", lo, hi, "{:,.0f}")
     if max(stalls) > 20 * min(stalls):  # engines orders of magnitude apart: a log axis
-        bottom, top = min(stalls) / 1.5, max(stalls) * 1.5
-        ys = tuple((v, f"{v:g}") for v in log_ticks(bottom, top))
-        y = Axis("stall per checkpoint (s, log)", bottom, top, log=True, ticks=ys)
+        y = log_axis("stall per checkpoint (s, log)", min(stalls) / 1.5, max(stalls) * 1.5)
     else:
         top = rounded_up(max(stalls) * 1.1)
         y = Axis(
@@ -106,14 +103,7 @@ def cadence(rec: pd.Series, intervals_s, waste_pct) -> LineChart | None:
     )
     top = min(max(p[1] for p in points), 4 * max(best, 0.25)) * 1.05
     lo, hi = points[0][0], points[-1][0]
-    x = Axis(
-        "checkpoint interval (min, log)",
-        lo,
-        hi,
-        log=True,
-        ticks=tuple((v, f"{v:g}") for v in log_ticks(lo, hi)),
-    )
-    y = Axis("waste (% of compute)", 0.0, top, ticks=tuple((v, f"{v:g}%") for v in ticks(0.0, top)))
+    x, y = waste_axes(lo, hi, top)
     markers = ()
     if _finite(rec["optimal_interval_s"]) and _finite(rec["optimal_waste_pct"]):
         markers = (Marker(float(rec["optimal_interval_s"]) / 60, best, BLUE, "optimum"),)
