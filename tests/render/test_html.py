@@ -674,6 +674,14 @@ def test_the_what_if_controls_change_an_input_in_its_units_and_reset(browser, de
     order, _, _ = rule.rank(*rule.of({c: np.asarray(want[c]) for c in rule.COLUMNS.values()}))
     shown = box.find_element(By.XPATH, ".//p[contains(., 'over the run (was')]")
     assert int(shown.get_attribute("data-row")) == rows[order[0]]
+    figures = {
+        li.get_attribute("data-col"): li.text
+        for li in box.find_elements(By.CSS_SELECTOR, "ul.figures li")
+    }
+    assert len(figures) == 15 and all("(was " in t for t in figures.values())
+    assert figures["ettr_pct"].startswith(f"ettr_pct: {float(want['ettr_pct'][order[0]]):.3g}%"), (
+        figures
+    )
     box.find_element(By.XPATH, ".//button[.='reset']").click()
     assert "usd_per_gpu_hour: $2.50" not in box.text
 

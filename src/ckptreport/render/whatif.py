@@ -46,4 +46,6 @@ def data(frame: pd.DataFrame, candidates: list[list[int]]) -> dict:
         "inputs": [_column(name, table[name], exact=True) for name in INPUTS],
         "entity": {n: ENTITY_COLUMN.get(i.entity) for n, i in INPUTS.items()},
         "sections": [sorted(at[int(i)] for i in line) for line in candidates],
+        "units": {n: c.unit for n, c in COLUMNS.items()},  # how the page writes a recomputed figure
+        "infinite": {n: c.infinite for n, c in COLUMNS.items()},
     }

@@ -435,6 +435,9 @@
   }
   function optionOf(r) { return r.strategy + " to " + r.tier + " with " + r.engine; }
   var PCT = { unit: "pct", infinite: "unbounded" }, USD = { unit: "usd", infinite: "unbounded" };
+  var FIGURES = ["ckpt_bytes", "bytes_per_node", "stall_s", "write_s", "overhead_pct", "restore_s",
+    "required_write_GBps", "tier_bought_GBps", "storage_usd_month", "lost_gpu_usd_month", "total_usd_month",
+    "total_usd", "run_days", "ettr_pct", "time_to_recover_s"];
   function whatIfPanel(box, line) {  // the controls: an input (and whose), a value in its units, apply, reset
     var meta = {};
     W.inputs.forEach(function (c) { meta[c.name] = c; });
@@ -475,6 +478,9 @@
     box.appendChild(err);
     box.appendChild(changes);
     box.appendChild(result);
+    var figures = document.createElement("ul");
+    figures.className = "figures";
+    box.appendChild(figures);
     var top = document.createElement("table");
     top.className = "ranked";
     box.appendChild(top);
@@ -488,6 +494,15 @@
         optionOf(p) + ", overhead " + show(p.overhead_pct, PCT) + ", ETTR " + show(p.ettr_pct, PCT) + ", " +
         show(p.total_usd, USD) + " over the run (was " + optionOf(was) + ", " + show(was.total_usd, USD) + ")." : "";
       result.dataset.row = edits.length ? String(p.row) : "";
+      figures.replaceChildren();
+      if (edits.length) {  // the section's figures for the new pick, beside the build's
+        FIGURES.forEach(function (name) {
+          var col = { unit: W.units[name], infinite: W.infinite[name] };
+          var li = cell("li", name + ": " + show(p[name], col) + " (was " + show(was[name], col) + ")");
+          li.dataset.col = name;
+          figures.appendChild(li);
+        });
+      }
       top.replaceChildren();
       if (!edits.length) { return; }
       var head = document.createElement("tr");
