@@ -161,7 +161,7 @@ def _number(v: float) -> str:
     return f"{v:,.3g}"
 
 
-def _finite(v) -> bool:
+def finite(v) -> bool:
     return v is not None and v == v and math.isfinite(v)
 
 
@@ -177,7 +177,7 @@ def purchase(
     rows = [
         dict(r, label=i)
         for i, r in zip(points.index, points.to_dict("records"))
-        if _finite(r["total_usd_month"]) and 0 < r["tier_bought_GBps"] < math.inf
+        if finite(r["total_usd_month"]) and 0 < r["tier_bought_GBps"] < math.inf
     ]
     if not rows:
         return None
@@ -189,7 +189,7 @@ def purchase(
         float(r[c])
         for r in rows
         for c in ("storage_usd_month", "lost_gpu_usd_month", "total_usd_month")
-        if _finite(r[c])
+        if finite(r[c])
     ]
     top = rounded_up(max(values + [1.0]) * 1.04)
     step = max(1, math.ceil(len(xs) / 6))
@@ -205,7 +205,7 @@ def purchase(
     def of(s: str, column: str) -> tuple[tuple[float, float], ...]:
         mine = sorted((r for r in rows if r["strategy"] == s), key=lambda r: r["tier_bought_GBps"])
         return tuple(
-            (float(r["tier_bought_GBps"]), float(r[column])) for r in mine if _finite(r[column])
+            (float(r["tier_bought_GBps"]), float(r[column])) for r in mine if finite(r[column])
         )
 
     lines = [
@@ -267,8 +267,8 @@ def waste(data: BriefData) -> LineChart | None:
     rec = data.pick.row
     minutes = [float(m) / 60 for _, (intervals_s, _), _ in curves for m in intervals_s]
     lo, hi = min(minutes), max(minutes)
-    everything = [float(v) for _, (_, w), _ in curves for v in w if _finite(v)]
-    optima = [float(r["optimal_waste_pct"]) for *_, r in curves if _finite(r["optimal_waste_pct"])]
+    everything = [float(v) for _, (_, w), _ in curves for v in w if finite(v)]
+    optima = [float(r["optimal_waste_pct"]) for *_, r in curves if finite(r["optimal_waste_pct"])]
     top = max(everything + [0.0])
     if optima:
         top = min(top, 4 * max(max(optima), 0.25))
@@ -281,11 +281,11 @@ def waste(data: BriefData) -> LineChart | None:
         lines.append(
             Line(
                 f"{strategy} ({row['engine']})",
-                tuple((float(i) / 60, float(v)) for i, v in zip(intervals_s, w) if _finite(v)),
+                tuple((float(i) / 60, float(v)) for i, v in zip(intervals_s, w) if finite(v)),
                 color,
             )
         )
-        if _finite(row["optimal_interval_s"]) and _finite(row["optimal_waste_pct"]):
+        if finite(row["optimal_interval_s"]) and finite(row["optimal_waste_pct"]):
             markers.append(
                 Marker(
                     float(row["optimal_interval_s"]) / 60, float(row["optimal_waste_pct"]), color
@@ -317,7 +317,7 @@ def ettr(data: BriefData) -> LineChart | None:
     if not curves:
         return None
     xs = [float(g) for _, gpus, _ in curves.values() for g in gpus]
-    ys = [float(v) for *_, e in curves.values() for v in e if _finite(v)]
+    ys = [float(v) for *_, e in curves.values() for v in e if finite(v)]
     lo, hi = min(xs), max(xs)
     bottom = max(0.0, 10 * math.floor(min(ys + [100.0]) / 10))
     x = log_axis("GPUs (log)", lo, hi, "{:,.0f}")
@@ -326,7 +326,7 @@ def ettr(data: BriefData) -> LineChart | None:
     lines = tuple(
         Line(
             f"{strategy} ({engine})",
-            tuple((float(g), float(v)) for g, v in zip(gpus, e) if _finite(v)),
+            tuple((float(g), float(v)) for g, v in zip(gpus, e) if finite(v)),
             colors.get(strategy, PURPLE),
             None if strategy == str(data.pick.row["strategy"]) else "4 3",
         )
@@ -384,7 +384,7 @@ def tornado(base: dict, swings: list[Swing]) -> BarChart | None:
     recommendation changes. The inputs that move the answer most on top."""
     shown = [w for w in swings if math.isfinite(w.swing("total_usd"))][:TORNADO_BARS]
     at = base.get("total_usd")
-    if not shown or not _finite(at):
+    if not shown or not finite(at):
         return None
     ends = [v for w in shown for v in (w.low["total_usd"], w.high["total_usd"])] + [at]
     lo, hi = min(ends), max(ends)

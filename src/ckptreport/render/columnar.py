@@ -20,7 +20,7 @@ def _number(v: float, exact: bool = False):
     return v if exact else float(f"{v:.8g}")
 
 
-def _column(name: str, values: pd.Series, exact: bool = False) -> dict:
+def encoded_column(name: str, values: pd.Series, exact: bool = False) -> dict:
     """One column: its unit, and its values (text as a dictionary and codes; numbers to 8
     significant digits, or every digit when ``exact`` (the page's live model computes from them),
     or as a dictionary when a few repeat)."""
@@ -66,5 +66,5 @@ def table_data(table: pd.DataFrame) -> dict:
     return {
         "rows": len(table),
         "index_steps": runs(np.diff(index, prepend=0)),  # the row numbers, as runs of their steps
-        "columns": [_column(c, table[c]) for c in table.columns],
+        "columns": [encoded_column(c, table[c]) for c in table.columns],
     }

@@ -19,7 +19,7 @@ from .charts import (
     Line,
     LineChart,
     Marker,
-    _finite,
+    finite,
     log_axis,
     rounded_up,
     ticks,
@@ -41,7 +41,7 @@ def stall_by_gpus(rows: pd.DataFrame, rec: pd.Series) -> LineChart | None:
     if here["gpus"].nunique() < 2:
         return None
     engines = sorted(here["engine"].astype(str).unique(), key=lambda e: e != str(rec["engine"]))
-    stalls = [float(v) for v in here["stall_s"] if _finite(v) and v > 0]
+    stalls = [float(v) for v in here["stall_s"] if finite(v) and v > 0]
     if not stalls:
         return None
     lo, hi = (
@@ -65,7 +65,7 @@ def stall_by_gpus(rows: pd.DataFrame, rec: pd.Series) -> LineChart | None:
         kept = [
             ((float(g), float(v)), bool(b))
             for g, v, b in zip(mine["gpus"], mine["stall_s"], mine["extrapolated"])
-            if _finite(v) and v > 0
+            if finite(v) and v > 0
         ]
         if not kept:
             continue
@@ -93,19 +93,19 @@ def stall_by_gpus(rows: pd.DataFrame, rec: pd.Series) -> LineChart | None:
 def cadence(rec: pd.Series, intervals_s, waste_pct) -> LineChart | None:
     """The recommended option's waste against its checkpoint interval (log minutes): its optimum
     marked, the interval the line is planned at a dotted line."""
-    points = [(float(i) / 60, float(w)) for i, w in zip(intervals_s, waste_pct) if _finite(w)]
+    points = [(float(i) / 60, float(w)) for i, w in zip(intervals_s, waste_pct) if finite(w)]
     if len(points) < 2:
         return None
     best = (
         float(rec["optimal_waste_pct"])
-        if _finite(rec["optimal_waste_pct"])
+        if finite(rec["optimal_waste_pct"])
         else min(p[1] for p in points)
     )
     top = min(max(p[1] for p in points), 4 * max(best, 0.25)) * 1.05
     lo, hi = points[0][0], points[-1][0]
     x, y = waste_axes(lo, hi, top)
     markers = ()
-    if _finite(rec["optimal_interval_s"]) and _finite(rec["optimal_waste_pct"]):
+    if finite(rec["optimal_interval_s"]) and finite(rec["optimal_waste_pct"]):
         markers = (Marker(float(rec["optimal_interval_s"]) / 60, best, BLUE, "optimum"),)
     planned = Guide(
         float(rec["interval_s"]) / 60,

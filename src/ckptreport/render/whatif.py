@@ -11,7 +11,7 @@ import pandas as pd
 from ..model.columns import COLUMNS
 from ..model.expr import Var, javascript
 from ..read.inputs import ENTITY_COLUMN, INPUTS
-from .columnar import _column, runs
+from .columnar import encoded_column, runs
 
 
 def script() -> str:
@@ -43,7 +43,7 @@ def data(frame: pd.DataFrame, candidates: list[list[int]]) -> dict:
     table = frame.loc[rows, list(INPUTS)]
     return {
         "index_steps": runs(np.diff(rows, prepend=0)),
-        "inputs": [_column(name, table[name], exact=True) for name in INPUTS],
+        "inputs": [encoded_column(name, table[name], exact=True) for name in INPUTS],
         "entity": {n: ENTITY_COLUMN.get(i.entity) for n, i in INPUTS.items()},
         "sections": [sorted(at[int(i)] for i in line) for line in candidates],
         "units": {n: c.unit for n, c in COLUMNS.items()},  # how the page writes a recomputed figure

@@ -97,16 +97,22 @@ def replica_loss_s(replica_reform_s, restart_s, replica_copy_s, dp_ranks):
     return replica_reform_s + (restart_s + replica_copy_s) / dp_ranks
 
 
+def _mix(replica_pct, restarted, dropped):
+    """A figure over the failure mix: ``restarted`` for a failure that restarts the job, ``dropped`` for
+    the replica_pct a dropped replica absorbs; ``restarted`` alone where none does (bit for bit, and
+    whatever ``dropped`` is there)."""
+    kept = replica_pct / PERCENT
+    return where(kept > 0, (1 - kept) * restarted + kept * dropped, restarted)
+
+
 @column("pct")
 def rework_pct(lost_work_s, restart_s, restore_s, cluster_mtbf_s, replica_pct, replica_loss_s):
     """Share of the wall clock lost to failures, per MTBF: for a failure that restarts the job, the work
     redone, the restart and the restore; for one a dropped replica absorbs (replica_pct of them), its
     replica_loss."""
-    kept = replica_pct / PERCENT
-    restarts = lost_work_s + restart_s + restore_s
     return (
         PERCENT
-        * where(kept > 0, (1 - kept) * restarts + kept * replica_loss_s, restarts)
+        * _mix(replica_pct, lost_work_s + restart_s + restore_s, replica_loss_s)
         / cluster_mtbf_s
     )
 
@@ -129,10 +135,7 @@ def replica_recovery_s(replica_reform_s, restart_s, replica_copy_s):
 def time_to_recover_s(replica_pct, restart_recovery_s, replica_recovery_s):
     """Mean time from a failure until every GPU trains on from where the job was, over the failure mix
     (each domain's path: restart_recovery, replica_recovery)."""
-    kept = replica_pct / PERCENT
-    return where(
-        kept > 0, (1 - kept) * restart_recovery_s + kept * replica_recovery_s, restart_recovery_s
-    )
+    return _mix(replica_pct, restart_recovery_s, replica_recovery_s)
 
 
 @column("pct")
@@ -163,11 +166,8 @@ def optimal_waste_pct(
     """Waste at the optimal interval, restart and restore included (the work redone scaled from the
     interval to the optimum; a failure a dropped replica absorbs costs its replica_loss at any
     interval); a strategy that takes no periodic checkpoint (jit) wastes the same at any interval."""
-    kept = replica_pct / PERCENT
     restarts = lost_work_s * optimal_interval_s / interval_s + restart_s + restore_s
-    failures = (
-        where(kept > 0, (1 - kept) * restarts + kept * replica_loss_s, restarts) / cluster_mtbf_s
-    )
+    failures = _mix(replica_pct, restarts, replica_loss_s) / cluster_mtbf_s
     return where(
         saves_after_failure,
         waste_pct,
