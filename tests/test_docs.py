@@ -234,3 +234,24 @@ def test_readme_replica_recovery_table_is_what_explain_computes():
             assert result.exit_code == 0, result.output
             steps = {s["name"]: s["value"] for s in json.loads(result.output)["steps"]}
             assert f"{steps['optimal_ettr_pct']:.1f}" == want, (gpus, strategy)
+
+
+def test_readme_published_goodput_table_is_what_calibrate_computes():
+    """The README's table of published ETTR cases: each case's published figure, the tool's and the
+    error are the calibration's, case by case (the last column, before the wall-clock fix, is history)."""
+    from ckptreport.answer import calibration
+
+    part = README[README.index("**Published goodput**") :]
+    part = part[: part.index("\n\n", part.index("| case |"))]
+    rows = re.findall(r"^\| `(\w+)` \| [^|]+ \| ([^|]+) \| ([^|]+) \| ([^|]+) \|", part, re.M)
+    cases = {c.id: c for c in calibration.cases()}
+    assert {r[0] for r in rows} == {i for i, c in cases.items() if c.kind == "goodput"} | {
+        "llama3_405b_ettr_16k"
+    }
+    for case, published, tool, error in rows:
+        c = cases[case]
+        assert float(tool.strip(" %")) == float(f"{c.predicted:.3g}"), case
+        if c.kind == "goodput":
+            assert float(published.strip(" %")) == c.published and error.strip() == c.shown_error()
+        else:
+            assert published.strip() == f"> {c.low:g}%" and error.strip() == c.shown_error()
