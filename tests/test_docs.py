@@ -36,17 +36,46 @@ def test_first_screen_has_the_two_setup_commands():
 
 
 def test_every_ckptreport_command_in_the_readme_runs(tmp_path, monkeypatch):
-    """Each `ckptreport ...` line of the README's shell blocks exits 0."""
+    """Each `ckptreport ...` line of the README's shell blocks exits 0 (with its DASK_...= prefixes);
+    one that names a Dask scheduler runs against a two-worker LocalCluster started at that address,
+    as the README's `dask scheduler` and `dask worker` lines start one."""
     monkeypatch.chdir(REPO)
     commands = [
         line.split("#")[0].strip()
         for block in _blocks("sh")
         for line in block.splitlines()
-        if line.startswith("ckptreport ")
+        if re.match(r"^(DASK_\w+=\S+ )*ckptreport ", line)  # not the shell-completion lines
     ]
     assert len(commands) >= 2
-    for command in commands:
-        args = shlex.split(command)[1:]
+    cluster = None
+    try:
+        for command in commands:
+            address = re.search(r"tcp://([\d.]+):(\d+)", command)
+            if address and cluster is None:
+                from distributed import LocalCluster
+
+                host, port = address.groups()
+                cluster = LocalCluster(
+                    n_workers=2,
+                    threads_per_worker=1,
+                    host=host,
+                    scheduler_port=int(port),
+                    dashboard_address=None,
+                )
+            _run_readme_command(command, tmp_path, monkeypatch)
+    finally:
+        if cluster is not None:
+            cluster.close()
+    assert cluster is not None  # the README's Dask lines ran on a cluster
+
+
+def _run_readme_command(command: str, tmp_path, monkeypatch) -> None:
+    words = shlex.split(command)
+    with monkeypatch.context() as m:
+        while "=" in words[0]:
+            name, value = words.pop(0).split("=", 1)
+            m.setenv(name, value)
+        args = words[1:]
         if args[0] == "build":
             args += [
                 "--out",

@@ -56,7 +56,9 @@ def added(tmp_path_factory):
     (root / "models" / "plan.yaml").write_text(plan + LAYERED)
     before = dict(STRATEGIES)
     with declared(readme_strategy()):
-        result = build(root / "models", root / "out", skip=["page"])
+        # in this process: ``declared`` adds to this process's table, which spawned workers (who read the
+        # source, as they would once the README's entry is written into it) do not see
+        result = build(root / "models", root / "out", skip=["page"], workers=1)
         steps = explanation(
             result.inputs, Scenario("llama3-405b", "dgx-h100", "pfs-100", 1024, 1800.0, NAME)
         )

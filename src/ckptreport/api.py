@@ -225,8 +225,9 @@ def monte_carlo(inputs: Inputs, samples: int, seed: int = 1):
 def build(models: str | Path | None = None, out: str | Path = "out", **options):
     """``ckptreport build`` from Python: writes every output into ``out`` at once and returns the
     result (``.frame``, ``.report.summary``, ``.written``). ``options``: skip (the outputs left out:
-    workbook, briefs, page), workbook_rows, paper, measured, csv, samples, seed, progress (a function
-    of one message); ``workbook=False``, ``briefs=False`` and ``html=False`` leave one out as before."""
+    workbook, briefs, page), workbook_rows, paper, measured, csv, samples, seed, scheduler (a Dask
+    scheduler's address), workers (processes on this machine), progress (a function of one
+    message); ``workbook=False``, ``briefs=False`` and ``html=False`` leave one out as before."""
     from .build import build as run
 
     progress = options.pop("progress", lambda _: None)

@@ -17,8 +17,10 @@ import pandas as pd
 
 from . import __version__
 from .answer.report import compute as compute_report
+from .answer.report import streams
 from .base.errors import InputError, Problem
 from .base.paths import resolve_models, shipped_models
+from .base.workers import choose as choose_workers
 from .model.plan import checked, plan_rows
 from .outputs import CSV_MAX_ROWS, Output, Progress, Result, Run, choose
 from .read import schema
@@ -70,18 +72,21 @@ def write(
     csv: bool | None = None,
     samples: int = 0,
     seed: int = 1,
+    workers=None,
 ) -> None:
     """Compute and write ``outputs`` (``outputs.choose``; default: every one the options ask for) into a
     staging directory beside ``out``, then switch it in at once (``publish``): a failed or killed build
-    leaves the previous outputs as they were. The compute stage computes what the outputs need; the rows
-    go to the outputs that take them (Parquet, CSV) as they are computed; then each output is started
-    in the registry's order (the briefs' PDFs are laid out by worker processes meanwhile) and finished
-    in it (the manifest last)."""
+    leaves the previous outputs as they were. ``workers`` (``base.workers``) is where a streamed
+    plan's pieces and the Monte Carlo's run (default: every core of this machine). The compute stage
+    computes what the outputs need; the rows go to the outputs that take them (Parquet, CSV) as they
+    are computed; then each output is started in the registry's order (the briefs' PDFs are laid out
+    by worker processes meanwhile) and finished in it (the manifest last)."""
     from .publish import Publisher
 
     chosen = choose(samples=samples) if outputs is None else list(outputs)
     when = build_time()
-    csv = _csv_wanted(result, plan_rows(inputs)[0], csv)
+    rows = plan_rows(inputs)[0]
+    csv = _csv_wanted(result, rows, csv)
     publisher = Publisher(result.out_dir, progress)
     with publisher as staging:
         meta = {
@@ -90,17 +95,24 @@ def write(
             "build_time": when.isoformat().replace("+00:00", "Z"),
         }
         run = Run(staging, meta, when, progress, result, chosen, csv, paper, samples, seed)
-        _compute(run, inputs)
-        t = time.perf_counter()
+        run.rows, run.streamed = rows, streams(rows)
+        own = workers is None
+        run.workers = choose_workers() if own else workers
         try:
-            for o in chosen:
-                o.start(run)
-            for o in chosen:
-                o.finish(run)
-        except BaseException:
-            for o in chosen:
-                o.abort(run)
-            raise
+            _compute(run, inputs)
+            t = time.perf_counter()
+            try:
+                for o in chosen:
+                    o.start(run)
+                for o in chosen:
+                    o.finish(run)
+            except BaseException:
+                for o in chosen:
+                    o.abort(run)
+                raise
+        finally:
+            if own:
+                run.workers.close()
         files = run.state.get("files", {})
         kept = publisher.commit()
     out = publisher.out
@@ -134,7 +146,7 @@ def _compute(run: Run, inputs: Inputs) -> None:
     sinks = [s for s in (o.sink(run) for o in run.chosen) if s is not None]
     try:
         needs = frozenset().union(*(o.needs for o in run.chosen))
-        report = compute_report(inputs, _fan_out(sinks), run.progress, needs)
+        report = compute_report(inputs, _fan_out(sinks), run.progress, needs, run.workers)
         run.report = run.result.report = report
     finally:
         for s in sinks:
@@ -145,8 +157,8 @@ def _compute(run: Run, inputs: Inputs) -> None:
 
 def _fan_out(sinks: list):
     """One sink for the compute stage that hands each chunk of rows to every output taking them."""
-    if not sinks:
-        return None
+    if len(sinks) <= 1:  # one: itself, so that it pickles to the workers of a streamed plan
+        return sinks[0] if sinks else None
 
     def sink(frame: pd.DataFrame) -> None:
         for s in sinks:
@@ -166,12 +178,16 @@ def build(
     csv: bool | None = None,
     samples: int = 0,
     seed: int = 1,
+    scheduler: str | None = None,
+    workers: int | None = None,
 ) -> Result:
     """Load, compute, write. ``skip`` names the outputs left out (``outputs.SKIPPABLE``: workbook,
     briefs, page); ``workbook_rows`` overrides the plan's limit on workbook rows; ``measured`` names
     measured files or directories whose figures replace the spec; ``csv`` forces scenarios.csv on or
     off (default: written up to CSV_MAX_ROWS rows); ``samples`` draws the uncertain inputs that many
-    times (seeded by ``seed``) into samples.parquet and the manifest."""
+    times (seeded by ``seed``) into samples.parquet and the manifest. A streamed plan's pieces and
+    the draws run on the Dask scheduler ``scheduler`` names (else DASK_SCHEDULER_ADDRESS's), else on
+    ``workers`` processes of this machine (default: one per core): the bytes are the same."""
     chosen = choose(
         skip, samples=samples
     )  # an unknown output is the caller's error, before any work
@@ -182,7 +198,11 @@ def build(
     )  # every input error before any output
     result = Result(None, models_dir, Path(out), seconds={"load": time.perf_counter() - t})
     result.notes.extend(inputs.notes)  # what the models directory took from the shipped defaults
-    write(result, inputs, progress, chosen, paper, csv, samples, seed)
+    pool = choose_workers(scheduler, workers)
+    try:
+        write(result, inputs, progress, chosen, paper, csv, samples, seed, pool)
+    finally:
+        pool.close()
     return result
 
 

@@ -204,6 +204,19 @@ def main():
     show_default=True,
     help="Seed of the draws: the same seed gives the same bytes.",
 )
+@click.option(
+    "--scheduler",
+    metavar="ADDRESS",
+    envvar="DASK_SCHEDULER_ADDRESS",
+    show_envvar=True,
+    help="A Dask scheduler (tcp://host:8786): a large plan's pieces and the draws run on its workers, "
+    "each writing its own Parquet part; the bytes are those of a build on this machine.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 4096),
+    help="Worker processes on this machine, without --scheduler [default: one per core].",
+)
 @quiet_option("Print only the summary.")
 def build(
     models,
@@ -217,6 +230,8 @@ def build(
     csv,
     samples,
     seed,
+    scheduler,
+    workers,
     quiet,
 ):
     """Compute every scenario of the plan and write out/.
@@ -239,6 +254,7 @@ def build(
       ckptreport build --paper Letter
       ckptreport build --measured measured/      # use what ckptreport probe measured
       ckptreport build --no-workbook --no-briefs --no-html  # the table alone: millions of rows in bounded memory
+      ckptreport build --scheduler tcp://10.0.0.5:8786 --no-workbook --no-briefs  # a sweep on a Dask cluster
     """
     from .base.progress import beating
     from .build import build as run_build
@@ -246,11 +262,7 @@ def build(
     from .render import comparisons, terminal
 
     progress = _progress(quiet)
-    left_out = {
-        "workbook": no_workbook,
-        "briefs": no_briefs,
-        "html": no_html,
-    }  # --no-FLAG, by each output's flag
+    left_out = {"workbook": no_workbook, "briefs": no_briefs, "html": no_html}  # --no-FLAG, by flag
     skip = [o.name for o in OUTPUTS if o.flag and left_out[o.flag]]
     with beating(progress):  # in a log, a line at least every 15 s
         result = _run(
@@ -265,6 +277,8 @@ def build(
             csv=csv,
             samples=samples,
             seed=seed,
+            scheduler=scheduler,
+            workers=workers,
         )
     for m in result.inputs.measured.values():
         progress(

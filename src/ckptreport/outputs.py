@@ -31,8 +31,17 @@ CSV_MAX_ROWS = (
 )
 
 
+SAMPLE_GROUP_ROWS = 65_536  # rows of samples.parquet per row group, whatever the pieces' size
+
+
 def sample(
-    report: Report, staging: Path, meta: dict[str, str], samples: int, seed: int, progress: Progress
+    report: Report,
+    staging: Path,
+    meta: dict[str, str],
+    samples: int,
+    seed: int,
+    progress: Progress,
+    workers=None,
 ):
     """Monte Carlo over the summary lines (``answer.uncertainty.montecarlo``): every draw streamed to
     samples.parquet a chunk at a time, the quantiles and win shares returned."""
@@ -46,19 +55,33 @@ def sample(
         f"drawing {samples:,} samples of {len(params)} uncertain input(s) (seed {seed}) over "
         f"{len(report.summary):,} summary lines"
     )
-    writer = None
+    writer, buffered = None, []
 
-    def sink(frame: pd.DataFrame) -> None:
+    def write(frames: list) -> None:
         nonlocal writer
+        import pandas as pd
+
+        frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
         table = arrow_table(frame, {**meta, "samples": str(samples), "seed": str(seed)})
         if writer is None:
             writer = pq.ParquetWriter(staging / "samples.parquet", table.schema, compression="zstd")
         writer.write_table(table)
 
+    def sink(
+        frame: pd.DataFrame,
+    ) -> None:  # row groups of SAMPLE_GROUP_ROWS: a write per chunk costs more
+        buffered.append(frame)
+        if sum(len(f) for f in buffered) >= SAMPLE_GROUP_ROWS:
+            write(buffered)
+            buffered.clear()
+
     scratch = staging / ".scratch"
     scratch.mkdir()
     try:
-        return monte_carlo(report, params, samples, seed, scratch, sink, progress)
+        sampled = monte_carlo(report, params, samples, seed, scratch, sink, progress, workers)
+        if buffered:
+            write(buffered)
+        return sampled
     finally:
         if writer is not None:
             writer.close()
@@ -80,6 +103,10 @@ class Run:
     paper: str | None = None
     samples: int = 0
     seed: int = 1
+    streamed: bool = (
+        False  # a plan above ROWS_IN_MEMORY rows: computed, and its tables written, in pieces
+    )
+    workers: object = None  # where pieces run (``base.workers``)
     report: Report | None = None  # once the compute stage has run
     sampled: Sampled | None = None  # once the samples are drawn
     state: dict[str, object] = field(
@@ -132,8 +159,13 @@ class TablesOutput(Output):
     def sink(self, run: Run):
         from .render.tables import Tables
 
-        run.state["tables"] = Tables(run.staging, run.meta, run.csv)
+        run.state["tables"] = Tables(
+            run.staging, run.meta, run.csv, parts=run.streamed, rows=run.rows
+        )
         return run.state["tables"]
+
+    def finish(self, run: Run) -> None:
+        run.state["tables"].check()
 
     def links(self, run: Run) -> list[tuple[str, str]]:
         out = [("every row (scenarios.parquet)", "scenarios.parquet")]
@@ -151,7 +183,7 @@ class SamplesOutput(Output):
     def start(self, run: Run) -> None:
         t = time.perf_counter()
         run.sampled = run.result.sampled = sample(
-            run.report, run.staging, run.meta, run.samples, run.seed, run.progress
+            run.report, run.staging, run.meta, run.samples, run.seed, run.progress, run.workers
         )
         run.result.seconds["samples"] = time.perf_counter() - t
 

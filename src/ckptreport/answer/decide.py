@@ -324,22 +324,47 @@ def decide(
 def _scale(inputs: Inputs, job: JobSpec, params: list[Param], confidence: float, own) -> list:
     """The pick at each of the plan's cluster sizes and the job's own (the same procedure, its own
     draws), as (GPUs, the picked option's row)."""
+    picks = {g: scale_pick(inputs, job, params, confidence, g) for g in scales(inputs, job)}
+    return assembled(job, own, picks)
+
+
+def scales(inputs: Inputs, job: JobSpec) -> list[int]:
+    """The cluster sizes beside the job's own that its decision is shown at: the plan's, from one
+    replica of the model up."""
     model = inputs.models[job.model]
     replica = (model.tp.value if model.tp else 1.0) * (model.pp.value if model.pp else 1.0)
-    counts = sorted({int(q.value) for q in inputs.plan.gpus} | {job.gpus})
-    out = []
-    for g in counts:
-        if g == job.gpus:
-            out.append((g, own.row))
-            continue
-        if g < replica:
-            continue
-        _, rows = robust_options(inputs, job, params, confidence, g)
-        if rows.empty:
-            continue
-        rows = rows.assign(p_meets_pct=chance(rows, params))
-        out.append((g, choose(rows, confidence)[0].row))
-    return out
+    return [
+        g
+        for g in sorted({int(q.value) for q in inputs.plan.gpus})
+        if g != job.gpus and g >= replica
+    ]
+
+
+def scale_pick(inputs: Inputs, job: JobSpec, params: list[Param], confidence: float, gpus: int):
+    """The pick of ``job`` at ``gpus`` GPUs (its row), or None where it has no option there."""
+    _, rows = robust_options(inputs, job, params, confidence, gpus)
+    if rows.empty:
+        return None
+    rows = rows.assign(p_meets_pct=chance(rows, params))
+    return choose(rows, confidence)[0].row
+
+
+def assembled(job: JobSpec, own, picks: dict[int, pd.Series | None]) -> list:
+    """The (GPUs, pick) pairs in order of size, the job's own size its own pick."""
+    pairs = [(g, row) for g, row in picks.items() if row is not None] + [(job.gpus, own.row)]
+    return sorted(pairs, key=lambda pair: pair[0])
+
+
+def piece(shared: tuple[Inputs, list[JobSpec]], task: tuple[int, int | None]):
+    """One piece of the plan's decisions, for a worker (``base.workers``): job ``k``'s decision
+    at its own scale (``gpus`` None), or its pick at ``gpus``."""
+    inputs, todo = shared
+    k, gpus = task
+    job = todo[k]
+    if gpus is None:
+        return decide(inputs, job, scale=False)
+    confidence = float(INPUTS["confidence_pct"].value(inputs.plan))
+    return scale_pick(inputs, job, parameters(inputs, job.gpus), confidence, gpus)
 
 
 def _impossible(inputs: Inputs, job: JobSpec):

@@ -8,14 +8,17 @@ of them evaluates the model or chooses an option of its own."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from ..base.errors import InputError, Problem
+from ..base.workers import InProcess
 from ..model.axes import Point
-from ..model.evaluate import chunks, scenarios
+from ..model.evaluate import chunk, scenarios, spans
 from ..model.plan import plan_rows, summary_point
 from ..read.inputs import ENTITY_COLUMN, INPUTS
 from ..read.load import plan_file
@@ -24,7 +27,7 @@ from ..read.validated import Inputs
 from . import calibration, decide, page
 from .briefs import PURCHASE_COLUMNS, brief, purchase, specs
 from .recommend import RANK_BY, assumed_prices, headline_rows, recommend
-from .sheets import Selection, cadence_grid, concat, tier_overview, workbook_rows
+from .sheets import GROUP, Selection, cadence_grids, concat, tier_overview, workbook_rows
 from .types import BRIEFS, NEEDS, PAGE, WORKBOOK, Pick, Report
 from .uncertainty import tornado
 from .uncertainty.ranges import parameters
@@ -32,6 +35,11 @@ from .uncertainty.ranges import parameters
 ROWS_IN_MEMORY = (
     1_000_000  # a plan up to this many rows is one frame; a larger one streams in chunks
 )
+
+
+def streams(rows: int) -> bool:
+    """Whether a plan of ``rows`` rows is computed in pieces (above ROWS_IN_MEMORY), not one frame."""
+    return rows > ROWS_IN_MEMORY
 
 
 CHUNK_ROWS = 250_000  # rows per chunk of a streamed plan: about 300 MB of columns at a time
@@ -133,43 +141,38 @@ def compute(
     sink=None,
     progress=lambda _: None,
     needs: frozenset[str] = frozenset({WORKBOOK, BRIEFS}),
+    workers=None,
 ) -> Report:
     """Everything the outputs show. ``sink(frame)``, when given, receives every row of the plan
     (one frame, or chunk after chunk for a plan above ROWS_IN_MEMORY rows, whose report then keeps
     only the rows the outputs show: the summary point's, and the workbook's when it ``needs`` them).
     ``needs``: what the chosen outputs read beyond the summary (``NEEDS``); what none of them reads is
     not computed (no brief's data without BRIEFS; without WORKBOOK the workbook's rows are the
-    summary's; the review page's sections and table only with PAGE)."""
+    summary's; the review page's sections and table only with PAGE). ``workers`` (``base.workers``)
+    is where a streamed plan's pieces run: this process by default; a local pool or a Dask cluster
+    needs a sink that pickles."""
     unknown = set(needs) - NEEDS
     if unknown:
         raise ValueError(f"compute cannot provide {sorted(unknown)}; it provides {sorted(NEEDS)}")
     workbook, briefs, html = WORKBOOK in needs, BRIEFS in needs, PAGE in needs
+    workers = workers or InProcess()
     rows, dropped = plan_rows(inputs)
     if rows == 0:
-        why = "; ".join(f"{d.rows:,} because {d.reason}" for d in dropped)
-        raise InputError(
-            Problem(
-                plan_file(inputs),
-                0,
-                0,
-                "",
-                f"every combination of the plan was left out ({why}); widen the plan",
-            )
-        )
+        raise _nothing_left(inputs, dropped)
     point = summary_point(inputs)
     limit = int(inputs.plan.workbook_rows.value)
     selected = None
-    if rows <= ROWS_IN_MEMORY:
+    if not streams(rows):
         frame, _ = scenarios(inputs)
         if sink is not None:
             sink(frame)
     else:
         selection = Selection(limit, rows, len(inputs.plan.intervals)) if workbook else None
-        frame, selected = _stream(inputs, sink, point, selection, rows, progress)
+        frame, selected = _stream(inputs, sink, point, selection, rows, progress, workers)
     table, candidates, purchases = summary(frame, inputs, point)
     params = parameters(inputs, point.gpus)  # the summary lines' (all at the point's GPUs)
     by_gpus = functools.cache(lambda gpus: parameters(inputs, gpus))
-    decisions = _decisions(inputs, point, progress)
+    decisions = _decisions(inputs, point, progress, workers)
     specs_ = specs(inputs, frame, decisions) if briefs else []
     data = _brief_data(inputs, frame, specs_, by_gpus, progress)
     named = {i for line in candidates for i in line} | {
@@ -208,6 +211,19 @@ def compute(
     )
 
 
+def _nothing_left(inputs: Inputs, dropped) -> InputError:
+    why = "; ".join(f"{d.rows:,} because {d.reason}" for d in dropped)
+    return InputError(
+        Problem(
+            plan_file(inputs),
+            0,
+            0,
+            "",
+            f"every combination of the plan was left out ({why}); widen the plan",
+        )
+    )
+
+
 def _brief_data(inputs: Inputs, frame, specs_, by_gpus, progress) -> list:
     """Each brief's data (its tornado, break-evens and Monte Carlo band: seconds each), saying how far
     it is as it goes."""
@@ -221,16 +237,24 @@ def _brief_data(inputs: Inputs, frame, specs_, by_gpus, progress) -> list:
     return out
 
 
-def _decisions(inputs: Inputs, point: Point, progress) -> list:
-    """The decision for each job of the plan (``decide``), at its scale."""
+def _decisions(inputs: Inputs, point: Point, progress, workers) -> list:
+    """The decision for each job of the plan (``decide``) at its scale, and its pick at each of the
+    plan's other cluster sizes: every one a piece of its own, run on ``workers``."""
     from ..base.progress import task
 
     todo = decide.jobs(inputs, point)
+    tasks = [(k, None) for k in range(len(todo))]
+    tasks += [(k, g) for k, job in enumerate(todo) for g in decide.scales(inputs, job)]
+    done: dict[tuple[int, int | None], object] = {}
+    with task(progress, "decisions", len(tasks)) as advance:
+        for key, result in zip(tasks, workers.map(decide.piece, (inputs, todo), tasks)):
+            done[key] = result
+            advance(1, todo[key[0]].name if key[1] is None else None)
     out = []
-    with task(progress, "decisions", len(todo)) as advance:
-        for job in todo:
-            out.append(decide.decide(inputs, job))
-            advance(1, job.name)
+    for k, job in enumerate(todo):
+        own = done[(k, None)]
+        picks = {g: done[(k, g)] for kk, g in tasks if kk == k and g is not None}
+        out.append(dataclasses.replace(own, scale=decide.assembled(job, own.pick, picks)))
     return out
 
 
@@ -259,7 +283,7 @@ def _cadence(frame: pd.DataFrame, table: pd.DataFrame) -> dict[int, dict[str, np
         for v in table[f"{s}_index"]
         if pd.notna(v)
     }
-    return {idx: cadence_grid(frame, idx) for idx in sorted(picks)}
+    return cadence_grids(frame, sorted(picks))
 
 
 def headline_option(table: pd.DataFrame, point: Point) -> int | None:
@@ -271,30 +295,71 @@ def headline_option(table: pd.DataFrame, point: Point) -> int | None:
     return None if v is None or (isinstance(v, float) and np.isnan(v)) else int(v)
 
 
-def _stream(inputs: Inputs, sink, point: Point, selection: Selection | None, rows: int, progress):
-    """A plan too large for one frame, chunk by chunk: each goes to the sink; what the outputs show
-    (the summary point's rows, the workbook's selection) is kept."""
+@dataclass(frozen=True)
+class Piece:
+    """What each piece of a streamed plan is computed with, in one picklable object a worker
+    process (or a Dask worker) receives once: the inputs, the summary point whose rows are kept,
+    the workbook's rows per group (None: no workbook), and the sink each piece's rows go to (a
+    picklable one, such as the Parquet parts' writer, where the pieces run in other processes)."""
+
+    inputs: Inputs
+    gpus: float
+    interval_s: float
+    per_group: int | None
+    sink: object = None
+
+
+def piece(shared: Piece, span) -> tuple[int, pd.DataFrame, pd.DataFrame | None]:
+    """One piece of a streamed plan: its rows computed and handed to the sink; returned, its row
+    count and what the outputs show of it (the summary point's rows, and its lowest-waste rows of
+    each group for the workbook, which the main process merges as ``Selection`` merges chunks)."""
+    frame = chunk(shared.inputs, span)
+    if shared.sink is not None:
+        shared.sink(frame)
+    at = frame[
+        (frame["gpus"] == shared.gpus).to_numpy()
+        & (frame["interval_s"] == shared.interval_s).to_numpy()
+    ]
+    selected = None
+    if shared.per_group is not None:
+        rank = frame.groupby(GROUP, observed=True, sort=False)["waste_pct"].rank(method="first")
+        selected = frame[(rank <= shared.per_group).to_numpy()]
+    return len(frame), at, selected
+
+
+def _stream(
+    inputs: Inputs, sink, point: Point, selection: Selection | None, rows: int, progress, workers
+):
+    """A plan too large for one frame, piece by piece (``piece``), on ``workers`` (``base.workers``:
+    this process, a local pool, a Dask cluster): each piece's rows go to the sink; what the outputs
+    show (the summary point's rows, the workbook's selection) is kept, merged in the plan's order,
+    so the result is the same wherever the pieces ran."""
     import time
 
     from ..base.progress import task
 
+    shared = Piece(
+        inputs,
+        point.gpus,
+        point.interval_s,
+        None if selection is None else selection.per_group,
+        sink,
+    )
     at_point, done, t = [], 0, time.perf_counter()
-    with task(progress, "scenarios", rows) as advance:
-        for chunk in chunks(inputs, CHUNK_ROWS):
-            if sink is not None:
-                sink(chunk)
-            at_point.append(
-                chunk[
-                    (chunk["gpus"] == point.gpus).to_numpy()
-                    & (chunk["interval_s"] == point.interval_s).to_numpy()
-                ]
-            )
+    with task(
+        progress, f"scenarios ({workers.name}, {workers.workers} worker(s))", rows
+    ) as advance:
+        for n, at, selected in workers.map(piece, shared, spans(inputs, CHUNK_ROWS)):
+            at_point.append(at)
             if selection is not None:
-                selection.add(chunk)
-            done += len(chunk)
-            advance(len(chunk))
+                selection.add(selected)
+            done += n
+            advance(n)
     rate = done / max(time.perf_counter() - t, 1e-9)
-    progress(f"computed {done:,} of {rows:,} scenarios ({rate / 1e6:.2f} M rows/s)")
+    progress(
+        f"computed {done:,} of {rows:,} scenarios ({rate / 1e6:.2f} M rows/s; {workers.name}, "
+        f"{workers.workers} worker(s))"
+    )
     kept = concat(at_point + ([selection.kept] if selection is not None else []))
     kept = kept[~kept.index.duplicated()].sort_index()
     return kept, (selection.kept.index if selection is not None else pd.Index([], dtype=np.int64))

@@ -156,9 +156,22 @@ CADENCE_GRID_MIN = (
 def cadence_grid(frame: pd.DataFrame, idx: int) -> dict[str, np.ndarray]:
     """Every column of scenario ``idx`` recomputed at each interval of CADENCE_GRID_MIN (the figures
     the Cadence sheet's formulas compute, stored with them as their results)."""
+    return cadence_grids(frame, [idx])[idx]
+
+
+def cadence_grids(frame: pd.DataFrame, labels: list[int]) -> dict[int, dict[str, np.ndarray]]:
+    """``cadence_grid`` of each of ``labels``, in one evaluation of every scenario x interval (the
+    model is row-wise: each row's figures depend on its own inputs only)."""
+    if not labels:
+        return {}
     seconds = np.array([60.0 * m for m in CADENCE_GRID_MIN])
-    one = frame.loc[[idx]]  # the scenario's inputs, each in its column's dtype, once per interval
-    return compute_columns(
-        {n: np.repeat(one[n].to_numpy(), len(seconds)) for n in INPUTS if n in one}
-        | {"interval_s": seconds}
+    k = len(seconds)
+    rows = frame.loc[list(labels)]  # each input in its column's dtype, repeated once per interval
+    cols = compute_columns(
+        {n: np.repeat(rows[n].to_numpy(), k) for n in INPUTS if n in rows}
+        | {"interval_s": np.tile(seconds, len(labels))}
     )
+    return {
+        label: {name: np.asarray(v)[j * k : (j + 1) * k] for name, v in cols.items()}
+        for j, label in enumerate(labels)
+    }

@@ -10,7 +10,6 @@ codes into their categories), for a command that needs a few rows and should not
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
@@ -33,7 +32,7 @@ from ..read.strategies import FIXED_COSTS
 from ..read.vocab import REPLICATED, SHARDINGS, STAGINGS, TIER_KINDS
 from .axes import Dropped
 from .columns import COLUMNS
-from .plan import combinations, cross_product, dimensions
+from .plan import combinations, cross_product, dimensions, too_few_replicas
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -231,21 +230,50 @@ def _frame(cols: dict[str, np.ndarray | Labels], first: int = 0) -> pd.DataFrame
     )  # no copy: consolidating 140 columns costs more than computing them
 
 
+Span = tuple[
+    int, int, int
+]  # (start, stop) of the full product, and the label of its first kept row
+
+
+def spans(inputs: Inputs, rows: int) -> list[Span]:
+    """The plan cut into pieces of about ``rows`` kept rows each (the last may be smaller): each
+    a range of the full product and the label its first row has in the whole frame, so that any
+    process computing any piece, in any order, labels its rows as the whole frame would. The
+    combinations that cannot exist do not depend on the interval (the innermost axis), so a
+    piece is a run of whole interval blocks, counted without building the product."""
+    dims = dimensions(inputs)
+    intervals = len(dims["interval_s"])
+    keep, _ = combinations(inputs, dims)  # sku x tier x engine x strategy
+    few = too_few_replicas(inputs, dims)  # strategy x model x gpus
+    shape = tuple(len(v) for k, v in dims.items() if k != "interval_s")
+    blocks = (
+        keep[None, None, :, :, :, :, None]
+        & ~few.transpose(1, 0, 2)[:, None, None, None, None, :, :]
+    )
+    blocks = np.broadcast_to(blocks, shape).reshape(-1)
+    ends = np.cumsum(blocks, dtype=np.int64) * intervals  # kept rows up to each block's end
+    total = int(ends[-1]) if len(ends) else 0
+    out, block, first = [], 0, 0
+    while first < total:
+        stop = int(np.searchsorted(ends, first + rows, side="left")) + 1  # the block reaching it
+        stop = min(stop, len(ends))
+        out.append((block * intervals, stop * intervals, first))
+        block, first = stop, int(ends[stop - 1])
+    return out
+
+
+def chunk(inputs: Inputs, span: Span) -> pd.DataFrame:
+    """One piece of the scenario frame (``spans``), labelled as the whole frame labels it."""
+    start, stop, first = span
+    cols, _ = columns(inputs, start, stop)
+    return _frame(cols, first)
+
+
 def chunks(inputs: Inputs, rows: int) -> Iterator[pd.DataFrame]:
     """The scenario frame in pieces of about ``rows`` rows (the last may be smaller), labelled as the
     whole frame would be: memory stays flat however large the plan."""
-    dims = dimensions(inputs)
-    total = math.prod(len(v) for v in dims.values())
-    keep, _ = combinations(inputs, dims)
-    share = max(float(keep.mean()), 1e-9)  # the kept fraction: steps through the full product by it
-    step = max(1, int(rows / share))
-    first = 0
-    for start in range(0, total, step):
-        cols, _ = columns(inputs, start, start + step)
-        n = len(cols["gpus"])
-        if n:
-            yield _frame(cols, first)
-            first += n
+    for span in spans(inputs, rows):
+        yield chunk(inputs, span)
 
 
 def curve(row: pd.Series, intervals_s: np.ndarray) -> dict[str, np.ndarray]:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from markupsafe import Markup
 
+from ..base.workers import cores as workers_cores
 from ..model import display
 from ..read import units
 from ..read.strategies import COMPARED
@@ -196,7 +197,7 @@ def start(
     out_dir.mkdir(parents=True, exist_ok=True)
     paper = paper or report.inputs.plan.paper
     if workers is None:
-        cores = pdf.cores()
+        cores = workers_cores()
         workers = 0 if cores == 1 else min(len(report.briefs), cores)
     where = f"{workers} worker process(es)" if workers else "this process"
     progress(

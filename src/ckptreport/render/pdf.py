@@ -8,13 +8,12 @@ The renderer fetches nothing: every URL is refused, and the refusals are returne
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import multiprocessing
-import os
-import signal
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
+
+from ..base.workers import detach
 
 
 def RefusingFetcher():
@@ -70,25 +69,13 @@ def _lay_out(html: str, path: str) -> list[str]:
 
 
 def _worker_start() -> None:
-    """In each worker: die with the build (a killed build leaves no worker writing), ignore Ctrl-C
-    (the build handles it), and import WeasyPrint before the first job arrives."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (Linux)
-    except (AttributeError, OSError):
-        pass
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    """In each worker: die with the build and leave Ctrl-C to it (``workers.detach``), and import
+    WeasyPrint before the first job arrives."""
+    detach()
     try:
         import weasyprint  # noqa: F401  (before the first job; a failure is reported by the job)
     except (OSError, ImportError):
         pass
-
-
-def cores() -> int:
-    """The cores this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 class Pool:

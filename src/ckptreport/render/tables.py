@@ -4,6 +4,7 @@ chunk at a time as the compute stage hands the rows over: memory stays flat howe
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -11,21 +12,40 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from ..base.errors import InputError
+
 AXES = [
     "gpus",
     "interval_s",
 ]  # with the text columns: what an analyst filters on (min/max per row group)
 
 
+PARTS = ".csv-parts"  # in the staging directory: a streamed plan's CSV, a part per piece, joined at the end
+
+
 class Tables:
     """scenarios.parquet (zstd, a row group per chunk) and scenarios.csv (formula starts neutralised),
-    written as the compute stage hands over the plan's rows, chunk by chunk: memory stays flat."""
+    written as the compute stage hands over the plan's rows, chunk by chunk: memory stays flat.
 
-    def __init__(self, staging: Path, meta: dict[str, str], csv: bool):
-        self.staging, self.meta, self.csv = staging, meta, csv
+    With ``parts`` (a streamed plan, whose pieces may be computed in other processes or on other
+    machines) each piece is written where it is computed, as a file of its own: scenarios.parquet is
+    then a directory of parts named by their first row (one dataset: pandas.read_parquet, pyarrow,
+    dask.dataframe and DuckDB read it whole), and the CSV's parts are joined into one scenarios.csv
+    by ``close``. The object pickles: a worker receives it and writes its pieces."""
+
+    def __init__(
+        self, staging: Path, meta: dict[str, str], csv: bool, parts: bool = False, rows: int = 0
+    ):
+        self.staging, self.meta, self.csv, self.parts, self.rows = staging, meta, csv, parts, rows
         self.parquet_writer = self.csv_writer = None
 
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "parquet_writer": None, "csv_writer": None}
+
     def __call__(self, frame: pd.DataFrame) -> None:
+        if self.parts:
+            self._part(frame)
+            return
         table = arrow_table(frame, self.meta)
         if (
             self.parquet_writer is None
@@ -47,10 +67,61 @@ class Tables:
                 self.csv_writer = pacsv.CSVWriter(self.staging / "scenarios.csv", text.schema)
             self.csv_writer.write_table(text)
 
+    def _part(self, frame: pd.DataFrame) -> None:
+        """One piece, as files of its own: the Parquet part, and the CSV's (header and all)."""
+        name = f"part-{int(frame.index[0]):012d}"
+        directory = self.staging / "scenarios.parquet"
+        directory.mkdir(exist_ok=True)
+        table = arrow_table(frame, self.meta)
+        text = [f.name for f in table.schema if pa.types.is_dictionary(f.type)]
+        pq.write_table(
+            table,
+            directory / f"{name}.parquet",
+            compression="zstd",
+            use_dictionary=text,
+            write_statistics=[*text, *AXES],
+        )
+        if self.csv:
+            (self.staging / PARTS).mkdir(exist_ok=True)
+            pacsv.write_csv(
+                _plain(arrow_table(csv_safe(frame), self.meta)),
+                self.staging / PARTS / f"{name}.csv",
+            )
+
     def close(self) -> None:
         for writer in (self.parquet_writer, self.csv_writer):
             if writer is not None:
                 writer.close()
+        parts = self.staging / PARTS
+        if self.parts and parts.is_dir():
+            join_csv(sorted(parts.glob("part-*.csv")), self.staging / "scenarios.csv")
+            shutil.rmtree(parts)
+
+    def check(self) -> None:
+        """A streamed plan's: every row's part is here: workers on other machines write into this build's staging
+        directory, which they must see at the same path (a shared filesystem)."""
+        if not self.parts:
+            return
+        found = sum(
+            pq.read_metadata(p).num_rows
+            for p in (self.staging / "scenarios.parquet").glob("part-*.parquet")
+        )
+        if found != self.rows:
+            raise InputError(
+                f"the workers wrote {found:,} of the plan's {self.rows:,} rows into {self.staging}: workers on "
+                "other machines must see this build's output directory at the same path (a shared "
+                "filesystem)"
+            )
+
+
+def join_csv(parts: list[Path], into: Path) -> None:
+    """CSV files of one schema joined into one: the first's header, every part's rows, in order."""
+    with open(into, "wb") as out:
+        for k, part in enumerate(parts):
+            with open(part, "rb") as f:
+                if k:
+                    f.readline()  # the header, written once
+                shutil.copyfileobj(f, out, 1 << 20)
 
 
 def arrow_table(frame: pd.DataFrame, meta: dict[str, str]) -> pa.Table:

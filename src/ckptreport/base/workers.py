@@ -1,0 +1,207 @@
+"""Where independent pieces of work run: in this process, on every core of this machine (a process
+pool), or on a Dask cluster (a scheduler's address, or ``DASK_SCHEDULER_ADDRESS`` as Dask users
+set it). Each is one call, ``map(fn, shared, items)``: ``fn(shared, item)`` for every item, the
+results handed back in the items' order whatever order they finish in, so that what is built from
+them does not depend on where they ran. ``shared`` (the inputs, a plan) is sent to each worker
+once, not with every item. Nothing here knows what the pieces compute."""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import ctypes
+import multiprocessing
+import os
+import pickle
+import secrets
+import signal
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+
+from .errors import InputError
+
+SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
+
+_SHARED: dict[
+    tuple[str, str], object
+] = {}  # in a pool's worker: what ``map`` shares, by the call's number
+
+
+def cores() -> int:
+    """The cores this process may run on (its affinity where the system says), at least one."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class InProcess:
+    """Every piece here, one after another: a machine of one core, or a plan of one piece."""
+
+    name = "in-process"
+    workers = 1
+
+    def map(self, fn: Callable, shared, items: Iterable) -> Iterator:
+        for item in items:
+            yield fn(shared, item)
+
+    def close(self) -> None:
+        pass
+
+
+def detach() -> None:
+    """In a worker process: die with the build (a killed build leaves no worker running), and leave
+    Ctrl-C to the build, which handles it."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (Linux)
+    except (AttributeError, OSError):
+        pass
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _call(fn: Callable, key: tuple[str, str], item):
+    """In a pool's worker: ``fn(shared, item)``, ``shared`` read from its file (``key``) once per
+    ``map`` call, not sent with every item."""
+    if key not in _SHARED:
+        _SHARED.clear()  # one map at a time: the last one's shared is done with
+        with open(key[0], "rb") as f:
+            _SHARED[key] = pickle.load(f)
+    return fn(_SHARED[key], item)
+
+
+_POOLS: dict[int, ProcessPoolExecutor] = {}  # by size: kept for this process's later builds
+
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    """This process's pool of ``workers`` processes, started on first use and kept: a second build
+    in the same process (a notebook, a test session) does not pay for starting Python again."""
+    pool = _POOLS.get(workers)
+    if pool is None or getattr(pool, "_broken", False):
+        pool = _POOLS[workers] = ProcessPoolExecutor(
+            workers, mp_context=multiprocessing.get_context("spawn"), initializer=detach
+        )
+    return pool
+
+
+@atexit.register
+def _shutdown() -> None:
+    for pool in _POOLS.values():
+        pool.shutdown(wait=False, cancel_futures=True)
+    _POOLS.clear()
+
+
+class Local:
+    """A pool of worker processes, one per core by default (spawned, so no lock or thread of this
+    process is copied into them; each dies with this process), started on first use and kept for
+    the process's later builds. ``shared`` is pickled once per ``map`` into a file the workers read
+    once each; at most ``ahead`` pieces per worker are in flight, so finished results waiting their
+    turn stay few. ``close`` cancels what a failed build left queued."""
+
+    name = "local"
+
+    def __init__(self, workers: int | None = None, ahead: int = 2):
+        self.workers = workers or cores()
+        self.ahead = ahead
+        self._pending: list = []
+
+    def map(self, fn: Callable, shared, items: Iterable) -> Iterator:
+        pool = _pool(self.workers)
+        with tempfile.NamedTemporaryFile(prefix="ckptreport-shared-", suffix=".pickle") as f:
+            pickle.dump(shared, f, protocol=pickle.HIGHEST_PROTOCOL)
+            f.flush()
+            key = (f.name, secrets.token_hex(8))  # this call's: a file name may come again
+            pending: collections.deque = collections.deque()
+            self._pending.append(pending)
+            try:
+                for item in items:
+                    pending.append(pool.submit(_call, fn, key, item))
+                    if len(pending) >= self.workers * self.ahead:
+                        yield pending.popleft().result()
+                while pending:
+                    yield pending.popleft().result()
+            finally:
+                for p in pending:
+                    p.cancel()
+                self._pending.remove(pending)
+
+    def close(self) -> None:
+        for pending in self._pending:
+            for p in pending:
+                p.cancel()
+
+
+class Dask:
+    """A Dask cluster: ``address`` names its scheduler (``tcp://host:8786``), or ``client`` is a
+    ``distributed.Client`` already connected (a test's LocalCluster). ``shared`` is scattered to
+    every worker once; the pieces are mapped onto the cluster, and handed back in order as they
+    finish (at most ``ahead`` finished ones wait for an earlier one)."""
+
+    name = "dask"
+
+    def __init__(self, address: str | None = None, client=None, ahead: int = 2):
+        self.address, self.ahead, self._own = address, ahead, client is None
+        if client is None:
+            client = _connect(address)
+        self.client = client
+        self.workers = max(
+            1, sum(w.get("nthreads", 1) for w in self.client.scheduler_info()["workers"].values())
+        )
+
+    def map(self, fn: Callable, shared, items: Iterable) -> Iterator:
+        [handle] = self.client.scatter(
+            [shared], broadcast=True
+        )  # one future, whatever ``shared`` is
+        pending: collections.deque = collections.deque()
+        try:
+            for item in items:
+                pending.append(self.client.submit(fn, handle, item, pure=False))
+                if len(pending) >= self.workers * self.ahead:
+                    yield self._result(pending.popleft())
+            while pending:
+                yield self._result(pending.popleft())
+        finally:
+            for f in pending:
+                f.cancel()
+            handle.release()
+
+    @staticmethod
+    def _result(future):
+        try:
+            return future.result()
+        finally:
+            future.release()
+
+    def close(self) -> None:
+        if self._own:
+            self.client.close()
+
+
+def _connect(address: str | None):
+    """A client of the scheduler at ``address``; a missing Dask or an unreachable scheduler is said
+    in words (an InputError), with what to do."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise InputError(
+            f"a Dask scheduler was named ({address}) but Dask is not installed here: "
+            "pip install 'ckptreport[dask]'"
+        ) from None
+    try:  # within Dask's own connect timeout (DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT)
+        return Client(address)
+    except (OSError, TimeoutError, ValueError) as e:
+        raise InputError(
+            f"cannot reach the Dask scheduler at {address!r} ({type(e).__name__}: {e}); start one "
+            f"(dask scheduler), or leave --scheduler and {SCHEDULER_ENV} unset to use this machine's cores"
+        ) from None
+
+
+def choose(scheduler: str | None = None, workers: int | None = None):
+    """Where a build's pieces run: on the Dask scheduler ``scheduler`` names (or the one
+    ``DASK_SCHEDULER_ADDRESS`` names), else a local pool of ``workers`` processes (default: every
+    core), else (one worker) in this process."""
+    address = scheduler or os.environ.get(SCHEDULER_ENV) or None
+    if address:
+        return Dask(address)
+    n = workers or cores()
+    return InProcess() if n <= 1 else Local(n)

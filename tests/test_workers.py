@@ -1,0 +1,168 @@
+"""Where a build's pieces run (``base.workers``): in this process, on a local pool of every core, or on
+a Dask cluster (``--scheduler``, ``DASK_SCHEDULER_ADDRESS``). Wherever they run, a streamed plan's
+Parquet parts, its CSV, the Monte Carlo's draws and the manifest are the same bytes. The clusters here
+are two-worker ``LocalCluster``s; speed on one is measured by benchmarks/bench_dask.py, not here."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from ckptreport.answer import report as report_mod
+from ckptreport.base import workers as workers_mod
+from ckptreport.build import build
+from ckptreport.cli import main
+from ckptreport.model.evaluate import chunk, scenarios, spans
+
+distributed = pytest.importorskip("distributed")  # a test dependency: installed by .[test]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as c:
+        yield c
+
+
+def test_spans_cut_the_plan_into_pieces_labelled_as_the_whole_frame(shipped):
+    whole, _ = scenarios(shipped)
+    cut = spans(shipped, 3000)
+    pieces = [chunk(shipped, s) for s in cut]
+    intervals = len(shipped.plan.intervals)
+    assert len(pieces) == -(-len(whole) // 3000)  # pieces of 3,000 rows (a run of interval blocks)
+    assert all(len(p) <= 3000 + intervals for p in pieces[:-1])
+    joined = pd.concat(pieces)
+    assert list(joined.index) == list(whole.index)
+    for name in ("waste_pct", "total_usd", "tier", "gpus"):
+        assert joined[name].astype(str).equals(whole[name].astype(str)), name
+
+
+def test_workers_hand_results_back_in_the_items_order_wherever_they_run(cluster):
+    with distributed.Client(cluster) as client:
+        places = [workers_mod.InProcess(), workers_mod.Local(2), workers_mod.Dask(client=client)]
+        try:
+            got = [list(w.map(divmod, 1000, [7, 3, 11, 2, 5, 13, 17])) for w in places]
+        finally:
+            for w in places:
+                w.close()
+    assert got[0] == got[1] == got[2] == [divmod(1000, d) for d in (7, 3, 11, 2, 5, 13, 17)]
+
+
+def _streamed(monkeypatch):
+    monkeypatch.setattr(report_mod, "ROWS_IN_MEMORY", 300)
+    monkeypatch.setattr(report_mod, "CHUNK_ROWS", 200)
+
+
+def _files(out) -> dict[str, str]:
+    return json.loads((out / "manifest.json").read_text())["files"]
+
+
+def test_a_streamed_build_is_the_same_bytes_in_process_on_a_pool_and_on_dask(
+    small_models, tmp_path, monkeypatch, cluster
+):
+    """Parts written by whichever process computed them; the CSV joined; the draws mapped too."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    whole = build(small_models, tmp_path / "whole", skip=["workbook", "briefs", "page"])
+    _streamed(monkeypatch)
+    options = dict(skip=["workbook", "briefs", "page"], csv=True, samples=96)
+    said: list[str] = []
+    one = build(small_models, tmp_path / "one", workers=1, **options)
+    pool = build(small_models, tmp_path / "pool", workers=2, **options)
+    dask = build(
+        small_models, tmp_path / "dask", said.append, scheduler=cluster.scheduler_address, **options
+    )
+    assert any("dask, 2 worker(s)" in s for s in said)  # it ran there, not here
+    parts = sorted(k for k in _files(tmp_path / "one") if k.startswith("scenarios.parquet/"))
+    assert len(parts) >= 4 and parts[0] == "scenarios.parquet/part-000000000000.parquet"
+    assert _files(tmp_path / "one") == _files(tmp_path / "pool") == _files(tmp_path / "dask")
+    for name in ("manifest.json", "scenarios.csv", "samples.parquet"):
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "dask" / name).read_bytes(), (
+            name
+        )
+    # one dataset: every reader gets every row, in order, as the in-memory build wrote them
+    expected = pd.read_parquet(tmp_path / "whole" / "scenarios.parquet")
+    import dask.dataframe as dd
+    import pyarrow.dataset as ds
+
+    for got in (
+        pd.read_parquet(tmp_path / "dask" / "scenarios.parquet"),
+        ds.dataset(tmp_path / "dask" / "scenarios.parquet").to_table().to_pandas(),
+        _dask_read(dd, tmp_path / "dask" / "scenarios.parquet"),
+    ):
+        assert len(got) == len(expected) == whole.report.rows
+        for name in ("model", "tier", "waste_pct", "total_usd", "gpus"):
+            assert got[name].astype(str).tolist() == expected[name].astype(str).tolist(), name
+    assert (tmp_path / "one" / "scenarios.csv").read_bytes() == (
+        tmp_path / "whole" / "scenarios.csv"
+    ).read_bytes()
+    assert one.sampled.lines == pool.sampled.lines == dask.sampled.lines
+    assert not (tmp_path / "dask" / ".csv-parts").exists()
+
+
+def _dask_read(dd, path) -> pd.DataFrame:
+    """dask.dataframe's read of the dataset (its own use of an argument pandas 3.1 deprecates is
+    not this tool's warning to fail on)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", getattr(pd.errors, "Pandas4Warning", DeprecationWarning))
+        return dd.read_parquet(path).compute().reset_index(drop=True)
+
+
+def _build_command(models, out, *flags: str):
+    return CliRunner().invoke(main, ["build", "--models", str(models), "--out", str(out), *flags])
+
+
+def test_dask_scheduler_address_is_honoured_as_dask_users_set_it(
+    small_models, tmp_path, monkeypatch, cluster
+):
+    _streamed(monkeypatch)
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", cluster.scheduler_address)
+    done = _build_command(
+        small_models, tmp_path / "out", "--no-workbook", "--no-briefs", "--no-html"
+    )
+    assert done.exit_code == 0, done.output
+    assert "dask, 2 worker(s)" in done.output
+    assert len(list((tmp_path / "out" / "scenarios.parquet").glob("part-*.parquet"))) >= 4
+
+
+@pytest.mark.parametrize("address", ["tcp://127.0.0.1:9", "no-such-host.invalid:8786"])
+def test_a_scheduler_that_cannot_be_reached_is_said_in_words_and_nothing_is_written(
+    small_models, tmp_path, address
+):
+    import dask
+
+    with dask.config.set({"distributed.comm.timeouts.connect": "2s"}):  # Dask's own setting
+        done = _build_command(small_models, tmp_path / "out", "--scheduler", address)
+    assert done.exit_code != 0
+    assert "cannot reach the Dask scheduler" in done.output and address in done.output
+    assert "Traceback" not in done.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_parts_written_where_this_machine_cannot_see_them_fail_the_build(
+    small_models, tmp_path, monkeypatch
+):
+    """A worker on another machine writing into its own disk: its rows are missing, and it is said."""
+    from ckptreport.base.errors import InputError
+    from ckptreport.render import tables
+
+    _streamed(monkeypatch)
+    write = tables.Tables._part
+    seen: list[int] = []
+
+    def elsewhere(self, frame):
+        seen.append(len(frame))
+        if len(seen) != 2:  # the second piece lands on a disk this machine does not see
+            write(self, frame)
+
+    monkeypatch.setattr(tables.Tables, "_part", elsewhere)
+    with pytest.raises(
+        InputError, match=r"wrote [\d,]+ of the plan's [\d,]+ rows .*shared filesystem"
+    ):
+        build(small_models, tmp_path / "out", workers=1, skip=["workbook", "briefs", "page"])
+    assert len(seen) >= 3 and not (tmp_path / "out").exists()
