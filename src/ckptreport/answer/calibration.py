@@ -361,7 +361,15 @@ def bootstrap(engine: str, draws: int = BOOTSTRAP, seed: int = 1) -> dict[str, t
 
 def fit_report(engine: str) -> dict:
     """calibrate --fit for one engine: the fit from a neutral start, each case's residual and
-    leave-one-out error, the bootstrap range of each term, and the values the shipped engine carries."""
+    leave-one-out error, the bootstrap range of each term, and the values the shipped engine carries
+    (computed once per process: hundreds of fits; each caller gets its own copy)."""
+    import copy
+
+    return copy.deepcopy(_fit_report(engine))
+
+
+@functools.cache
+def _fit_report(engine: str) -> dict:
     result = fit(engine)
     return {
         **result,

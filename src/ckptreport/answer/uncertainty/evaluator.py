@@ -66,19 +66,21 @@ class Evaluator:
                 rows_j.append(at)
             self.member_rows.append(rows_j)
         self.runs_cache: dict[int, list[_Run]] | None = None  # per param, its runs (``_runs``)
+        self.tiles_cache: tuple[int, dict[str, np.ndarray]] | None = None  # (draws, base tiled)
 
     def only(self, kept: list[int]) -> Evaluator:
         """The same rows with only the params at positions ``kept``."""
         out = copy.copy(self)
         out.params = [self.params[j] for j in kept]
         out.member_rows = [self.member_rows[j] for j in kept]
-        out.runs_cache = None
+        out.runs_cache = out.tiles_cache = None
         return out
 
     def moved(self, inputs: dict[str, np.ndarray]) -> Evaluator:
         """The same rows and params with some base inputs set to other values (one per row)."""
         out = copy.copy(self)
         out.base = {**self.base, **inputs}
+        out.tiles_cache = None
         return out
 
     def touches(self, j: int) -> bool:
@@ -96,7 +98,7 @@ class Evaluator:
         out.base = {k: v[a:b] for k, v in self.base.items()}
         out.member_rows = [[_within(m, a, b) - a for m in ms] for ms in self.member_rows]
         out.n = b - a
-        out.runs_cache = None
+        out.runs_cache = out.tiles_cache = None
         return out
 
     def parts(self, draws: int) -> list[slice]:
@@ -130,7 +132,7 @@ class Evaluator:
         with every member set (``follow``), its dependents in proportion, and the shares of one whole
         (``SHARES``) held to 100% (``_within_shares``)."""
         draws = values.shape[0]
-        env = {k: np.tile(v, draws) for k, v in self.base.items()}
+        env = self._tiled(draws)
         moved: set[str] = set()
         for j, p in enumerate(self.params):
             for run in self._runs(j):
@@ -145,6 +147,20 @@ class Evaluator:
         for group in SHARES:
             _within_shares(env, group, moved)
         return env
+
+    def _tiled(self, draws: int) -> dict[str, np.ndarray]:
+        """The base inputs repeated ``draws`` times: the columns no param sets shared (read-only)
+        between calls of the same number of draws (a Monte Carlo's every chunk), the ones a param
+        sets copied for this call to write into."""
+        if self.tiles_cache is None or self.tiles_cache[0] != draws:
+            tiled = {k: np.tile(v, draws) for k, v in self.base.items()}
+            for v in tiled.values():
+                v.setflags(write=False)
+            self.tiles_cache = (draws, tiled)
+        written = {
+            c for j in range(len(self.params)) for run in self._runs(j) for c, _ in run.columns
+        }
+        return {k: (v.copy() if k in written else v) for k, v in self.tiles_cache[1].items()}
 
     def _runs(self, j: int) -> list[_Run]:
         """Param ``j``'s members as runs of consecutive members setting the same columns, each with

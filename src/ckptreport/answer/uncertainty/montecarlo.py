@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ...base.workers import InProcess
 from ..types import NONE, Param, Sampled, option_label
 from .evaluator import METRICS, RANK_COLUMNS, Evaluator, picks
 from .ranges import BLOCK, block_draws, quantiles
@@ -55,7 +56,7 @@ class SamplePlan:
     def evaluator(self) -> Evaluator:
         return Evaluator(self.rows, list(self.params))
 
-    @property
+    @functools.cached_property
     def options(self) -> list[str]:
         return [
             option_label(s, t, e)
@@ -82,7 +83,7 @@ class SamplePlan:
         )  # (lines, M, k)
         out = None
         if frame:  # line after line, each its k draws: built as whole columns (one frame a chunk)
-            names, code = self._codes()
+            names, code = self.codes
             lines = len(chosen)
             out = pd.DataFrame(
                 {
@@ -104,7 +105,8 @@ class SamplePlan:
         millions of draws of the default summary (60 lines: 2.4 GB per million)."""
         return Tally(self, InMemory(len(self.groups) * len(METRICS), max(self.samples, 1)))
 
-    def _codes(self) -> tuple[list[str], np.ndarray]:
+    @functools.cached_property
+    def codes(self) -> tuple[list[str], np.ndarray]:
         option = self.options
         names = sorted(set(option)) + [NONE]
         return names, np.array([names.index(o) for o in option] + [len(names) - 1])
@@ -172,6 +174,11 @@ def evaluate(plan: SamplePlan, piece: tuple[int, int]) -> Chunk:
     return plan.evaluate(piece)
 
 
+def evaluate_with_frame(plan: SamplePlan, piece: tuple[int, int]) -> Chunk:
+    """``plan.evaluate(piece, frame=True)``: a piece with the rows samples.parquet holds."""
+    return plan.evaluate(piece, frame=True)
+
+
 class InMemory:
     """A Tally's store held in memory (a Dask client gathering a modest run)."""
 
@@ -193,6 +200,7 @@ def monte_carlo(
     scratch,
     sink=None,
     progress=lambda _: None,
+    workers=None,
 ) -> Sampled:
     """Draw every uncertain input together ``samples`` times (seeded) and re-evaluate every summary
     line's options, a chunk of draws at a time: memory stays bounded whatever ``samples``. ``sink``
@@ -200,7 +208,8 @@ def monte_carlo(
     in it, the base recommendation's metrics). The metrics of each line's base recommendation go to
     a scratch file in ``scratch`` (a directory), so the quantiles are exact and the memory flat:
     one line's values are read at a time. Each chunk is independent (``SamplePlan.evaluate``): a
-    Dask cluster maps the same pieces (README: Monte Carlo on Dask)."""
+    Dask cluster maps the same pieces (README: Monte Carlo on Dask): ``workers`` (``base.workers``:
+    this process by default, a local pool, a Dask cluster) computes them, handed back in order."""
     from ...base.progress import task
 
     plan = SamplePlan.of(report, params, samples, seed)
@@ -209,8 +218,8 @@ def monte_carlo(
     try:
         tally = Tally(plan, store)
         with task(progress, "samples", samples) as advance:
-            for piece in plan.chunks():
-                chunk = plan.evaluate(piece, frame=sink is not None)
+            fn = evaluate if sink is None else evaluate_with_frame
+            for chunk in (workers or InProcess()).map(fn, plan, plan.chunks()):
                 tally.add(chunk)
                 if sink is not None:
                     sink(chunk.frame)
