@@ -44,15 +44,8 @@ apt:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(PACKAGES); \
 	else echo "note: install $(PACKAGES) with your package manager"; fi
 
-bench: $(STAMP)  ## speed and memory benchmarks (figures, not pass/fail)
-	$(BIN)/python benchmarks/bench_engine.py
-	$(BIN)/python benchmarks/bench_workbook.py
-	$(BIN)/python benchmarks/bench_briefs.py
-	$(BIN)/python benchmarks/bench_build.py
-	$(BIN)/python benchmarks/bench_startup.py
-	$(BIN)/python benchmarks/bench_large.py
-	$(BIN)/python benchmarks/bench_libreoffice.py
-	$(BIN)/python benchmarks/bench_html.py
+bench: $(STAMP) system-deps  ## every benchmark, its figures written into the README's Speed section
+	$(BIN)/python benchmarks/run_all.py README.md
 
 docs: $(STAMP)  ## regenerate the README's schema and column tables
 	$(BIN)/python -m ckptreport.docs README.md

@@ -22,6 +22,7 @@ def main() -> int:
     # what a worker of `ckptreport build` imports (WeasyPrint)
     from ckptreport.answer.report import compute
     from ckptreport.base.paths import shipped_models
+    from ckptreport.base.workers import cores
     from ckptreport.read.load import load
     from ckptreport.render import brief, pdf
 
@@ -60,7 +61,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for name, workers in (
             ("serial, this process", 0),
-            (f"{pdf.cores()} core(s), default pool", None),
+            (f"{cores()} core(s), default pool", None),
         ):
             t = time.perf_counter()
             brief.write_all(Path(tmp) / name.replace(" ", "_"), report, meta, workers=workers)

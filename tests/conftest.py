@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import fcntl
 import os
+import pickle
 import shutil
 import subprocess
 from pathlib import Path
@@ -16,6 +18,35 @@ from ckptreport.read.load import load
 REPO = Path(__file__).resolve().parents[1]
 
 
+def once(tmp_path_factory, name: str, make) -> Path:
+    """``make(directory)`` run once per test session, whichever xdist worker asks first, the others
+    waiting on a lock and reading what it wrote: the directory is under the session's shared temp
+    directory (``pytest-N``), so a new session computes afresh from the code it tests. What is made
+    there must not be changed by a test."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    target = root / f"once-{name}"
+    with open(root / f"once-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (target / ".made").exists():
+            shutil.rmtree(target, ignore_errors=True)
+            target.mkdir()
+            make(target)
+            (target / ".made").write_text("")
+    return target
+
+
+def once_object(tmp_path_factory, name: str, make):
+    """``make()``'s value, computed once per test session and read back (pickled) by every worker."""
+
+    def write(directory: Path) -> None:
+        with open(directory / "value.pickle", "wb") as f:
+            pickle.dump(make(), f, protocol=pickle.HIGHEST_PROTOCOL)
+
+    with open(once(tmp_path_factory, name, write) / "value.pickle", "rb") as f:
+        return pickle.load(f)
+
+
 @pytest.fixture(scope="session")
 def shipped():
     """The shipped models, loaded once."""
@@ -23,9 +54,9 @@ def shipped():
 
 
 @pytest.fixture(scope="session")
-def report(shipped):
-    """Everything the outputs of the shipped models show, computed once."""
-    return compute(shipped)
+def report(shipped, tmp_path_factory):
+    """Everything the outputs of the shipped models show, computed once per session."""
+    return once_object(tmp_path_factory, "report", lambda: compute(shipped))
 
 
 @pytest.fixture(scope="session")
@@ -82,16 +113,24 @@ EPOCH = "1700000000"  # SOURCE_DATE_EPOCH of the shared build: 2023-11-14T22:13:
 def small_build(tmp_path_factory):
     """The small plan built once with every output (workbook, briefs, manifest), SOURCE_DATE_EPOCH
     set, the models named by their absolute path: shared by the tests that read outputs and change
-    nothing. ``.models`` is its models directory, ``.out`` its output, ``.result`` what build returned."""
-    root = tmp_path_factory.mktemp("small")
-    models = root / "models"
-    shutil.copytree(shipped_models(), models)
-    (models / "plan.yaml").write_text(SMALL_PLAN)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("SOURCE_DATE_EPOCH", EPOCH)
-        mp.chdir(root)
-        result = build(models.resolve(), root / "out")
-    return SimpleNamespace(models=models, out=root / "out", result=result)
+    nothing (once per session, across workers). ``.models`` is its models directory, ``.out`` its
+    output, ``.result`` what build returned."""
+
+    def make(root: Path) -> None:
+        models = root / "models"
+        shutil.copytree(shipped_models(), models)
+        (models / "plan.yaml").write_text(SMALL_PLAN)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("SOURCE_DATE_EPOCH", EPOCH)
+            mp.chdir(root)
+            result = build(models.resolve(), root / "out")
+        with open(root / "result.pickle", "wb") as f:
+            pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
+
+    root = once(tmp_path_factory, "small-build", make)
+    with open(root / "result.pickle", "rb") as f:
+        result = pickle.load(f)
+    return SimpleNamespace(models=root / "models", out=root / "out", result=result)
 
 
 def output_files(out: Path) -> dict[str, bytes]:
@@ -103,18 +142,25 @@ def output_files(out: Path) -> dict[str, bytes]:
 
 @pytest.fixture(scope="session")
 def default_build(tmp_path_factory):
-    """`ckptreport build` on the shipped defaults through the CLI, once (a light workbook):
-    ``.out`` the output directory, ``.cli`` what the command printed."""
-    from click.testing import CliRunner
+    """`ckptreport build` on the shipped defaults through the CLI, once per session (a light
+    workbook): ``.out`` the output directory, ``.cli`` what the command printed (``.stdout``)."""
 
-    from ckptreport.cli import main
+    def make(root: Path) -> None:
+        from click.testing import CliRunner
 
-    out = tmp_path_factory.mktemp("default") / "out"
-    result = CliRunner().invoke(
-        main, ["build", "--out", str(out), "--workbook-rows", "300"], catch_exceptions=False
-    )
-    assert result.exit_code == 0, result.output
-    return SimpleNamespace(out=out, cli=result)
+        from ckptreport.cli import main
+
+        result = CliRunner().invoke(
+            main,
+            ["build", "--out", str(root / "out"), "--workbook-rows", "300"],
+            catch_exceptions=False,
+        )
+        assert result.exit_code == 0, result.output
+        (root / "stdout.txt").write_text(result.stdout)
+
+    root = once(tmp_path_factory, "default-build", make)
+    cli = SimpleNamespace(stdout=(root / "stdout.txt").read_text(), exit_code=0)
+    return SimpleNamespace(out=root / "out", cli=cli)
 
 
 # ---- LibreOffice: recalculate a workbook as finance's spreadsheet application would ------------
@@ -130,10 +176,31 @@ RECALC_ALWAYS = """<?xml version="1.0" encoding="UTF-8"?>
 """
 
 
-def libreoffice(src: Path, outdir: Path, fmt: str, profile: Path) -> Path:
-    """Open src in LibreOffice (recalculating every formula) and save it as fmt; return the file."""
-    (profile / "user").mkdir(parents=True, exist_ok=True)
-    (profile / "user" / "registrymodifications.xcu").write_text(RECALC_ALWAYS)
+_LO_PROFILES: dict[str, Path] = {}  # this test process's LibreOffice profiles, made on first use
+
+
+def lo_profile(use: str = "convert") -> Path:
+    """A LibreOffice profile per test process and ``use`` (a worker runs its tests one at a time, so
+    its starts never overlap): made on the first start, which later starts then skip. ``convert``
+    recalculates on load; the UNO driver (``lo_uno.py``) writes its own settings into ``uno``."""
+    if use not in _LO_PROFILES:
+        import tempfile
+
+        profile = Path(tempfile.mkdtemp(prefix=f"ckptreport-lo-{use}-"))
+        (profile / "user").mkdir(parents=True)
+        (profile / "user" / "registrymodifications.xcu").write_text(RECALC_ALWAYS)
+        _LO_PROFILES[use] = profile
+    return _LO_PROFILES[use]
+
+
+def libreoffice(src: Path, outdir: Path, fmt: str, profile: Path | None = None) -> Path:
+    """Open src in LibreOffice (recalculating every formula) and save it as fmt; return the file.
+    ``profile``: a profile of its own (default: this process's, ``lo_profile``)."""
+    if profile is None:
+        profile = lo_profile()
+    else:
+        (profile / "user").mkdir(parents=True, exist_ok=True)
+        (profile / "user" / "registrymodifications.xcu").write_text(RECALC_ALWAYS)
     outdir.mkdir(parents=True, exist_ok=True)
     done = subprocess.run(
         [
@@ -159,7 +226,7 @@ def libreoffice(src: Path, outdir: Path, fmt: str, profile: Path) -> Path:
 
 
 def recalculated(xlsx: Path, tmp_path: Path) -> Path:
-    return libreoffice(xlsx, tmp_path / "recalc", "xlsx", tmp_path / "lo-profile")
+    return libreoffice(xlsx, tmp_path / "recalc", "xlsx")
 
 
 GNUMERIC = shutil.which("ssconvert")
@@ -184,8 +251,14 @@ def gnumeric(xlsx: Path, outdir: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def small_recalc(small_build, tmp_path_factory) -> Path:
-    """The shared build's workbook, recalculated by LibreOffice once (cached values of every formula)."""
-    return recalculated(small_build.out / "ckptreport.xlsx", tmp_path_factory.mktemp("recalc"))
+    """The shared build's workbook, recalculated by LibreOffice once per session (cached values of
+    every formula)."""
+    root = once(
+        tmp_path_factory,
+        "small-recalc",
+        lambda d: recalculated(small_build.out / "ckptreport.xlsx", d),
+    )
+    return root / "recalc" / "ckptreport.xlsx"
 
 
 def pytest_sessionstart(session):

@@ -962,9 +962,7 @@ def test_a_full_build_keeps_hostile_names_as_text_everywhere(tmp_path):
         "model,x\n" + "".join('"' + new.replace('"', '""') + '",1\n' for _, new in NAMES.values())
     )
     opened = {
-        name: openpyxl.load_workbook(
-            libreoffice(src, tmp_path / "lo", "xlsx", tmp_path / "lo-profile")
-        )
+        name: openpyxl.load_workbook(libreoffice(src, tmp_path / "lo", "xlsx"))
         for name, src in (("ours", out / "scenarios.csv"), ("raw", raw))
     }
     formulas = {

@@ -119,7 +119,7 @@ def test_libreoffice_computes_what_was_cached(tmp_path):
     cached values (text cells stay text: '=1+1' is not computed)."""
     path = tmp_path / "t.xlsx"
     _write(path, 21)
-    recalc = libreoffice(path, tmp_path / "recalc", "xlsx", tmp_path / "profile")
+    recalc = libreoffice(path, tmp_path / "recalc", "xlsx")
     ours = list(
         openpyxl.load_workbook(path, data_only=True)["Data"].iter_rows(min_row=2, values_only=True)
     )
@@ -128,9 +128,7 @@ def test_libreoffice_computes_what_was_cached(tmp_path):
             min_row=2, values_only=True
         )
     )
-    as_csv = libreoffice(
-        path, tmp_path / "csv", "csv:Text - txt - csv (StarCalc):44,34,76", tmp_path / "profile"
-    )
+    as_csv = libreoffice(path, tmp_path / "csv", "csv:Text - txt - csv (StarCalc):44,34,76")
     texts = [row[0] for row in csv.reader(io.StringIO(as_csv.read_text(encoding="utf-8")))][1:]
     assert texts == [
         _shown(name) for name in NAMES[:21]

@@ -492,7 +492,7 @@ def test_workbook_pages_render(small_models, tmp_path):
     and system. (Scenarios capped at 60 rows: every page of it is printed.)"""
     result = build(small_models, tmp_path / "out", workbook_rows=60, skip=["briefs"])
     xlsx = tmp_path / "out" / "ckptreport.xlsx"
-    pdf = libreoffice(xlsx, tmp_path / "pdf", "pdf", tmp_path / "lo-profile")
+    pdf = libreoffice(xlsx, tmp_path / "pdf", "pdf")
     if shutil.which("pdftoppm") is None and not os.environ.get("CI"):
         pytest.skip("poppler-utils not installed: run `make system-deps`")
     subprocess.run(

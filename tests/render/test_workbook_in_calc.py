@@ -21,7 +21,7 @@ from ckptreport.build import build
 from ckptreport.model import display
 from ckptreport.render.workbook.scenarios import scenario_columns
 
-from conftest import REPO, SOFFICE
+from conftest import REPO, SOFFICE, lo_profile
 
 UNO_PYTHON = "/usr/bin/python3"
 HAVE_UNO = (
@@ -42,7 +42,7 @@ def calc(xlsx: Path, actions: list[dict], tmp_path: Path) -> dict:
     """Open ``xlsx`` in LibreOffice Calc, do ``actions``, return what the driver reports."""
     script = tmp_path / "script.json"
     script.write_text(
-        json.dumps({"file": str(xlsx), "profile": str(tmp_path / "lo-profile"), "actions": actions})
+        json.dumps({"file": str(xlsx), "profile": str(lo_profile("uno")), "actions": actions})
     )
     done = subprocess.run(
         [UNO_PYTHON, str(REPO / "tests" / "lo_uno.py"), str(script)],
