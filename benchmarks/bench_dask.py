@@ -45,7 +45,7 @@ def main() -> int:
         for i in range(args.repeat):
             for n in (1, 2):
                 with LocalCluster(
-                    n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None
+                    n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0"
                 ) as c:
                     out = tmp / f"out-{n}-{i}"
                     t = time.perf_counter()

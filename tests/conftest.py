@@ -143,7 +143,8 @@ def output_files(out: Path) -> dict[str, bytes]:
 @pytest.fixture(scope="session")
 def default_build(tmp_path_factory):
     """`ckptreport build` on the shipped defaults through the CLI, once per session (a light
-    workbook): ``.out`` the output directory, ``.cli`` what the command printed (``.stdout``)."""
+    workbook): ``.out`` the output directory, ``.cli`` what the command printed (``.stdout``,
+    ``.stderr``, ``.output``)."""
 
     def make(root: Path) -> None:
         from click.testing import CliRunner
@@ -156,10 +157,13 @@ def default_build(tmp_path_factory):
             catch_exceptions=False,
         )
         assert result.exit_code == 0, result.output
-        (root / "stdout.txt").write_text(result.stdout)
+        for name in ("stdout", "stderr", "output"):
+            (root / f"{name}.txt").write_text(getattr(result, name))
 
     root = once(tmp_path_factory, "default-build", make)
-    cli = SimpleNamespace(stdout=(root / "stdout.txt").read_text(), exit_code=0)
+    cli = SimpleNamespace(
+        exit_code=0, **{n: (root / f"{n}.txt").read_text() for n in ("stdout", "stderr", "output")}
+    )
     return SimpleNamespace(out=root / "out", cli=cli)
 
 

@@ -60,7 +60,7 @@ def test_every_ckptreport_command_in_the_readme_runs(tmp_path, monkeypatch):
                     threads_per_worker=1,
                     host=host,
                     scheduler_port=int(port),
-                    dashboard_address=None,
+                    dashboard_address=":0",
                 )
             _run_readme_command(command, tmp_path, monkeypatch)
     finally:

@@ -23,7 +23,7 @@ distributed = pytest.importorskip("distributed")  # a test dependency: installed
 @pytest.fixture(scope="module")
 def cluster():
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
     ) as c:
         yield c
 
@@ -166,3 +166,29 @@ def test_parts_written_where_this_machine_cannot_see_them_fail_the_build(
     ):
         build(small_models, tmp_path / "out", workers=1, skip=["workbook", "briefs", "page"])
     assert len(seen) >= 3 and not (tmp_path / "out").exists()
+
+
+def test_the_briefs_data_computed_on_a_pool_is_what_this_process_computes(
+    shipped, report, monkeypatch
+):
+    """A plan of many briefs computes their data on the workers: each brief's HTML is the same."""
+    from ckptreport.render import brief as render_brief
+
+    monkeypatch.setattr(report_mod, "BRIEFS_HERE", 0)
+    pool = workers_mod.Local(2)
+    try:
+        there = report_mod.compute(shipped, workers=pool)
+    finally:
+        pool.close()
+    meta = {
+        "ckptreport_version": "test",
+        "input_hash": shipped.input_hash,
+        "build_time": "2000-01-01T00:00:00Z",
+    }
+    assert len(there.briefs) == len(report.briefs) >= 3
+    for a, b in zip(there.briefs, report.briefs):
+        html = [
+            render_brief.render_html(render_brief.context(d, r, meta, "A4"))
+            for d, r in ((a, there), (b, report))
+        ]
+        assert html[0] == html[1], a.spec.name

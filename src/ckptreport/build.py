@@ -18,6 +18,7 @@ import pandas as pd
 from . import __version__
 from .answer.report import compute as compute_report
 from .answer.report import streams
+from .answer.types import DECISIONS
 from .base.errors import InputError, Problem
 from .base.paths import resolve_models, shipped_models
 from .base.workers import choose as choose_workers
@@ -145,7 +146,9 @@ def _compute(run: Run, inputs: Inputs) -> None:
     t = time.perf_counter()
     sinks = [s for s in (o.sink(run) for o in run.chosen) if s is not None]
     try:
-        needs = frozenset().union(*(o.needs for o in run.chosen))
+        needs = frozenset({DECISIONS}).union(
+            *(o.needs for o in run.chosen)
+        )  # the summary prints them
         report = compute_report(inputs, _fan_out(sinks), run.progress, needs, run.workers)
         run.report = run.result.report = report
     finally:

@@ -260,3 +260,17 @@ def test_a_job_no_tier_can_serve_is_a_clean_error_at_the_job(models_copy, tmp_pa
     assert f"plan.yaml:{line}:" in result.output and "job 'llama3-405b'" in result.output
     assert "has no option" in result.output and "internal error" not in result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_the_decisions_are_computed_only_for_what_reads_them(shipped, report):
+    """A caller asking for no output (the API's recommendations, sensitivity) does not pay for the jobs'
+    decisions; asking for them alone gives what the default computes, each at the plan's sizes."""
+    from ckptreport.answer.report import compute
+    from ckptreport.answer.types import DECISIONS
+
+    assert compute(shipped, needs=frozenset()).decisions == []
+    alone = compute(shipped, needs=frozenset({DECISIONS})).decisions
+    assert [d.pick.option for d in alone] == [d.pick.option for d in report.decisions]
+    for a, b in zip(alone, report.decisions):
+        assert [g for g, _ in a.scale] == [g for g, _ in b.scale] == sorted({g for g, _ in b.scale})
+        assert all(x.equals(y) for (_, x), (_, y) in zip(a.scale, b.scale))

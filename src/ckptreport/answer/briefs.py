@@ -110,6 +110,14 @@ def brief_rows(inputs: Inputs, frame: pd.DataFrame, spec: Spec) -> pd.DataFrame:
     return scenarios(dataclasses.replace(inputs, plan=narrow))[0]
 
 
+def piece(shared: tuple[Inputs, pd.DataFrame], spec: Spec) -> BriefData:
+    """One brief's data, for a worker (``base.workers``): ``shared`` is the inputs and the frame."""
+    from .uncertainty.ranges import parameters
+
+    inputs, frame = shared
+    return brief(inputs, frame, spec, parameters(inputs, spec.gpus))
+
+
 def brief(inputs: Inputs, frame: pd.DataFrame, spec: Spec, params: list | None = None) -> BriefData:
     """One brief's data; ``params``: the inputs' uncertain figures (``uncertainty.ranges.parameters``), when
     the caller has them."""

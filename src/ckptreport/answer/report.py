@@ -26,9 +26,10 @@ from ..read.strategies import COMPARED
 from ..read.validated import Inputs
 from . import calibration, decide, page
 from .briefs import PURCHASE_COLUMNS, brief, purchase, specs
+from .briefs import piece as brief_piece
 from .recommend import RANK_BY, assumed_prices, headline_rows, recommend
 from .sheets import GROUP, Selection, cadence_grids, concat, tier_overview, workbook_rows
-from .types import BRIEFS, NEEDS, PAGE, WORKBOOK, Pick, Report
+from .types import BRIEFS, DECISIONS, NEEDS, PAGE, WORKBOOK, Pick, Report
 from .uncertainty import tornado
 from .uncertainty.ranges import parameters
 
@@ -140,15 +141,16 @@ def compute(
     inputs: Inputs,
     sink=None,
     progress=lambda _: None,
-    needs: frozenset[str] = frozenset({WORKBOOK, BRIEFS}),
+    needs: frozenset[str] = frozenset({WORKBOOK, BRIEFS, DECISIONS}),
     workers=None,
 ) -> Report:
     """Everything the outputs show. ``sink(frame)``, when given, receives every row of the plan
     (one frame, or chunk after chunk for a plan above ROWS_IN_MEMORY rows, whose report then keeps
     only the rows the outputs show: the summary point's, and the workbook's when it ``needs`` them).
     ``needs``: what the chosen outputs read beyond the summary (``NEEDS``); what none of them reads is
-    not computed (no brief's data without BRIEFS; without WORKBOOK the workbook's rows are the
-    summary's; the review page's sections and table only with PAGE). ``workers`` (``base.workers``)
+    not computed (the jobs' decisions with DECISIONS or any output; no brief's data without BRIEFS;
+    without WORKBOOK the workbook's rows are the summary's; the review page's sections and table only
+    with PAGE). ``workers`` (``base.workers``)
     is where a streamed plan's pieces run: this process by default; a local pool or a Dask cluster
     needs a sink that pickles."""
     unknown = set(needs) - NEEDS
@@ -172,9 +174,9 @@ def compute(
     table, candidates, purchases = summary(frame, inputs, point)
     params = parameters(inputs, point.gpus)  # the summary lines' (all at the point's GPUs)
     by_gpus = functools.cache(lambda gpus: parameters(inputs, gpus))
-    decisions = _decisions(inputs, point, progress, workers)
+    decisions = _decisions(inputs, point, progress, workers) if needs else []
     specs_ = specs(inputs, frame, decisions) if briefs else []
-    data = _brief_data(inputs, frame, specs_, by_gpus, progress)
+    data = _brief_data(inputs, frame, specs_, by_gpus, progress, workers)
     named = {i for line in candidates for i in line} | {
         int(i) for p in purchases for i in p.points.index
     }
@@ -224,13 +226,23 @@ def _nothing_left(inputs: Inputs, dropped) -> InputError:
     )
 
 
-def _brief_data(inputs: Inputs, frame, specs_, by_gpus, progress) -> list:
-    """Each brief's data (its tornado, break-evens and Monte Carlo band: seconds each), saying how far
-    it is as it goes."""
+BRIEFS_HERE = (
+    8  # up to this many briefs, their data is computed here: the frame is not worth sending
+)
+
+
+def _brief_data(inputs: Inputs, frame, specs_, by_gpus, progress, workers) -> list:
+    """Each brief's data (its tornado, break-evens and Monte Carlo band: a tenth of a second or more
+    each), saying how far it is as it goes; on ``workers`` when there are more than BRIEFS_HERE."""
     from ..base.progress import task
 
     out = []
     with task(progress, "brief data", len(specs_)) as advance:
+        if len(specs_) > BRIEFS_HERE:
+            for data in workers.map(brief_piece, (inputs, frame), specs_):
+                out.append(data)
+                advance(1)
+            return out
         for spec in specs_:
             out.append(brief(inputs, frame, spec, by_gpus(spec.gpus)))
             advance(1)

@@ -21,8 +21,8 @@ if TYPE_CHECKING:  # annotations only: the quick commands (explain, validate) ne
 
 # What an output may need computed beyond the summary (``outputs.Output.needs``, ``answer.report.compute``): the
 # workbook's rows, tier overview, cadence grids and sweeps; the briefs' data; the review page's sections
-WORKBOOK, BRIEFS, PAGE = "workbook", "briefs", "page"
-NEEDS = frozenset({WORKBOOK, BRIEFS, PAGE})
+WORKBOOK, BRIEFS, PAGE, DECISIONS = "workbook", "briefs", "page", "decisions"
+NEEDS = frozenset({WORKBOOK, BRIEFS, PAGE, DECISIONS})
 
 
 # ---- how an option and a status read ----------------------------------------------------------
