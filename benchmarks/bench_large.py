@@ -30,6 +30,8 @@ t = time.perf_counter()
 workers = int(sys.argv[3]) if sys.argv[3] != "0" else None
 r = build(sys.argv[1], sys.argv[2], skip=["workbook", "briefs", "page"], workers=workers)
 seconds = time.perf_counter() - t
+from ckptreport.base.workers import shutdown
+shutdown()  # the pool's workers waited for: their peak counts among this process's children
 print(json.dumps({"seconds": seconds, "engine_s": r.seconds.get("engine", 0.0), "rows": r.report.rows,
                   "main_MiB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "worker_MiB": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))

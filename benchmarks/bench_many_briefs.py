@@ -33,7 +33,7 @@ def plan_with_briefs(target: Path, n: int) -> None:
     inputs = load(target)
     models = list(inputs.plan.models or inputs.models)
     gpus = [int(q.value) for q in inputs.plan.gpus]
-    intervals = [q.shown for q in inputs.plan.intervals]
+    intervals = [q.text for q in inputs.plan.intervals]
     lines = ["", "briefs:"]
     for k in range(n):
         skus, tiers = PAIRS[k % len(PAIRS)]

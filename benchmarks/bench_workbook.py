@@ -72,9 +72,11 @@ def with_openpyxl(table, out: Path) -> None:
     names = [n for n, _ in table.columns]
     cells = []  # per column, a function of (row position, row number) -> the cell openpyxl gets
     for _, what in table.columns:
-        if "text" in what:
+        if what.get("text") is not None:
             cells.append(lambda i, r, t=what["text"]: str(t[i]))
-        elif "formulas" in what:
+        elif what.get("numbers") is not None:  # a key column: a number per row
+            cells.append(lambda i, r, n=what["numbers"]: float(n[i]))
+        elif what.get("formulas") is not None:
             cells.append(lambda i, r, f=what["formulas"]: "=" + str(f[i]))
         else:
             cells.append(lambda i, r, p=what["parts"]: "=" + str(r).join(p))

@@ -6,8 +6,9 @@ Each benchmark runs in a process of its own and prints its figures, each against
 measured in the same run; a benchmark that checks its own result (the engine against bare numpy, the
 Dask build's bytes against one worker's) says so in its output. Their output replaces what is between
 the README's ``<!-- make bench: start -->`` and ``<!-- make bench: end -->`` lines, with the date and
-the machine they ran on; with ``--only``, only those benchmarks' blocks are replaced. A benchmark that
-fails stops the run with its error and leaves the README as it was.
+the machine they ran on, each block as its benchmark finishes; with ``--only``, only those benchmarks'
+blocks are replaced. A benchmark that fails stops the run with its error; the blocks written before
+it stay.
 """
 
 from __future__ import annotations
@@ -96,13 +97,23 @@ def run(script: str, args: list[str]) -> tuple[str, float]:
     seconds = time.perf_counter() - t
     if done.returncode != 0:
         sys.stderr.write(done.stdout[-3000:] + done.stderr[-5000:])
-        raise SystemExit(f"{script} failed (exit {done.returncode}); the README is unchanged")
+        raise SystemExit(
+            f"{script} failed (exit {done.returncode}); its block in the README is unchanged"
+        )
     return done.stdout.rstrip(), seconds
 
 
 def block(script: str, args: list[str], what: str, output: str, seconds: float) -> str:
     command = " ".join(["python", f"benchmarks/{script}", *args])
     return f"<!-- bench {script} -->\n**{what}** (`{command}`, {seconds:.0f} s):\n\n```text\n{output}\n```\n"
+
+
+def _write(readme: Path, blocks: list[str]) -> None:
+    """The section with these blocks, the date and the machine; the rest of the README as it is now."""
+    intro = f"\nMeasured by `make bench` on {dt.date.today().isoformat()}, on {machine()}.\n\n"
+    head, rest = readme.read_text().split(START, 1)
+    tail = rest.split(END, 1)[1]
+    readme.write_text(head + START + intro + "\n".join(blocks) + END + tail)
 
 
 def main() -> int:
@@ -115,24 +126,21 @@ def main() -> int:
     text = args.readme.read_text()
     if START not in text or END not in text:
         raise SystemExit(f"{args.readme} has no {START} ... {END} section")
-    head, rest = text.split(START, 1)
-    body, tail = rest.split(END, 1)
-    old = {
+    body = text.split(START, 1)[1].split(END, 1)[0]
+    blocks = {
         name: chunk
         for chunk, name in re.findall(r"(<!-- bench (\S+) -->.*?```\n)", body, flags=re.S)
     }
-    blocks = []
     for script, extra, what in BENCHMARKS:
         if args.only is not None and script not in args.only:
-            blocks.append(old.get(script, ""))
             continue
         print(f"running {script} ...", file=sys.stderr, flush=True)
         output, seconds = run(script, extra)
         print(output, file=sys.stderr, flush=True)
-        blocks.append(block(script, extra, what, output, seconds))
-    when = dt.date.today().isoformat()
-    intro = f"\nMeasured by `make bench` on {when}, on {machine()}.\n\n"
-    args.readme.write_text(head + START + intro + "\n".join(b for b in blocks if b) + END + tail)
+        blocks[script] = block(script, extra, what, output, seconds)
+        _write(
+            args.readme, [blocks[s] for s, _, _ in BENCHMARKS if s in blocks]
+        )  # each as it lands
     print(f"wrote the benchmarks' figures into {args.readme}", file=sys.stderr)
     return 0
 

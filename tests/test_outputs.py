@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from ckptreport import outputs
-from ckptreport.answer.types import BRIEFS, NEEDS, PAGE, WORKBOOK
+from ckptreport.answer.types import BRIEFS, DECISIONS, NEEDS, PAGE, WORKBOOK
 from ckptreport.build import build
 from ckptreport.cli import main
 from ckptreport.outputs import OUTPUTS, SKIPPABLE, Output, choose
@@ -37,6 +37,7 @@ def test_the_registry():
         "briefs": frozenset({BRIEFS}),
         "workbook": frozenset({WORKBOOK}),
         "page": frozenset({PAGE}),
+        "manifest": frozenset({DECISIONS}),
     }
 
 

@@ -192,3 +192,25 @@ def test_the_briefs_data_computed_on_a_pool_is_what_this_process_computes(
             for d, r in ((a, there), (b, report))
         ]
         assert html[0] == html[1], a.spec.name
+
+
+def test_a_script_that_builds_without_a_main_guard_still_builds(small_models, tmp_path):
+    """Each spawned worker imports the main script; one that builds at its top level would build
+    again there. The worker stops at once, and the build computes what is left in its own process:
+    no deadlock on the output's lock, the same files."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "plan.py"
+    script.write_text(
+        "from ckptreport.build import build\n"
+        f"r = build({str(small_models)!r}, {str(tmp_path / 'out')!r}, skip=['workbook', 'page'])\n"
+        "print('built', r.report.rows, len(r.report.decisions))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=600, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.startswith("built ") and int(done.stdout.split()[2]) >= 2
+    assert "if __name__" in done.stderr  # what the worker said, once
+    assert len(list((tmp_path / "out" / "briefs").glob("*.pdf"))) >= 2

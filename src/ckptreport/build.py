@@ -21,6 +21,7 @@ from .answer.report import streams
 from .answer.types import DECISIONS
 from .base.errors import InputError, Problem
 from .base.paths import resolve_models, shipped_models
+from .base.workers import bootstrapping
 from .base.workers import choose as choose_workers
 from .model.plan import checked, plan_rows
 from .outputs import CSV_MAX_ROWS, Output, Progress, Result, Run, choose
@@ -191,6 +192,11 @@ def build(
     times (seeded by ``seed``) into samples.parquet and the manifest. A streamed plan's pieces and
     the draws run on the Dask scheduler ``scheduler`` names (else DASK_SCHEDULER_ADDRESS's), else on
     ``workers`` processes of this machine (default: one per core): the bytes are the same."""
+    if bootstrapping():
+        raise RuntimeError(
+            "ckptreport.build called while a worker process imports the main script: guard the "
+            'script\'s build with if __name__ == "__main__": (the build computes here meanwhile)'
+        )
     chosen = choose(
         skip, samples=samples
     )  # an unknown output is the caller's error, before any work

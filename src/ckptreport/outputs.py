@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .answer.types import BRIEFS, PAGE, WORKBOOK, Report, Sampled
+from .answer.types import BRIEFS, DECISIONS, PAGE, WORKBOOK, Report, Sampled
 
 if (
     TYPE_CHECKING
@@ -269,7 +269,7 @@ class PageOutput(Output):
 class ManifestOutput(Output):
     """out/manifest.json: what was built from what, and the hash of every file the others wrote."""
 
-    name, always = "manifest", True
+    name, always, needs = "manifest", True, frozenset({DECISIONS})  # each job's decision
 
     def finish(self, run: Run) -> None:
         from .render.manifest import file_sha256, manifest, sampled_doc

@@ -18,6 +18,7 @@ import signal
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 from .errors import InputError
 
@@ -26,6 +27,21 @@ SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
 _SHARED: dict[
     tuple[str, str], object
 ] = {}  # in a pool's worker: what ``map`` shares, by the call's number
+
+
+def bootstrapping() -> bool:
+    """Whether this process is a spawned worker still importing the main script: a script that
+    builds without ``if __name__ == "__main__":`` builds again in each worker it starts, which must
+    stop at once (the build then runs its pieces in its own process)."""
+    return bool(getattr(multiprocessing.current_process(), "_inheriting", False))
+
+
+def spawn_works() -> bool:
+    """False once a pool of this process broke: later pools (the briefs') are not started."""
+    return not _BROKE
+
+
+_BROKE: list[bool] = []
 
 
 def cores() -> int:
@@ -77,7 +93,7 @@ def _pool(workers: int) -> ProcessPoolExecutor:
     """This process's pool of ``workers`` processes, started on first use and kept: a second build
     in the same process (a notebook, a test session) does not pay for starting Python again."""
     pool = _POOLS.get(workers)
-    if pool is None or getattr(pool, "_broken", False):
+    if pool is None:  # a pool that broke was dropped (``Local.map``)
         pool = _POOLS[workers] = ProcessPoolExecutor(
             workers, mp_context=multiprocessing.get_context("spawn"), initializer=detach
         )
@@ -85,10 +101,19 @@ def _pool(workers: int) -> ProcessPoolExecutor:
 
 
 @atexit.register
-def _shutdown() -> None:
+def shutdown() -> None:
+    """Stop this process's kept pools and wait for their workers (at exit; or sooner, to free them)."""
     for pool in _POOLS.values():
-        pool.shutdown(wait=False, cancel_futures=True)
+        pool.shutdown(wait=True, cancel_futures=True)
     _POOLS.clear()
+
+
+def _first(pending: collections.deque):
+    """The first pending piece's result, taken off the queue once it has one (a broken pool leaves
+    it there, to be computed again)."""
+    result = pending[0][0].result()
+    pending.popleft()
+    return result
 
 
 class Local:
@@ -103,31 +128,47 @@ class Local:
     def __init__(self, workers: int | None = None, ahead: int = 2):
         self.workers = workers or cores()
         self.ahead = ahead
+        self.broken = False  # the pool broke and the rest ran here
         self._pending: list = []
 
     def map(self, fn: Callable, shared, items: Iterable) -> Iterator:
+        if _BROKE:  # a pool broke before: this process cannot start workers
+            yield from InProcess().map(fn, shared, items)
+            return
         pool = _pool(self.workers)
         with tempfile.NamedTemporaryFile(prefix="ckptreport-shared-", suffix=".pickle") as f:
             pickle.dump(shared, f, protocol=pickle.HIGHEST_PROTOCOL)
             f.flush()
             key = (f.name, secrets.token_hex(8))  # this call's: a file name may come again
-            pending: collections.deque = collections.deque()
+            pending: collections.deque = collections.deque()  # (future, item)
             self._pending.append(pending)
+            todo = iter(items)
             try:
-                for item in items:
-                    pending.append(pool.submit(_call, fn, key, item))
+                for item in todo:
+                    pending.append((pool.submit(_call, fn, key, item), item))
                     if len(pending) >= self.workers * self.ahead:
-                        yield pending.popleft().result()
+                        yield _first(pending)
                 while pending:
-                    yield pending.popleft().result()
+                    yield _first(pending)
+            except BrokenProcessPool:
+                # the workers could not run (a script without ``if __name__ == "__main__":`` that
+                # builds again as each spawned worker imports it, or a worker killed): what is left is
+                # computed here, in order, and gives the same results
+                self.broken = True
+                _BROKE.append(True)
+                rest = [item for _, item in pending]
+                pending.clear()
+                _POOLS.pop(self.workers, None)
+                for item in [*rest, *todo]:
+                    yield fn(shared, item)
             finally:
-                for p in pending:
+                for p, _ in pending:
                     p.cancel()
                 self._pending.remove(pending)
 
     def close(self) -> None:
         for pending in self._pending:
-            for p in pending:
+            for p, _ in pending:
                 p.cancel()
 
 

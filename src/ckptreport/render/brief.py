@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from markupsafe import Markup
 
 from ..base.workers import cores as workers_cores
+from ..base.workers import spawn_works
 from ..model import display
 from ..read import units
 from ..read.strategies import COMPARED
@@ -198,7 +199,7 @@ def start(
     paper = paper or report.inputs.plan.paper
     if workers is None:
         cores = workers_cores()
-        workers = 0 if cores == 1 else min(len(report.briefs), cores)
+        workers = 0 if cores == 1 or not spawn_works() else min(len(report.briefs), cores)
     where = f"{workers} worker process(es)" if workers else "this process"
     progress(
         f"briefs: {len(report.briefs)} laid out as PDF by {where}, beside the rest of the build"

@@ -15,6 +15,8 @@ from ..types import NONE, Param, Sampled, option_label
 from .evaluator import METRICS, RANK_COLUMNS, Evaluator, picks
 from .ranges import BLOCK, block_draws, quantiles
 
+RELEASE_EVERY = 16  # chunks between handing the scratch file's pages back: memory stays bounded
+
 ROWS_PER_CHUNK = 100_000  # rows of options x draws evaluated at once: ~150 MB of columns
 
 
@@ -128,6 +130,7 @@ class Tally:
         self.plan, self.store = plan, store
         self.wins = np.zeros((len(plan.groups), len(plan.rows)), dtype=np.int64)
         self.none = np.zeros(len(plan.groups), dtype=np.int64)
+        self.added = 0
 
     def add(self, chunk: Chunk) -> None:
         k = chunk.picked.shape[1]
@@ -137,7 +140,9 @@ class Tally:
             self.none[line] += int((~ok).sum())
         lines, m, _ = chunk.metrics.shape
         self.store.array[:, chunk.first : chunk.first + k] = chunk.metrics.reshape(lines * m, k)
-        self.store.release()
+        self.added += 1
+        if self.added % RELEASE_EVERY == 0:  # a flush a chunk costs more than the draws' own time
+            self.store.release()
 
     def result(self) -> Sampled:
         plan, option, n = self.plan, self.plan.options, self.plan.samples
