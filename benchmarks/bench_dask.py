@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -57,7 +58,7 @@ def main() -> int:
                     )
                     times[n].append((r.seconds["engine"], time.perf_counter() - t))
                     files[n] = json.loads((out / "manifest.json").read_text())["files"]
-                    os.system(f"rm -rf '{out}'")
+                    shutil.rmtree(out)
     med = {
         n: (statistics.median(a for a, _ in v), statistics.median(b for _, b in v))
         for n, v in times.items()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -47,11 +48,9 @@ def run(models: Path, out: Path, workers: int) -> dict:
     if done.returncode != 0:
         raise SystemExit(done.stderr[-3000:])
     got = json.loads(done.stdout.strip().splitlines()[-1])
-    got["parquet_MB"] = (
-        sum(p.stat().st_size for p in (out / "scenarios.parquet").rglob("*.parquet")) / 1e6
-    )
-    if (out / "scenarios.parquet").is_file():
-        got["parquet_MB"] = (out / "scenarios.parquet").stat().st_size / 1e6
+    tables = out / "scenarios.parquet"  # a directory of parts above 1M rows, else one file
+    parts = list(tables.rglob("*.parquet")) if tables.is_dir() else [tables]
+    got["parquet_MB"] = sum(p.stat().st_size for p in parts) / 1e6
     return got
 
 
@@ -71,9 +70,7 @@ def main() -> int:
             t = time.perf_counter()
             results[name] = run(tmp / name, tmp / f"out-{name}", args.workers)
             results[name]["wall_s"] = time.perf_counter() - t
-            (tmp / f"out-{name}").exists() and subprocess.run(
-                ["rm", "-rf", str(tmp / f"out-{name}")]
-            )
+            shutil.rmtree(tmp / f"out-{name}", ignore_errors=True)  # 2.6 GB at 20M rows
     for name, r in results.items():
         print(
             f"{name:<6} {r['rows']:>12,} rows  {r['seconds']:7.1f} s  {r['rows'] / r['engine_s'] / 1e6:5.2f} M rows/s "

@@ -28,7 +28,7 @@ from . import calibration, decide, page
 from .briefs import PURCHASE_COLUMNS, brief, purchase, specs
 from .briefs import piece as brief_piece
 from .recommend import RANK_BY, assumed_prices, headline_rows, recommend
-from .sheets import GROUP, Selection, cadence_grids, concat, tier_overview, workbook_rows
+from .sheets import Selection, cadence_grids, concat, lowest_waste, tier_overview, workbook_rows
 from .types import BRIEFS, DECISIONS, NEEDS, PAGE, WORKBOOK, Pick, Report
 from .uncertainty import tornado
 from .uncertainty.ranges import parameters
@@ -150,9 +150,9 @@ def compute(
     ``needs``: what the chosen outputs read beyond the summary (``NEEDS``); what none of them reads is
     not computed (the jobs' decisions with DECISIONS or any output; no brief's data without BRIEFS;
     without WORKBOOK the workbook's rows are the summary's; the review page's sections and table only
-    with PAGE). ``workers`` (``base.workers``)
-    is where a streamed plan's pieces run: this process by default; a local pool or a Dask cluster
-    needs a sink that pickles."""
+    with PAGE). ``workers`` (``base.workers``) is where the pieces run (a streamed plan's, the
+    decisions', many briefs'): this process by default; a local pool or a Dask cluster needs a sink
+    that pickles."""
     unknown = set(needs) - NEEDS
     if unknown:
         raise ValueError(f"compute cannot provide {sorted(unknown)}; it provides {sorted(NEEDS)}")
@@ -332,10 +332,7 @@ def piece(shared: Piece, span) -> tuple[int, pd.DataFrame, pd.DataFrame | None]:
         (frame["gpus"] == shared.gpus).to_numpy()
         & (frame["interval_s"] == shared.interval_s).to_numpy()
     ]
-    selected = None
-    if shared.per_group is not None:
-        rank = frame.groupby(GROUP, observed=True, sort=False)["waste_pct"].rank(method="first")
-        selected = frame[(rank <= shared.per_group).to_numpy()]
+    selected = None if shared.per_group is None else lowest_waste(frame, shared.per_group)
     return len(frame), at, selected
 
 

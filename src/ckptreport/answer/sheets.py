@@ -81,9 +81,16 @@ class Selection:
         self.kept: pd.DataFrame | None = None
 
     def add(self, chunk: pd.DataFrame) -> None:
-        both = chunk if self.kept is None else concat([self.kept, chunk])
-        rank = both.groupby(GROUP, observed=True, sort=False)["waste_pct"].rank(method="first")
-        self.kept = both[(rank <= self.per_group).to_numpy()]
+        self.kept = lowest_waste(
+            chunk if self.kept is None else concat([self.kept, chunk]), self.per_group
+        )
+
+
+def lowest_waste(frame: pd.DataFrame, per_group: int) -> pd.DataFrame:
+    """Per group, the ``per_group`` lowest-waste rows of ``frame`` (ties to the earlier row): what a
+    piece of a streamed plan keeps for the workbook, and ``Selection`` keeps of the pieces so far."""
+    rank = frame.groupby(GROUP, observed=True, sort=False)["waste_pct"].rank(method="first")
+    return frame[(rank <= per_group).to_numpy()]
 
 
 def concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
@@ -153,15 +160,10 @@ CADENCE_GRID_MIN = (
 )
 
 
-def cadence_grid(frame: pd.DataFrame, idx: int) -> dict[str, np.ndarray]:
-    """Every column of scenario ``idx`` recomputed at each interval of CADENCE_GRID_MIN (the figures
-    the Cadence sheet's formulas compute, stored with them as their results)."""
-    return cadence_grids(frame, [idx])[idx]
-
-
 def cadence_grids(frame: pd.DataFrame, labels: list[int]) -> dict[int, dict[str, np.ndarray]]:
-    """``cadence_grid`` of each of ``labels``, in one evaluation of every scenario x interval (the
-    model is row-wise: each row's figures depend on its own inputs only)."""
+    """Every column of each scenario of ``labels`` recomputed at each interval of CADENCE_GRID_MIN
+    (the figures the Cadence sheet's formulas compute, stored with them as their results), in one
+    evaluation of every scenario x interval (the model is row-wise: a row depends on its own inputs)."""
     if not labels:
         return {}
     seconds = np.array([60.0 * m for m in CADENCE_GRID_MIN])

@@ -453,7 +453,7 @@ class Report:
     )
     cadence: dict[int, dict[str, np.ndarray]] = field(
         default_factory=dict
-    )  # summary pick -> cadence_grid
+    )  # summary pick -> its cadence grid (sheets.cadence_grids)
     headline: int | None = (
         None  # the option recommended for the summary's model and SKU (its frame row)
     )

@@ -128,7 +128,6 @@ class Local:
     def __init__(self, workers: int | None = None, ahead: int = 2):
         self.workers = workers or cores()
         self.ahead = ahead
-        self.broken = False  # the pool broke and the rest ran here
         self._pending: list = []
 
     def map(self, fn: Callable, shared, items: Iterable) -> Iterator:
@@ -154,7 +153,6 @@ class Local:
                 # the workers could not run (a script without ``if __name__ == "__main__":`` that
                 # builds again as each spawned worker imports it, or a worker killed): what is left is
                 # computed here, in order, and gives the same results
-                self.broken = True
                 _BROKE.append(True)
                 rest = [item for _, item in pending]
                 pending.clear()
