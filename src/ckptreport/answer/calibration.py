@@ -122,14 +122,14 @@ def fits() -> dict[str, list[str]]:
     return {engine: list(names) for engine, names in _data()["fits"].items()}
 
 
-def predict_many(rows: list[dict], wanted: tuple[str, ...] | None = None) -> list[dict]:
-    """The model's columns for several rows at once (each BASE with its own inputs); ``wanted``:
-    only these columns and what they read (a fit evaluates its cases' columns many times)."""
+def _arrays(rows: list[dict]) -> dict[str, np.ndarray]:
+    """The engine's input columns for rows of figures: each row is BASE, its strategy's traits, then
+    its own inputs."""
     full = [{**BASE, **trait_values(r.get("strategy", BASE["strategy"])), **r} for r in rows]
     missing = sorted(set(INPUTS) - set(full[0]))
     if missing:  # an input declared without a default needs a figure here
         raise KeyError(f"calibration.NODE has no figure for {', '.join(missing)}")
-    values = {
+    return {
         k: np.array(
             [r[k] for r in full],
             dtype=bool
@@ -138,7 +138,12 @@ def predict_many(rows: list[dict], wanted: tuple[str, ...] | None = None) -> lis
         )
         for k in full[0]
     }
-    out = compute(values, wanted)
+
+
+def predict_many(rows: list[dict], wanted: tuple[str, ...] | None = None) -> list[dict]:
+    """The model's columns for several rows at once (each BASE with its own inputs); ``wanted``:
+    only these columns and what they read (a fit evaluates its cases' columns many times)."""
+    out = compute(_arrays(rows), wanted)
     return [
         {k: (v[i].item() if hasattr(v[i], "item") else v[i]) for k, v in out.items()}
         for i in range(len(rows))
@@ -277,11 +282,18 @@ def fit(engine: str, start: dict | None = None, cases_: list | None = None) -> d
     shipped = {**shipped_engines()[engine], "engine": engine}
 
     wanted = tuple(sorted({c[4] for c in chosen}))
+    # the cases' input columns built once; each step puts the trial terms into them, except where a
+    # case gives the term itself
+    base = _arrays([{**shipped, **c[3]} for c in chosen])
+    own = {t.name: np.array([t.name in c[3] for c in chosen]) for t in bounds}
+    which = [(c[4], i) for i, c in enumerate(chosen)]
 
     def residuals(x: np.ndarray) -> np.ndarray:
-        values = dict(zip((t.name for t in bounds), x))
-        got = predict_many([{**shipped, **values, **c[3]} for c in chosen], wanted)
-        return np.log(np.array([g[c[4]] for g, c in zip(got, chosen)]) / published)
+        values = dict(base)
+        for t, v in zip(bounds, x):
+            values[t.name] = np.where(own[t.name], base[t.name], v)
+        out = compute(values, wanted)
+        return np.log(np.array([out[column][i] for column, i in which], dtype=float) / published)
 
     x0 = [(start or {}).get(t.name, t.start) for t in bounds]
     result = least_squares(
