@@ -5,12 +5,11 @@ Gnumeric computed (shared by the workbook's tests and the test that adds a strat
 from __future__ import annotations
 
 import math
-import warnings
 from pathlib import Path
 
 import numpy as np
-import openpyxl
 import pandas as pd
+import xlsxcells
 
 from ckptreport.model import display
 from ckptreport.read.units import BOOL_EXCEL, INF_AT
@@ -19,10 +18,8 @@ from ckptreport.render.workbook.scenarios import scenario_columns
 
 def scenario_cells(xlsx: Path) -> pd.DataFrame:
     """The Scenarios table as LibreOffice computed it (cached values)."""
-    wb = openpyxl.load_workbook(xlsx, data_only=True, read_only=True)
-    rows = list(wb["Scenarios"].iter_rows(min_row=2, values_only=True))
-    wb.close()
-    return pd.DataFrame(rows[1:], columns=rows[0])
+    table = xlsxcells.rows(xlsxcells.read(xlsx, only=("Scenarios",))["Scenarios"], min_row=2)
+    return pd.DataFrame(table[1:], columns=table[0])
 
 
 def assert_cells_equal_engine(cells: pd.DataFrame, frame: pd.DataFrame) -> int:
@@ -61,48 +58,36 @@ def formulas_carry_what_it_computes(xlsx: Path, recalc: Path, app: str) -> dict[
     """Every formula cell of every sheet of ``xlsx`` stores a cached result, and it is what ``app``
     computed in ``recalc`` (numbers to 1e-9; at or beyond the infinity cell, both infinite); returns the
     formula cells compared per sheet."""
-    formulas = openpyxl.load_workbook(xlsx, read_only=True)
-    ours = openpyxl.load_workbook(xlsx, read_only=True, data_only=True)
-    with (
-        warnings.catch_warnings()
-    ):  # Gnumeric's file has no default style: openpyxl says so, and reads it
-        warnings.filterwarnings("ignore", "Workbook contains no default style", UserWarning)
-        theirs = openpyxl.load_workbook(recalc, read_only=True, data_only=True)
+    ours, theirs = xlsxcells.read(xlsx), xlsxcells.read(recalc)
     compared = {}
-    for name in formulas.sheetnames:
-        for f_row, o_row, t_row in zip(
-            formulas[name].iter_rows(), ours[name].iter_rows(), theirs[name].iter_rows()
-        ):
-            for f, o, t in zip(f_row, o_row, t_row):
-                if not (
-                    isinstance(f.value, str) and f.value.startswith("=") and f.data_type == "f"
-                ):
-                    continue
-                where = (
-                    f"{name}!{f.coordinate} {f.value[:80]}: cached {o.value!r}, {app} {t.value!r}"
-                )
-                assert o.value is not None or t.value in (None, ""), where  # a result is stored
-                if isinstance(o.value, bool):  # reads TRUE before any recalculation, not a bare 1
-                    assert f.number_format == BOOL_EXCEL, where
-                if (
-                    isinstance(t.value, (int, float))
-                    and not isinstance(t.value, bool)
-                    and abs(t.value) >= INF_AT
-                ):
-                    assert isinstance(o.value, (int, float)) and abs(o.value) >= INF_AT, where
-                elif (
-                    isinstance(t.value, (int, float))
-                    and not isinstance(t.value, bool)
-                    and not isinstance(o.value, bool)
-                ):  # a spreadsheet stores 12500.0 as the integer 12500
-                    assert isinstance(o.value, (int, float)) and math.isclose(
-                        o.value, t.value, rel_tol=1e-9, abs_tol=1e-12
-                    ), where
-                elif isinstance(o.value, bool) and isinstance(t.value, (int, float)):
-                    assert bool(t.value) is o.value, where  # a TRUE re-saved as 1
-                else:
-                    assert (o.value or "") == (t.value or ""), where
-                compared[name] = compared.get(name, 0) + 1
-    for wb in (formulas, ours, theirs):
-        wb.close()
+    for name, cells in ours.items():
+        their = theirs[name]
+        for ref, o in cells.items():
+            if o.formula is None:
+                continue
+            t = their.get(ref)
+            t_value = None if t is None else t.value
+            where = f"{name}!{ref} {o.formula[:80]}: cached {o.value!r}, {app} {t_value!r}"
+            assert o.value is not None or t_value in (None, ""), where  # a result is stored
+            if isinstance(o.value, bool):  # reads TRUE before any recalculation, not a bare 1
+                assert o.number_format == BOOL_EXCEL, where
+            if (
+                isinstance(t_value, (int, float))
+                and not isinstance(t_value, bool)
+                and abs(t_value) >= INF_AT
+            ):
+                assert isinstance(o.value, (int, float)) and abs(o.value) >= INF_AT, where
+            elif (
+                isinstance(t_value, (int, float))
+                and not isinstance(t_value, bool)
+                and not isinstance(o.value, bool)
+            ):  # a spreadsheet stores 12500.0 as the integer 12500
+                assert isinstance(o.value, (int, float)) and math.isclose(
+                    o.value, t_value, rel_tol=1e-9, abs_tol=1e-12
+                ), where
+            elif isinstance(o.value, bool) and isinstance(t_value, (int, float)):
+                assert bool(t_value) is o.value, where  # a TRUE re-saved as 1
+            else:
+                assert (o.value or "") == (t_value or ""), where
+            compared[name] = compared.get(name, 0) + 1
     return compared

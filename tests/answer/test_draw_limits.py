@@ -224,15 +224,19 @@ def test_the_shipped_lognormal_diff_fraction_draws_no_difference_above_the_check
 def test_judging_a_chunk_at_a_time_gives_what_judging_all_at_once_gives(small_models, monkeypatch):
     """Memory is bounded by judging chunks of draws x options (``evaluator.CELLS``): the tornado, the
     break-evens, the Monte Carlo band and each option's chance and robust cadence are the same to
-    the last bit with chunks of one draw (or one option) as with everything at once."""
+    the last bit with chunks of one draw (or one option) as with everything at once, and with chunks
+    of 37 cells (1,000 draws: 27 chunks of 37 draws and a last of one). The chance and the robust
+    cadence, a compute per chunk and per round, are judged one draw at a time on two options (every
+    option is judged apart from the others), and 37 cells at a time on all of them."""
     from ckptreport.answer import decide
     from ckptreport.answer.uncertainty import evaluator, robustness
 
     report = compute(load(small_models), needs=frozenset())
     rows = robustness.line_rows(report, 0)
     assert len(rows) > 4
+    two = rows.iloc[:2]
 
-    def judged():
+    def tornado():
         r = robustness.robustness(rows, report.params, samples=96)
         return (
             r.base,
@@ -241,10 +245,16 @@ def test_judging_a_chunk_at_a_time_gives_what_judging_all_at_once_gives(small_mo
             r.wins,
             r.quantiles,
             r.meets,
-            decide.chance(rows, report.params).tolist(),
-            decide.robust_intervals(rows, report.params, 80.0).tolist(),
         )
 
-    whole = judged()
+    def options(of):
+        return (
+            decide.chance(of, report.params).tolist(),
+            decide.robust_intervals(of, report.params, 80.0).tolist(),
+        )
+
+    whole = tornado(), options(rows), options(two)
     monkeypatch.setattr(evaluator, "CELLS", 1)  # one draw, or one option, at a time
-    assert judged() == whole
+    assert (tornado(), options(two)) == (whole[0], whole[2])
+    monkeypatch.setattr(evaluator, "CELLS", 37)
+    assert (tornado(), options(rows)) == (whole[0], whole[1])
