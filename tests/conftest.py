@@ -283,8 +283,12 @@ def pytest_terminal_summary(terminalreporter):
     if not path or not Path(path).is_file():
         return
     counts: collections.Counter = collections.Counter()
+    reused = 0
     for line in Path(path).read_text().splitlines():
         case = json.loads(line)
+        if case["outcome"] == "reused":  # not a case: a note on one counted under its command
+            reused += 1
+            continue
         counts[(case.get("command", case["kind"]), case["outcome"])] += 1
     outcomes = sorted({o for _, o in counts})
     commands = sorted({c for c, _ in counts})
@@ -297,3 +301,6 @@ def pytest_terminal_summary(terminalreporter):
         )
     total = sum(counts.values())
     terminalreporter.write_line(f"{total:,} cases")
+    terminalreporter.write_line(
+        f"{reused:,} of them computed once before: an earlier example had the same input bytes"
+    )
