@@ -151,3 +151,65 @@ def rows(cells: dict[str, Cell], min_row: int = 1) -> list[tuple]:
         if r >= min_row:
             grid[r - min_row][col - 1] = value
     return [tuple(r) for r in grid]
+
+
+def letters(column: int) -> str:
+    """A column's letters (1 = A)."""
+    s = ""
+    while column:
+        column, r = divmod(column - 1, 26)
+        s = chr(65 + r) + s
+    return s
+
+
+def typed(xlsx: Path, dest: Path, edits: dict[str, dict[str, object]]) -> Path:
+    """A copy of ``xlsx`` at ``dest`` with values typed over cells, as a person types a number or a
+    text over a cell (its formula, if any, gone; its style kept): ``edits`` is per sheet name, per
+    coordinate, the value. Every other part of the package is copied byte for byte; the cached
+    values that depend on the cells are left as they were, for a spreadsheet to recalculate."""
+    with zipfile.ZipFile(xlsx) as z:
+        paths = _sheet_paths(z)
+        members = [(info, z.read(info.filename)) for info in z.infolist()]
+    patched = {paths[sheet]: (sheet, cells) for sheet, cells in edits.items()}
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(dest, "w") as out:
+        for info, data in members:
+            if info.filename in patched:
+                sheet, cells = patched.pop(info.filename)
+                data = _typed_sheet(data, sheet, dict(cells))
+            out.writestr(info, data)
+    return dest
+
+
+def _typed_sheet(xml: bytes, sheet: str, cells: dict[str, object]) -> bytes:
+    root = etree.fromstring(xml, etree.XMLParser(huge_tree=True))
+    for node in root.iter(f"{MAIN}c"):
+        ref = node.get("r")
+        if ref not in cells:
+            continue
+        value = cells.pop(ref)
+        for child in list(node):
+            node.remove(child)
+        node.attrib.pop("t", None)
+        if isinstance(value, str):
+            node.set("t", "inlineStr")
+            etree.SubElement(etree.SubElement(node, f"{MAIN}is"), f"{MAIN}t").text = value
+        else:
+            etree.SubElement(node, f"{MAIN}v").text = (
+                repr(float(value)) if isinstance(value, float) else str(value)
+            )
+    assert not cells, f"{sheet} has no cells {sorted(cells)} to type over"
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
+
+
+def find(cells: dict[str, Cell], *wanted) -> str:
+    """The coordinate of the cell to the right of the cells holding ``wanted``, in one row, from
+    column A (Assumptions: the key, the figure, then its value)."""
+    by_row: dict[int, dict[int, object]] = {}
+    for ref, c in cells.items():
+        col, row = COORD.fullmatch(ref).groups()
+        by_row.setdefault(int(row), {})[_column(col)] = c.value
+    for row, values in sorted(by_row.items()):
+        if all(values.get(i + 1) == w for i, w in enumerate(wanted)):
+            return f"{letters(len(wanted) + 1)}{row}"
+    raise AssertionError(f"no row starts {wanted}")

@@ -21,6 +21,7 @@ import numpy as np
 import openpyxl
 import pandas as pd
 import pytest
+import xlsxcells
 
 from ckptreport.answer.types import option_label
 from ckptreport.answer.uncertainty.robustness import sensitivity
@@ -138,7 +139,7 @@ def test_cadence_and_summary_cells_equal_the_engine(built, recalc):
     """Every Cadence block (the first written by openpyxl, the others streamed) recomputes waste at
     other intervals from the same definitions; Summary shows the scenario figures it names."""
     result, _ = built
-    wb = openpyxl.load_workbook(recalc, data_only=True)
+    wb = openpyxl.load_workbook(recalc, data_only=True, read_only=True)
     cad = wb["Cadence"]
     rows = list(cad.iter_rows(values_only=True))
     header = next(r for r in rows if r and r[0] == "interval_s")
@@ -239,13 +240,9 @@ def _inputs():
     return set(INPUTS)
 
 
-def _set(ws, key: str, figure: str, value) -> None:
-    """Set the Assumptions value of (key, figure) as finance would, typing over the blue cell."""
-    for row in ws.iter_rows(min_row=1):
-        if row[0].value == key and row[1].value == figure:
-            row[2].value = value
-            return
-    raise AssertionError(f"no {key} {figure} on Assumptions")
+def _assumption(xlsx: Path, key: str, figure: str) -> str:
+    """Where the Assumptions value of (key, figure) is: the blue cell finance types over."""
+    return xlsxcells.find(xlsxcells.read(xlsx, only=("Assumptions",))["Assumptions"], key, figure)
 
 
 def test_changed_assumptions_recompute_like_the_engine(built, small_models, tmp_path):
@@ -254,15 +251,17 @@ def test_changed_assumptions_recompute_like_the_engine(built, small_models, tmp_
     with the same edits, and the Summary's recommended option (chosen by formula) is the one the
     engine now recommends: the dearer superpod-good gives way."""
     result, xlsx = built
-    wb = openpyxl.load_workbook(xlsx)
-    ws = wb["Assumptions"]
-    _set(ws, "tiers.pfs-100", "tier_write_GBps", 250)
-    _set(ws, "tiers.superpod-good", "capex_usd_per_GBps", 2_500_000)
-    _set(ws, "skus.dgx-h100", "usd_per_gpu_hour", 2.5)
-    _set(ws, "plan.intervals", "interval_s[1]", 2700)
-    edited = tmp_path / "edited" / "ckptreport.xlsx"
-    edited.parent.mkdir()
-    wb.save(edited)
+    typed = {
+        ("tiers.pfs-100", "tier_write_GBps"): 250,
+        ("tiers.superpod-good", "capex_usd_per_GBps"): 2_500_000,
+        ("skus.dgx-h100", "usd_per_gpu_hour"): 2.5,
+        ("plan.intervals", "interval_s[1]"): 2700,
+    }
+    edited = xlsxcells.typed(
+        xlsx,
+        tmp_path / "edited" / "ckptreport.xlsx",
+        {"Assumptions": {_assumption(xlsx, *where): v for where, v in typed.items()}},
+    )
 
     def sub(name, old, new):
         path = small_models / name
@@ -374,14 +373,14 @@ def test_input_strings_stay_literal_text(small_models, tmp_path):
             )
         )
     assert "HYPERLINK" not in formulas and "SUM(1)" not in formulas and "+1+1" not in formulas
-    wb = openpyxl.load_workbook(recalculated(xlsx, tmp_path), data_only=True)
+    book = xlsxcells.read(recalculated(xlsx, tmp_path))
     cells = scenario_cells(tmp_path / "recalc" / "ckptreport.xlsx")
     frame = result.frame.astype({c: object for c in result.frame.select_dtypes("category").columns})
     assert_cells_equal_engine(cells, frame)
     for k, name in enumerate(names):
         assert (cells.loc[cells["model"] == name, "params"] == (8 + k) * 1e9).all(), name
     for name in HOSTILE:
-        seen = [c.value for ws in wb for row in ws.iter_rows() for c in row if c.value == name]
+        seen = [c.value for sheet in book.values() for c in sheet.values() if c.value == name]
         assert len(seen) >= 3, name  # Scenarios, Assumptions, Summary at least
         assert (cells["model"] == name).sum() == (result.frame["model"] == name).sum() > 0, name
         assert cells.loc[cells["model"] == name, "params"].notna().all(), (
@@ -604,13 +603,15 @@ def test_checks_pass_and_catch_an_inconsistent_edit(built, recalc, tmp_path):
     assert len(checks) >= 5 and all(ok in (True, 1) and ok is not None for _, ok in checks), checks
     assert cover == f"{len(checks)} of {len(checks)} checks pass"
     _, xlsx = built
-    wb = openpyxl.load_workbook(xlsx)
-    _set(wb["Assumptions"], "tiers.pfs-100", "tier_write_GBps", -5)
-    scen = wb["Scenarios"]
-    header = [c.value for c in scen[2]]
-    scen.cell(row=10, column=header.index("stall_s") + 1, value=12345.0)
-    edited = tmp_path / "edited.xlsx"
-    wb.save(edited)
+    header = xlsxcells.rows(xlsxcells.read(xlsx, only=("Scenarios",))["Scenarios"], min_row=2)[0]
+    edited = xlsxcells.typed(
+        xlsx,
+        tmp_path / "edited.xlsx",
+        {
+            "Assumptions": {_assumption(xlsx, "tiers.pfs-100", "tier_write_GBps"): -5},
+            "Scenarios": {f"{xlsxcells.letters(header.index('stall_s') + 1)}10": 12345.0},
+        },
+    )
     checks, cover = _checks(recalculated(edited, tmp_path))
     failed = {what for what, ok in checks if ok not in (True, 1)}
     assert failed == {
@@ -707,7 +708,7 @@ def test_the_jobs_sheet_holds_each_decision_and_says_it_is_not_live(default_buil
     shares, are formulas (their recalculation is checked with every formula's above)."""
     import json
 
-    wb = openpyxl.load_workbook(default_build.out / "ckptreport.xlsx")
+    wb = openpyxl.load_workbook(default_build.out / "ckptreport.xlsx", read_only=True)
     rows = list(wb["Jobs"].iter_rows(values_only=True))
     assert rows[1][0].startswith("Not live: these figures are values the build computed")
     head = rows[3]
