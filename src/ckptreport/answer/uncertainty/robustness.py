@@ -91,8 +91,28 @@ def draws(
 
 
 def _drawn(touching: list[Param], samples: int, seed: int) -> np.ndarray:
-    """The ``samples`` seeded draws of the params ``touching`` a decision (every block of them)."""
-    return block_draws(touching, seed, 0, -(-samples // BLOCK), samples)
+    """The ``samples`` seeded draws of the params ``touching`` a decision (every block of them). The
+    same draws are judged many times (each round of a cadence's search, each break-even), so the
+    last few are kept, read-only, by what defines them: each param's distribution in its place."""
+    key = (
+        tuple(
+            (p.distribution, p.value, p.low, p.high, p.first.floor, p.first.ceiling)
+            for p in touching
+        ),
+        samples,
+        seed,
+    )
+    got = _DRAWN.get(key)
+    if got is None:
+        got = block_draws(touching, seed, 0, -(-samples // BLOCK), samples)
+        got.flags.writeable = False
+        while len(_DRAWN) >= 16:
+            _DRAWN.pop(next(iter(_DRAWN)))
+        _DRAWN[key] = got
+    return got
+
+
+_DRAWN: dict[tuple, np.ndarray] = {}  # _drawn's last draws, by what defines them
 
 
 def robustness(
