@@ -22,6 +22,14 @@ def scenario_cells(xlsx: Path) -> pd.DataFrame:
     return pd.DataFrame(table[1:], columns=table[0])
 
 
+def _cell(name, i, g, w) -> str:  # what a failed comparison says (built only when one fails)
+    return f"{name} row {i}: workbook {g!r}, engine {w!r}"
+
+
+def _formula(name, ref, o, app, t_value) -> str:
+    return f"{name}!{ref} {o.formula[:80]}: cached {o.value!r}, {app} {t_value!r}"
+
+
 def assert_cells_equal_engine(cells: pd.DataFrame, frame: pd.DataFrame) -> int:
     """Every column of the frame equals the recalculated cells, row by row (a percentage as a
     fraction: the engine's 3.6 is the cell's 0.036); returns cells compared. The plan's globals are
@@ -34,22 +42,21 @@ def assert_cells_equal_engine(cells: pd.DataFrame, frame: pd.DataFrame) -> int:
         if display.unit_of(name) == "pct":
             want = [w / 100 for w in want]
         for i, (g, w) in enumerate(zip(got, want)):
-            where = f"{name} row {i}: workbook {g!r}, engine {w!r}"
             if isinstance(w, (bool, np.bool_)):
                 # TRUE/FALSE; LibreOffice re-saves a TRUE/FALSE-formatted result as 1/0, the same in a spreadsheet
-                assert g in (True, False) and bool(g) is bool(w), where
+                assert g in (True, False) and bool(g) is bool(w), _cell(name, i, g, w)
             elif isinstance(w, str):
-                assert g == w, where
+                assert g == w, _cell(name, i, g, w)
             elif math.isnan(w):
-                assert g is None or str(g).startswith("#N/A"), (
-                    where
+                assert g is None or str(g).startswith("#N/A"), _cell(
+                    name, i, g, w
                 )  # an unknown price stays unknown
             elif math.isinf(w):
-                assert isinstance(g, (int, float)) and g >= 1e280, where
+                assert isinstance(g, (int, float)) and g >= 1e280, _cell(name, i, g, w)
             else:
                 assert isinstance(g, (int, float)) and math.isclose(
                     g, w, rel_tol=1e-9, abs_tol=1e-12
-                ), where
+                ), _cell(name, i, g, w)
             compared += 1
     return compared
 
@@ -67,16 +74,19 @@ def formulas_carry_what_it_computes(xlsx: Path, recalc: Path, app: str) -> dict[
                 continue
             t = their.get(ref)
             t_value = None if t is None else t.value
-            where = f"{name}!{ref} {o.formula[:80]}: cached {o.value!r}, {app} {t_value!r}"
-            assert o.value is not None or t_value in (None, ""), where  # a result is stored
+            assert o.value is not None or t_value in (None, ""), _formula(
+                name, ref, o, app, t_value
+            )  # a result is stored
             if isinstance(o.value, bool):  # reads TRUE before any recalculation, not a bare 1
-                assert o.number_format == BOOL_EXCEL, where
+                assert o.number_format == BOOL_EXCEL, _formula(name, ref, o, app, t_value)
             if (
                 isinstance(t_value, (int, float))
                 and not isinstance(t_value, bool)
                 and abs(t_value) >= INF_AT
             ):
-                assert isinstance(o.value, (int, float)) and abs(o.value) >= INF_AT, where
+                assert isinstance(o.value, (int, float)) and abs(o.value) >= INF_AT, _formula(
+                    name, ref, o, app, t_value
+                )
             elif (
                 isinstance(t_value, (int, float))
                 and not isinstance(t_value, bool)
@@ -84,10 +94,12 @@ def formulas_carry_what_it_computes(xlsx: Path, recalc: Path, app: str) -> dict[
             ):  # a spreadsheet stores 12500.0 as the integer 12500
                 assert isinstance(o.value, (int, float)) and math.isclose(
                     o.value, t_value, rel_tol=1e-9, abs_tol=1e-12
-                ), where
+                ), _formula(name, ref, o, app, t_value)
             elif isinstance(o.value, bool) and isinstance(t_value, (int, float)):
-                assert bool(t_value) is o.value, where  # a TRUE re-saved as 1
+                assert bool(t_value) is o.value, _formula(
+                    name, ref, o, app, t_value
+                )  # a TRUE re-saved as 1
             else:
-                assert (o.value or "") == (t_value or ""), where
+                assert (o.value or "") == (t_value or ""), _formula(name, ref, o, app, t_value)
             compared[name] = compared.get(name, 0) + 1
     return compared
