@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..base.errors import InputError, Problem
-from ..base.workers import InProcess
+from ..base.workers import InProcess, Local
 from ..model.axes import Point
 from ..model.evaluate import chunk, scenarios, spans
 from ..model.plan import plan_rows, summary_point
@@ -137,6 +137,9 @@ def _option(best: Pick, full: pd.Series, inputs: Inputs) -> dict:
     }
 
 
+DECIDE_HERE_BELOW_ROWS = 500  # a plan of fewer rows decides its jobs in this process
+
+
 def compute(
     inputs: Inputs,
     sink=None,
@@ -174,7 +177,12 @@ def compute(
     table, candidates, purchases = summary(frame, inputs, point)
     params = parameters(inputs, point.gpus)  # the summary lines' (all at the point's GPUs)
     by_gpus = functools.cache(lambda gpus: parameters(inputs, gpus))
-    decisions = _decisions(inputs, point, progress, workers) if needs else []
+    # a plan too small to pay for starting a local pool's processes decides here (0.65 s to start
+    # them on 2 cores, against some 0.1 s a job); a Dask cluster the caller named is used whatever
+    here = isinstance(workers, Local) and rows < DECIDE_HERE_BELOW_ROWS
+    decisions = (
+        _decisions(inputs, point, progress, InProcess() if here else workers) if needs else []
+    )
     specs_ = specs(inputs, frame, decisions) if briefs else []
     data = _brief_data(inputs, frame, specs_, by_gpus, progress, workers)
     named = {i for line in candidates for i in line} | {
