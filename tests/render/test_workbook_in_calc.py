@@ -39,10 +39,15 @@ LIVE = ("Summary", "Choice", "Purchase", "Cadence", "Sensitivity", "Checks", "Co
 
 
 def calc(xlsx: Path, actions: list[dict], tmp_path: Path) -> dict:
-    """Open ``xlsx`` in LibreOffice Calc, do ``actions``, return what the driver reports."""
+    """Open a copy of ``xlsx`` in LibreOffice Calc, do ``actions``, return what the driver reports
+    (a copy: Calc writes its lock file beside what it opens, and the shared build's workbook is read
+    by other tests, and opened by other Calcs, meanwhile)."""
+    opened = tmp_path / "opened" / xlsx.name
+    opened.parent.mkdir(exist_ok=True)
+    shutil.copyfile(xlsx, opened)
     script = tmp_path / "script.json"
     script.write_text(
-        json.dumps({"file": str(xlsx), "profile": str(lo_profile("uno")), "actions": actions})
+        json.dumps({"file": str(opened), "profile": str(lo_profile("uno")), "actions": actions})
     )
     done = subprocess.run(
         [UNO_PYTHON, str(REPO / "tests" / "lo_uno.py"), str(script)],
