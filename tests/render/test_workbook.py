@@ -117,18 +117,18 @@ def test_every_formula_on_every_sheet_carries_what_a_spreadsheet_computes(built,
     reason="Gnumeric (ssconvert) is not installed: run `make system-deps`",
 )
 @pytest.mark.parametrize("which", ["small plan", "shipped defaults"])
-def test_gnumeric_and_libreoffice_compute_every_cached_value(
-    which, built, small_recalc, default_build, tmp_path
-):
+def test_gnumeric_and_libreoffice_compute_every_cached_value(which, request, tmp_path):
     """A second spreadsheet engine: Gnumeric (ssconvert --recalc) recalculates every formula of the
     workbook to the value it caches, as LibreOffice does, on the small plan and on the shipped defaults
     (whose BLOOM layout does not divide its GPUs, and whose options sized to land on the target sit on
-    its boundary)."""
-    xlsx = built[1] if which == "small plan" else default_build.out / "ckptreport.xlsx"
-    for app, recalc in (
-        ("Gnumeric", gnumeric(xlsx, tmp_path / "gnumeric")),
-        ("LibreOffice", small_recalc if which == "small plan" else recalculated(xlsx, tmp_path)),
-    ):
+    its boundary). Each case asks only for its own build (the two can start at once, side by side)."""
+    if which == "small plan":
+        xlsx = request.getfixturevalue("small_build").out / "ckptreport.xlsx"
+        lo = request.getfixturevalue("small_recalc")
+    else:
+        xlsx = request.getfixturevalue("default_build").out / "ckptreport.xlsx"
+        lo = recalculated(xlsx, tmp_path)
+    for app, recalc in (("Gnumeric", gnumeric(xlsx, tmp_path / "gnumeric")), ("LibreOffice", lo)):
         compared = formulas_carry_what_it_computes(xlsx, recalc, app)
         assert (
             compared["Scenarios"] > 1000 and compared["Checks"] >= 4 and compared["Choice"] > 100
