@@ -4,9 +4,10 @@ yaml, click), in the same run. Medians of repeated runs, each a fresh interprete
 
     python benchmarks/bench_startup.py [--repeat 7]
 
-The issue's targets: validate and explain within 1.5x of ``import ckptreport.cli``, and that import
-within 1.5x of the dependencies' import. Also shown: what importing pandas and pint would add (the
-commands above do not import them). Nothing is asserted.
+An earlier issue's targets, each printed as met or not: validate and explain within 1.5x of
+``import ckptreport.cli``, and that import within 1.5x of the dependencies' import. Also shown:
+what importing pandas and pint would add (the commands above do not import them). Nothing is
+asserted.
 """
 
 from __future__ import annotations
@@ -62,11 +63,15 @@ def main() -> int:
         print(
             f"{name:<32} {s:6.3f} s  x{s / cli:5.2f} of the CLI import  x{s / deps:5.2f} of the deps"
         )
-    print(
-        f"import ckptreport.cli / deps: {cli / deps:.2f}x (target <= 1.5x); validate / CLI import: "
-        f"{t['ckptreport validate'] / cli:.2f}x, explain / CLI import: {t['ckptreport explain (one row)'] / cli:.2f}x "
-        "(target <= 1.5x)"
-    )
+    ratios = {
+        "import ckptreport.cli / deps": cli / deps,
+        "validate / CLI import": t["ckptreport validate"] / cli,
+        "explain / CLI import": t["ckptreport explain (one row)"] / cli,
+    }
+    for name, r in ratios.items():  # an earlier issue's targets, each said met or not
+        print(
+            f"{name}: {r:.2f}x (an earlier issue's target <= 1.5x: {'met' if r <= 1.5 else 'NOT met'})"
+        )
     return 0
 
 
