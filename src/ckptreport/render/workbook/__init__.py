@@ -24,10 +24,12 @@ public API is used; the long sheets' rows are streamed into the saved package (`
 from __future__ import annotations
 
 import datetime as dt
+import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from openpyxl import Workbook
+from openpyxl.writer.excel import ExcelWriter
 
 from .. import sheetxml
 from . import assumptions, cadence, choice, cover, jobs, scenarios, sensitivity, summary
@@ -87,7 +89,9 @@ def write(
     wb.calculation.fullCalcOnLoad = (
         False  # every formula carries its result: nothing to recalculate on open
     )
-    wb.save(path)
+    # stored, not deflated: the rewrite below reads every member back and deflates it once
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+        ExcelWriter(wb, archive).save()
     with task(progress, "workbook rows", len(table.rows)) as advance:
         streams["Scenarios"] = sheetxml.Stream(
             scenarios.FIRST,
