@@ -177,11 +177,20 @@ def read_sheet(sheet) -> dict:
     ]
     errors = []
     found = sheet.queryFormulaCells(FormulaResult.ERROR)
-    for ra in found.RangeAddresses:
+    for ra in found.RangeAddresses:  # named here as Calc names them ($Sheet.$A$1): one call a range
         for r in range(ra.StartRow, ra.EndRow + 1):
             for c in range(ra.StartColumn, ra.EndColumn + 1):
-                errors.append(sheet.getCellByPosition(c, r).AbsoluteName)
+                errors.append(f"${sheet.Name}.${letters(c + 1)}${r + 1}")
     return {"values": values, "errors": errors}
+
+
+def letters(column: int) -> str:
+    """A column's letters (1 = A)."""
+    s = ""
+    while column:
+        column, r = divmod(column - 1, 26)
+        s = chr(65 + r) + s
+    return s
 
 
 ACTIONS = {
