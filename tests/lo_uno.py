@@ -38,6 +38,7 @@ import time
 from pathlib import Path
 
 import uno  # noqa: F401  (python3-uno: sets up the bridge)
+from cellnames import letters
 from com.sun.star.beans import PropertyValue
 from com.sun.star.connection import NoConnectException
 from com.sun.star.sheet import FormulaResult
@@ -182,15 +183,6 @@ def read_sheet(sheet) -> dict:
             for c in range(ra.StartColumn, ra.EndColumn + 1):
                 errors.append(f"${sheet.Name}.${letters(c + 1)}${r + 1}")
     return {"values": values, "errors": errors}
-
-
-def letters(column: int) -> str:
-    """A column's letters (1 = A)."""
-    s = ""
-    while column:
-        column, r = divmod(column - 1, 26)
-        s = chr(65 + r) + s
-    return s
 
 
 ACTIONS = {

@@ -18,6 +18,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from cellnames import letters
 from lxml import etree
 from openpyxl.styles.numbers import BUILTIN_FORMATS
 
@@ -34,13 +35,13 @@ class Cell:
     number_format: str
 
 
-def _column(letters: str, _cache: dict[str, int] = {}) -> int:  # noqa: B006 (a memo)
-    if letters not in _cache:
+def _column(name: str, _cache: dict[str, int] = {}) -> int:  # noqa: B006 (a memo)
+    if name not in _cache:
         n = 0
-        for ch in letters:
+        for ch in name:
             n = n * 26 + ord(ch) - 64
-        _cache[letters] = n
-    return _cache[letters]
+        _cache[name] = n
+    return _cache[name]
 
 
 def _number(text: str):
@@ -142,8 +143,8 @@ def rows(cells: dict[str, Cell], min_row: int = 1) -> list[tuple]:
         return []
     at = []
     for ref, c in cells.items():
-        letters, digits = COORD.fullmatch(ref).groups()
-        at.append((int(digits), _column(letters), c.value))
+        name, digits = COORD.fullmatch(ref).groups()
+        at.append((int(digits), _column(name), c.value))
     last_row = max(a[0] for a in at)
     last_column = max(a[1] for a in at)
     grid = [[None] * last_column for _ in range(min_row, last_row + 1)]
@@ -151,15 +152,6 @@ def rows(cells: dict[str, Cell], min_row: int = 1) -> list[tuple]:
         if r >= min_row:
             grid[r - min_row][col - 1] = value
     return [tuple(r) for r in grid]
-
-
-def letters(column: int) -> str:
-    """A column's letters (1 = A)."""
-    s = ""
-    while column:
-        column, r = divmod(column - 1, 26)
-        s = chr(65 + r) + s
-    return s
 
 
 def typed(xlsx: Path, dest: Path, edits: dict[str, dict[str, object]]) -> Path:
