@@ -308,31 +308,3 @@ def pytest_terminal_summary(terminalreporter):
     terminalreporter.write_line(
         f"{reused:,} of them computed once before: an earlier example had the same input bytes"
     )
-
-
-# The suite's longest tests (``--durations``, on 2 cores), started first: the workers then end on
-# short tests together, instead of one on a 40-second test while the other idles. Only the order
-# changes; a test not named keeps its place after these.
-LONGEST_FIRST = (
-    "tests/render/test_workbook.py::test_gnumeric_and_libreoffice_compute_every_cached_value",
-    "tests/test_hostile.py::test_a_build_killed_at_any_moment_leaves_the_old_set_or_the_new",
-    "tests/test_docs.py::test_every_ckptreport_command_in_the_readme_runs",
-    "tests/render/test_workbook.py::test_the_layered_strategies_recalculate_to_the_engine_in_both_spreadsheets",
-    "tests/test_hostile.py::test_diff_of_two_models_directories_exits_0_or_1_for_any_valid_edit",
-    "tests/test_hostile.py::test_mutated_tool_output",
-    "tests/render/test_workbook_in_calc.py::test_sort_and_filter_in_calc_change_nothing_computed",
-    "tests/read/test_compatible.py::test_a_models_directory_from_before_engines_builds_with_the_shipped_engines",
-    "tests/answer/test_uncertainty.py::test_the_readme_dask_block_gives_what_the_build_gives",
-    "tests/render/test_workbook_in_calc.py::test_typing_a_percent_and_a_size_equals_the_yaml",
-    "tests/answer/test_draw_limits.py::test_judging_a_chunk_at_a_time_gives_what_judging_all_at_once_gives",
-    "tests/test_build.py::test_wheel_carries_the_shipped_models_and_builds_anywhere",
-    "tests/test_large.py::test_a_streamed_plan_gives_what_one_frame_gives",
-    "tests/render/test_workbook_in_calc.py::test_inserting_a_row_in_assumptions_changes_nothing_computed",
-    "tests/test_how_to_add_a_strategy.py::test_the_workbook_reads_its_traits_and_recalculates_to_the_engine",
-    "tests/test_docs.py::test_readme_diff_excerpt_is_real_output",
-)
-
-
-def pytest_collection_modifyitems(config, items):
-    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.nodeid.split("[")[0], len(rank)))

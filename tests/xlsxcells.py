@@ -1,7 +1,8 @@
 """Every cell of an xlsx package read straight from its XML with lxml: each sheet's cells by coordinate,
 with the formula, the value stored (cached) with it, and the number format. The tests that compare a
-whole workbook with what LibreOffice or Gnumeric saved read hundreds of thousands of cells three times;
-openpyxl builds a cell object per cell and takes about 13 us each, this about a tenth of that.
+whole workbook with what LibreOffice or Gnumeric saved read hundreds of thousands of cells; openpyxl
+builds a cell object per cell (about 13 us each): comparing the small plan's workbook with Gnumeric's
+took 10.8 s through openpyxl and 4.0 s here.
 
 Values are typed as openpyxl's ``data_only`` read types them (``test_xlsxcells.py`` holds the two to
 each other on a workbook with every kind of cell): a number is an int when its text has no point or
