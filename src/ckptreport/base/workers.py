@@ -100,6 +100,14 @@ def _pool(workers: int) -> ProcessPoolExecutor:
     return pool
 
 
+def _fresh_pool(workers: int) -> ProcessPoolExecutor:
+    """A new pool in place of a kept one found broken before any piece was sent to it (a worker
+    killed since the last build, by the out-of-memory killer or a person): the build is not
+    moved into this process for good because of what happened while it was idle."""
+    _POOLS.pop(workers).shutdown(wait=False)
+    return _pool(workers)
+
+
 @atexit.register
 def shutdown() -> None:
     """Stop this process's kept pools and wait for their workers (at exit; or sooner, to free them)."""
@@ -142,9 +150,19 @@ class Local:
             pending: collections.deque = collections.deque()  # (future, item)
             self._pending.append(pending)
             todo = iter(items)
+            taken: list = []  # an item taken from ``todo`` whose submit has not returned
             try:
-                for item in todo:
-                    pending.append((pool.submit(_call, fn, key, item), item))
+                for n, item in enumerate(todo):
+                    taken.append(item)
+                    try:
+                        future = pool.submit(_call, fn, key, item)
+                    except BrokenProcessPool:
+                        if n:
+                            raise
+                        pool = _fresh_pool(self.workers)  # the kept pool broke while idle: once
+                        future = pool.submit(_call, fn, key, item)
+                    pending.append((future, item))
+                    taken.clear()
                     if len(pending) >= self.workers * self.ahead:
                         yield _first(pending)
                 while pending:
@@ -154,7 +172,8 @@ class Local:
                 # builds again as each spawned worker imports it, or a worker killed): what is left is
                 # computed here, in order, and gives the same results
                 _BROKE.append(True)
-                rest = [item for _, item in pending]
+                rest = [item for _, item in pending] + taken  # a pool broken while idle refuses
+                # the submit itself: that item is computed here too
                 pending.clear()
                 _POOLS.pop(self.workers, None)
                 for item in [*rest, *todo]:
