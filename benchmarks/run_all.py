@@ -44,6 +44,11 @@ BENCHMARKS = [
     ),
     ("bench_briefs.py", [], "seconds per brief; the briefs serially against the worker processes"),
     (
+        "bench_rebuild.py",
+        [],
+        "builds again in one process: on the worker pools it kept, against pools started afresh",
+    ),
+    (
         "bench_workbook.py",
         [],
         "the Scenarios sheet writer against openpyxl write-only, the same cells",

@@ -214,3 +214,58 @@ def test_a_script_that_builds_without_a_main_guard_still_builds(small_models, tm
     assert done.stdout.startswith("built ") and int(done.stdout.split()[2]) >= 2
     assert "if __name__" in done.stderr  # what the worker said, once
     assert len(list((tmp_path / "out" / "briefs").glob("*.pdf"))) >= 2
+
+
+def test_kept_workers_serve_a_later_build_elsewhere_and_one_killed_is_replaced(
+    small_models, tmp_path, monkeypatch
+):
+    """A process's worker pools (the decisions' and the briefs' layout) are kept for its later
+    builds: a second build, from another working directory with a relative output, runs on the same
+    worker processes and writes the same bytes where it was asked. Workers killed between builds
+    (the out-of-memory killer) are replaced by fresh ones: the next build still writes every file,
+    the same bytes, and later builds still use workers."""
+    import multiprocessing
+    import os
+    import signal
+    import time
+
+    from ckptreport.render import brief as render_brief
+    from ckptreport.render import pdf
+
+    from conftest import output_files
+
+    monkeypatch.setattr(render_brief, "workers_cores", lambda: 2)  # the same on a 1-core machine
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    workers_mod.shutdown()
+    pdf.shutdown()  # no pool of an earlier test: the ones seen here are this test's
+    before = {p.pid for p in multiprocessing.active_children()}
+
+    def workers() -> set[int]:
+        return {p.pid for p in multiprocessing.active_children()} - before
+
+    skip = ["workbook", "page"]
+    try:
+        (tmp_path / "a").mkdir()
+        monkeypatch.chdir(tmp_path / "a")
+        first = build(small_models, "out", workers=2, skip=skip)
+        kept = workers()
+        assert len(first.report.briefs) == 2 and len(kept) == 4  # 2 for decisions, 2 for layout
+        (tmp_path / "b").mkdir()
+        monkeypatch.chdir(tmp_path / "b")
+        build(small_models, "out", workers=2, skip=skip)
+        assert workers() == kept
+        files = output_files(tmp_path / "a" / "out")
+        assert len([n for n in files if n.endswith(".pdf")]) == 2
+        assert output_files(tmp_path / "b" / "out") == files
+        for pid in kept:
+            os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while workers() & kept and time.monotonic() < deadline:
+            time.sleep(0.05)
+        build(small_models, tmp_path / "c", workers=2, skip=skip)
+        assert output_files(tmp_path / "c") == files
+        fresh = workers()
+        assert len(fresh) == 4 and not fresh & kept and workers_mod.spawn_works()
+    finally:
+        workers_mod.shutdown()
+        pdf.shutdown()

@@ -2,15 +2,19 @@
 
 This module imports only WeasyPrint (when it lays out) so that a worker process starts quickly: the
 build renders each brief's HTML (charts, words) itself and hands the HTML here. ``Pool`` lays out
-several at once on the machine's cores; the PDF's bytes do not depend on where it was laid out.
+several at once on the machine's cores, on worker processes kept for the process's later builds;
+the PDF's bytes do not depend on where, or after what, it was laid out.
 The renderer fetches nothing: every URL is refused, and the refusals are returned.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import multiprocessing
-from concurrent.futures import Future, ProcessPoolExecutor
+import os
+from concurrent.futures import Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from ..base.workers import detach
@@ -78,20 +82,48 @@ def _worker_start() -> None:
         pass
 
 
+_KEPT: dict[int, ProcessPoolExecutor] = {}  # by size: kept for this process's later builds
+
+
+def _executor(workers: int) -> ProcessPoolExecutor:
+    """This process's pool of ``workers`` layout processes, started on first use and kept: a second
+    build in the same process (a notebook, a sweep in a script, a test session) neither starts
+    Python and WeasyPrint again nor waits for the first build's workers to exit."""
+    pool = _KEPT.get(workers)
+    if pool is None:
+        pool = _KEPT[workers] = ProcessPoolExecutor(
+            workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_start
+        )
+    return pool
+
+
+@atexit.register
+def shutdown() -> None:
+    """Stop this process's kept layout pools and wait for their workers (at exit, or to free them)."""
+    for pool in _KEPT.values():
+        pool.shutdown(wait=True, cancel_futures=True)
+    _KEPT.clear()
+
+
 class Pool:
-    """Lays PDFs out on ``workers`` processes (spawned: they share nothing with the build's threads),
-    or in this process when ``workers`` is 0. ``submit`` returns a future of the refused URLs."""
+    """Lays one build's PDFs out on ``workers`` processes of this process's kept pool (spawned: they
+    share nothing with the build's threads), or in this process when ``workers`` is 0. ``submit``
+    returns a future of the refused URLs; ``close`` waits for this build's PDFs (cancelling those
+    not started, with ``cancel``), so none is still being written once it returns."""
 
     def __init__(self, workers: int):
-        self.executor = None
-        if workers > 0:
-            self.executor = ProcessPoolExecutor(
-                workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_start
-            )
+        self.workers = workers
+        self.futures: list[Future] = []
 
     def submit(self, html: str, path: Path) -> Future:
-        if self.executor is not None:
-            return self.executor.submit(_lay_out, html, str(path))
+        if self.workers > 0:  # the path made absolute: a kept worker is where the first build was
+            try:
+                future = _executor(self.workers).submit(_lay_out, html, os.path.abspath(path))
+            except BrokenProcessPool:  # a worker died since it was last used: a fresh pool
+                _KEPT.pop(self.workers).shutdown(wait=False)
+                future = _executor(self.workers).submit(_lay_out, html, os.path.abspath(path))
+            self.futures.append(future)
+            return future
         done: Future = Future()
         try:
             done.set_result(_lay_out(html, str(path)))
@@ -100,6 +132,8 @@ class Pool:
         return done
 
     def close(self, cancel: bool = False) -> None:
-        if self.executor is not None:
-            self.executor.shutdown(wait=True, cancel_futures=cancel)
-            self.executor = None
+        if cancel:
+            for future in self.futures:
+                future.cancel()
+        wait(self.futures)  # a pool that broke is replaced by the next build's first submit
+        self.futures = []
