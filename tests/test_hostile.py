@@ -36,6 +36,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ckptreport import diff as diff_mod
 from ckptreport.answer.report import compute
 from ckptreport.base.errors import InputError
 from ckptreport.cli import main
@@ -117,12 +118,8 @@ FRAME = frozenset({"decisions"})
 _CHECKED: dict[str, BaseException | None] = {}  # this test process's outcomes, by input bytes
 
 
-def checked(files: list[Path], check) -> None:
-    """``check()`` (compute and judge), once per content of ``files`` (files and directories, by
-    their bytes) in this test process: what compute gives is a function of its input files' bytes
-    (a rebuild is the same bytes, test_build), so an example whose files are byte for byte an earlier
-    one's is given that one's outcome again; its importing, writing and reading still run. Each
-    reuse is logged (``make test`` prints how many)."""
+def _digest(files: list[Path]) -> str:
+    """One hash of the names and bytes of ``files`` (files, and every file under directories)."""
     import hashlib
 
     digest = hashlib.sha256()
@@ -130,7 +127,16 @@ def checked(files: list[Path], check) -> None:
         for f in sorted(root.rglob("*")) if root.is_dir() else [root]:
             if f.is_file():
                 digest.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
-    key = digest.hexdigest()
+    return digest.hexdigest()
+
+
+def checked(files: list[Path], check) -> None:
+    """``check()`` (compute and judge), once per content of ``files`` (files and directories, by
+    their bytes) in this test process: what compute gives is a function of its input files' bytes
+    (a rebuild is the same bytes, test_build), so an example whose files are byte for byte an earlier
+    one's is given that one's outcome again; its importing, writing and reading still run. Each
+    reuse is logged (``make test`` prints how many)."""
+    key = _digest(files)
     if key in _CHECKED:
         _log("reused", "reused", command="(an earlier example's outcome: the same input bytes)")
     else:
@@ -1124,11 +1130,30 @@ def test_diff_of_two_models_directories_exits_0_or_1_for_any_valid_edit(tmp_path
         else None
     )
     valid = outcome(f"diff: edit of {name} loads", lambda: load(edited)) == "ok"
-    _cli(
-        "cli: diff models dirs",
-        ["diff", str(base), str(edited), "--json"],
-        allowed=(0, 1) if valid else (2,),
-    )
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(diff_mod, "snapshot", _snapshot_once)
+        _cli(
+            "cli: diff models dirs",
+            ["diff", str(base), str(edited), "--json"],
+            allowed=(0, 1) if valid else (2,),
+        )
+
+
+_REAL_SNAPSHOT = diff_mod.snapshot
+_SNAPSHOTS: dict[str, dict] = {}  # this test process's snapshots of models directories, by bytes
+
+
+def _snapshot_once(where, progress=lambda _: None) -> dict:
+    """``diff.snapshot`` of a models directory, computed once per content (its files' bytes) in this
+    test process, as ``checked`` does: every example's base is the same tiny models, computed once
+    instead of once per example; an edited side whose bytes are new is computed. A snapshot names
+    its directory (``where``), set to the one asked for; nothing else in it names a path."""
+    key = _digest([Path(where)])
+    if key in _SNAPSHOTS:
+        _log("reused", "reused", command="(an earlier example's snapshot: the same input bytes)")
+    else:
+        _SNAPSHOTS[key] = _REAL_SNAPSHOT(where, progress)
+    return {**copy.deepcopy(_SNAPSHOTS[key]), "where": str(Path(where))}
 
 
 @pytest.fixture(scope="module")
