@@ -24,7 +24,7 @@ build: $(STAMP) runtime-deps  ## compute the shipped plan -> out/
 
 test: export CKPTREPORT_HOSTILE_LOG := $(CURDIR)/.pytest_cache/hostile.jsonl
 test: $(STAMP) system-deps  ## run the whole test suite, on every core (pytest-xdist); counts the hostile cases
-	$(BIN)/python -m pytest -n auto
+	$(BIN)/python -m pytest -n auto --dist worksteal
 
 HAVE_RUNTIME := ldconfig -p | grep -q libpangoft2-1.0 && ldconfig -p | grep -q libharfbuzz-subset
 HAVE_TESTING := $(HAVE_RUNTIME) && command -v soffice >/dev/null && command -v pdftoppm >/dev/null \

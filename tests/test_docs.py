@@ -31,7 +31,9 @@ def test_first_screen_has_the_two_setup_commands():
     assert "make build" in first and "make test" in first
     makefile = (REPO / "Makefile").read_text()
     assert re.search(r"^build: .*\n\t\$\(BIN\)/ckptreport build$", makefile, re.M)
-    assert re.search(r"^test: .*\n\t\$\(BIN\)/python -m pytest( -n auto)?$", makefile, re.M)
+    assert re.search(
+        r"^test: .*\n\t\$\(BIN\)/python -m pytest( -n auto( --dist worksteal)?)?$", makefile, re.M
+    )
     assert "make test" in (REPO / ".ci" / "run").read_text()
 
 
