@@ -223,21 +223,20 @@ def test_kept_workers_serve_a_later_build_elsewhere_and_one_killed_is_replaced(
     builds: a second build, from another working directory with a relative output, runs on the same
     worker processes and writes the same bytes where it was asked. Workers killed between builds
     (the out-of-memory killer) are replaced by fresh ones: the next build still writes every file,
-    the same bytes, and later builds still use workers."""
+    the same bytes, and later builds still use workers; ``stop_workers`` stops them."""
     import multiprocessing
     import os
     import signal
     import time
 
+    import ckptreport.api as ck
     from ckptreport.render import brief as render_brief
-    from ckptreport.render import pdf
 
     from conftest import output_files
 
     monkeypatch.setattr(render_brief, "workers_cores", lambda: 2)  # the same on a 1-core machine
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
-    workers_mod.shutdown()
-    pdf.shutdown()  # no pool of an earlier test: the ones seen here are this test's
+    ck.stop_workers()  # no pool of an earlier test: the ones seen here are this test's
     before = {p.pid for p in multiprocessing.active_children()}
 
     def workers() -> set[int]:
@@ -266,6 +265,7 @@ def test_kept_workers_serve_a_later_build_elsewhere_and_one_killed_is_replaced(
         assert output_files(tmp_path / "c") == files
         fresh = workers()
         assert len(fresh) == 4 and not fresh & kept and workers_mod.spawn_works()
+        ck.stop_workers()
+        assert workers() == set()
     finally:
-        workers_mod.shutdown()
-        pdf.shutdown()
+        ck.stop_workers()

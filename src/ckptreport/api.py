@@ -42,6 +42,7 @@ __all__ = [
     "sample_plan",
     "scenarios",
     "sensitivity",
+    "stop_workers",
 ]
 
 
@@ -240,3 +241,14 @@ def build(models: str | Path | None = None, out: str | Path = "out", **options):
         if not options.pop(key, True):
             skip.add(name)
     return run(models, out, progress, skip=sorted(skip), **options)
+
+
+def stop_workers() -> None:
+    """Stop the worker processes this process kept after a build (the decisions' pool and the
+    briefs' layout pool, one process per core each) and wait for them to exit, freeing their memory.
+    A later ``build`` starts them again; they are stopped at exit in any case."""
+    from .base import workers
+    from .render import pdf
+
+    workers.shutdown()
+    pdf.shutdown()
