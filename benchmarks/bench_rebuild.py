@@ -41,7 +41,6 @@ def main() -> int:
     # imported here: a spawned worker re-imports this file
     from ckptreport.base import workers
     from ckptreport.build import build
-    from ckptreport.render import pdf
 
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -57,7 +56,6 @@ def main() -> int:
             for name in ("kept pools", "fresh pools"):  # kept: the pools the last build left
                 if name == "fresh pools":
                     workers.shutdown()
-                    pdf.shutdown()
                 c, t = _cpu(), time.perf_counter()
                 build(None, Path(tmp) / f"{name}-{i}".replace(" ", "-"), skip=["workbook"])
                 runs[name].append((time.perf_counter() - t, _cpu() - c))

@@ -248,7 +248,5 @@ def stop_workers() -> None:
     briefs' layout pool, one process per core each) and wait for them to exit, freeing their memory.
     A later ``build`` starts them again; they are stopped at exit in any case."""
     from .base import workers
-    from .render import pdf
 
     workers.shutdown()
-    pdf.shutdown()

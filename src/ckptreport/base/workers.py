@@ -86,26 +86,28 @@ def _call(fn: Callable, key: tuple[str, str], item):
     return fn(_SHARED[key], item)
 
 
-_POOLS: dict[int, ProcessPoolExecutor] = {}  # by size: kept for this process's later builds
+_POOLS: dict[tuple, ProcessPoolExecutor] = {}  # by (size, initializer): kept for later builds
 
 
-def _pool(workers: int) -> ProcessPoolExecutor:
-    """This process's pool of ``workers`` processes, started on first use and kept: a second build
-    in the same process (a notebook, a test session) does not pay for starting Python again."""
-    pool = _POOLS.get(workers)
+def kept_pool(workers: int, initializer: Callable = detach) -> ProcessPoolExecutor:
+    """This process's pool of ``workers`` spawned processes started by ``initializer`` (the
+    decisions' ``detach``; the briefs' layout its own), started on first use and kept: a second
+    build in the same process (a notebook, a script's sweep, a test session) neither pays for
+    starting Python again nor waits for the last build's workers to exit. ``shutdown`` stops them."""
+    pool = _POOLS.get((workers, initializer))
     if pool is None:  # a pool that broke was dropped (``Local.map``)
-        pool = _POOLS[workers] = ProcessPoolExecutor(
-            workers, mp_context=multiprocessing.get_context("spawn"), initializer=detach
+        pool = _POOLS[workers, initializer] = ProcessPoolExecutor(
+            workers, mp_context=multiprocessing.get_context("spawn"), initializer=initializer
         )
     return pool
 
 
-def _fresh_pool(workers: int) -> ProcessPoolExecutor:
-    """A new pool in place of a kept one found broken before any piece was sent to it (a worker
-    killed since the last build, by the out-of-memory killer or a person): the build is not
-    moved into this process for good because of what happened while it was idle."""
-    _POOLS.pop(workers).shutdown(wait=False)
-    return _pool(workers)
+def fresh_pool(workers: int, initializer: Callable = detach) -> ProcessPoolExecutor:
+    """A new pool in place of a kept one found broken when work is first sent to it (a worker
+    killed since the last build, by the out-of-memory killer or a person): what happened while it
+    was idle does not move the build into this process for good."""
+    _POOLS.pop((workers, initializer)).shutdown(wait=False)
+    return kept_pool(workers, initializer)
 
 
 @atexit.register
@@ -142,7 +144,7 @@ class Local:
         if _BROKE:  # a pool broke before: this process cannot start workers
             yield from InProcess().map(fn, shared, items)
             return
-        pool = _pool(self.workers)
+        pool = kept_pool(self.workers)
         with tempfile.NamedTemporaryFile(prefix="ckptreport-shared-", suffix=".pickle") as f:
             pickle.dump(shared, f, protocol=pickle.HIGHEST_PROTOCOL)
             f.flush()
@@ -159,7 +161,7 @@ class Local:
                     except BrokenProcessPool:
                         if n:
                             raise
-                        pool = _fresh_pool(self.workers)  # the kept pool broke while idle: once
+                        pool = fresh_pool(self.workers)  # the kept pool broke while idle: once
                         future = pool.submit(_call, fn, key, item)
                     pending.append((future, item))
                     taken.clear()
@@ -175,7 +177,7 @@ class Local:
                 rest = [item for _, item in pending] + taken  # a pool broken while idle refuses
                 # the submit itself: that item is computed here too
                 pending.clear()
-                _POOLS.pop(self.workers, None)
+                _POOLS.pop((self.workers, detach), None)
                 for item in [*rest, *todo]:
                     yield fn(shared, item)
             finally:

@@ -9,15 +9,13 @@ The renderer fetches nothing: every URL is refused, and the refusals are returne
 
 from __future__ import annotations
 
-import atexit
 import logging
-import multiprocessing
 import os
-from concurrent.futures import Future, ProcessPoolExecutor, wait
+from concurrent.futures import Future, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-from ..base.workers import detach
+from ..base.workers import detach, fresh_pool, kept_pool
 
 
 def RefusingFetcher():
@@ -82,34 +80,12 @@ def _worker_start() -> None:
         pass
 
 
-_KEPT: dict[int, ProcessPoolExecutor] = {}  # by size: kept for this process's later builds
-
-
-def _executor(workers: int) -> ProcessPoolExecutor:
-    """This process's pool of ``workers`` layout processes, started on first use and kept: a second
-    build in the same process (a notebook, a sweep in a script, a test session) neither starts
-    Python and WeasyPrint again nor waits for the first build's workers to exit."""
-    pool = _KEPT.get(workers)
-    if pool is None:
-        pool = _KEPT[workers] = ProcessPoolExecutor(
-            workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_start
-        )
-    return pool
-
-
-@atexit.register
-def shutdown() -> None:
-    """Stop this process's kept layout pools and wait for their workers (at exit, or to free them)."""
-    for pool in _KEPT.values():
-        pool.shutdown(wait=True, cancel_futures=True)
-    _KEPT.clear()
-
-
 class Pool:
-    """Lays one build's PDFs out on ``workers`` processes of this process's kept pool (spawned: they
-    share nothing with the build's threads), or in this process when ``workers`` is 0. ``submit``
-    returns a future of the refused URLs; ``close`` waits for this build's PDFs (cancelling those
-    not started, with ``cancel``), so none is still being written once it returns."""
+    """Lays one build's PDFs out on ``workers`` processes of this process's kept pool
+    (``workers.kept_pool``; spawned: they share nothing with the build's threads), or in this
+    process when ``workers`` is 0. ``submit`` returns a future of the refused URLs; ``close`` waits
+    for this build's PDFs (cancelling those not started, with ``cancel``), so none is still being
+    written once it returns."""
 
     def __init__(self, workers: int):
         self.workers = workers
@@ -117,11 +93,11 @@ class Pool:
 
     def submit(self, html: str, path: Path) -> Future:
         if self.workers > 0:  # the path made absolute: a kept worker is where the first build was
+            job = (_lay_out, html, os.path.abspath(path))
             try:
-                future = _executor(self.workers).submit(_lay_out, html, os.path.abspath(path))
+                future = kept_pool(self.workers, _worker_start).submit(*job)
             except BrokenProcessPool:  # a worker died since it was last used: a fresh pool
-                _KEPT.pop(self.workers).shutdown(wait=False)
-                future = _executor(self.workers).submit(_lay_out, html, os.path.abspath(path))
+                future = fresh_pool(self.workers, _worker_start).submit(*job)
             self.futures.append(future)
             return future
         done: Future = Future()
