@@ -166,7 +166,10 @@ def wrap(x) -> Expr:
 
 
 def _symbolic(*xs) -> bool:
-    return any(isinstance(x, Expr) for x in xs)
+    for x in xs:  # a loop, not any(generator): called for every operation of every evaluation
+        if isinstance(x, Expr):
+            return True
+    return False
 
 
 # ---- the functions a definition may use -------------------------------------------------------
