@@ -271,6 +271,20 @@ def fit_documents(engine: str) -> dict[str, str]:
     }
 
 
+_OWN = "own:"  # the mask of the cases that give a term themselves, beside the term's column
+
+
+@functools.cache
+def _steps_at_once() -> bool:
+    """Whether this SciPy's least_squares hands its finite-difference steps to a map (``workers``,
+    SciPy 1.16 on), which ``fit`` uses to evaluate them together."""
+    import inspect
+
+    from scipy.optimize import least_squares
+
+    return "workers" in inspect.signature(least_squares).parameters
+
+
 def fit(engine: str, start: dict | None = None, cases_: list | None = None) -> dict:
     """Least squares on an engine's fit cases' relative errors (log of predicted / published) over its
     free terms, within their bounds, from a neutral start (or ``start``). ``cases_``: other cases
@@ -289,12 +303,41 @@ def fit(engine: str, start: dict | None = None, cases_: list | None = None) -> d
     own = {t.name: np.array([t.name in c[3] for c in chosen]) for t in bounds}
     which = [(c[4], i) for i, c in enumerate(chosen)]
 
-    def residuals(x: np.ndarray) -> np.ndarray:
-        values = dict(base)
-        for t, v in zip(bounds, x):
-            values[t.name] = np.where(own[t.name], base[t.name], v)
+    m = len(chosen)
+
+    def at(xs: np.ndarray) -> np.ndarray:
+        """The residuals at each row of ``xs`` (trial terms), all evaluated in one compute: the cases'
+        columns repeated once per row."""
+        k = len(xs)
+        if k not in tiled:
+            tiled[k] = {name: np.tile(column, k) for name, column in (base | own_as).items()}
+        values = dict(tiled[k])
+        for j, t in enumerate(bounds):
+            values[t.name] = np.where(
+                tiled[k][_OWN + t.name], tiled[k][t.name], np.repeat(xs[:, j], m)
+            )
         out = compute(values, wanted)
-        return np.log(np.array([out[column][i] for column, i in which], dtype=float) / published)
+        got = np.array([[out[c][r * m + i] for c, i in which] for r in range(k)], dtype=float)
+        return np.log(got / published)
+
+    own_as = {_OWN + name: given for name, given in own.items()}
+    tiled: dict[int, dict[str, np.ndarray]] = {}  # the cases' columns repeated k times, by k
+    ready: dict[bytes, np.ndarray] = {}  # residuals computed ahead, by the bytes of their terms
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        hit = ready.get(np.asarray(x, dtype=float).tobytes())
+        return hit if hit is not None else at(np.asarray(x, dtype=float)[None, :])[0]
+
+    def steps(fun, xs):
+        """scipy's map for a finite-difference Jacobian: its one-term steps evaluated in one compute
+        (the same numbers, element by element, as one compute per step), then handed to ``fun``,
+        which wraps ``residuals``, in order."""
+        xs = [np.asarray(x, dtype=float) for x in xs]
+        ready.update(zip((x.tobytes() for x in xs), at(np.stack(xs))))
+        try:
+            return [fun(x) for x in xs]
+        finally:
+            ready.clear()
 
     x0 = [(start or {}).get(t.name, t.start) for t in bounds]
     result = least_squares(
@@ -305,6 +348,7 @@ def fit(engine: str, start: dict | None = None, cases_: list | None = None) -> d
         xtol=1e-12,
         ftol=1e-12,
         gtol=1e-12,
+        **({"workers": steps} if _steps_at_once() else {}),
     )
     return {
         "engine": engine,
