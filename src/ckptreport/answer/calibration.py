@@ -271,7 +271,50 @@ def fit_documents(engine: str) -> dict[str, str]:
     }
 
 
-_OWN = "own:"  # the mask of the cases that give a term themselves, beside the term's column
+class _Residuals:
+    """A fit's residuals (log of predicted / published per case) at trial terms. The cases' input
+    columns are built once; each trial puts its terms into them, except where a case gives the term
+    itself. ``steps`` is scipy's map for a finite-difference Jacobian: its one-term steps evaluated
+    in one compute (the same numbers, element by element, as a compute per step), then handed to
+    scipy's wrapper of ``__call__`` in order."""
+
+    def __init__(self, chosen: list, bounds: list, shipped: dict, published: np.ndarray):
+        self.bounds, self.published, self.m = bounds, published, len(chosen)
+        self.wanted = tuple(sorted({c[4] for c in chosen}))
+        self.base = _arrays([{**shipped, **c[3]} for c in chosen])
+        self.own = {t.name: np.array([t.name in c[3] for c in chosen]) for t in bounds}
+        self.which = [(c[4], i) for i, c in enumerate(chosen)]
+        self.tiled: dict[int, tuple[dict, dict]] = {}  # the columns and masks repeated k times
+        self.ready: dict[bytes, np.ndarray] = {}  # residuals computed ahead, by their terms' bytes
+
+    def at(self, xs: np.ndarray) -> np.ndarray:
+        """The residuals at each row of ``xs`` (trial terms), all in one compute."""
+        k, m = len(xs), self.m
+        if k not in self.tiled:
+            self.tiled[k] = (
+                {name: np.tile(column, k) for name, column in self.base.items()},
+                {name: np.tile(given, k) for name, given in self.own.items()},
+            )
+        columns, own = self.tiled[k]
+        values = dict(columns)
+        for j, t in enumerate(self.bounds):
+            values[t.name] = np.where(own[t.name], columns[t.name], np.repeat(xs[:, j], m))
+        out = compute(values, self.wanted)
+        got = np.array([[out[c][r * m + i] for c, i in self.which] for r in range(k)], dtype=float)
+        return np.log(got / self.published)
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=float)
+        hit = self.ready.get(x.tobytes())
+        return hit if hit is not None else self.at(x[None, :])[0]
+
+    def steps(self, fun, xs):
+        xs = [np.asarray(x, dtype=float) for x in xs]
+        self.ready.update(zip((x.tobytes() for x in xs), self.at(np.stack(xs))))
+        try:
+            return [fun(x) for x in xs]
+        finally:
+            self.ready.clear()
 
 
 @functools.cache
@@ -296,49 +339,7 @@ def fit(engine: str, start: dict | None = None, cases_: list | None = None) -> d
     published = np.array([c[2] for c in chosen])
     shipped = {**shipped_engines()[engine], "engine": engine}
 
-    wanted = tuple(sorted({c[4] for c in chosen}))
-    # the cases' input columns built once; each step puts the trial terms into them, except where a
-    # case gives the term itself
-    base = _arrays([{**shipped, **c[3]} for c in chosen])
-    own = {t.name: np.array([t.name in c[3] for c in chosen]) for t in bounds}
-    which = [(c[4], i) for i, c in enumerate(chosen)]
-
-    m = len(chosen)
-
-    def at(xs: np.ndarray) -> np.ndarray:
-        """The residuals at each row of ``xs`` (trial terms), all evaluated in one compute: the cases'
-        columns repeated once per row."""
-        k = len(xs)
-        if k not in tiled:
-            tiled[k] = {name: np.tile(column, k) for name, column in (base | own_as).items()}
-        values = dict(tiled[k])
-        for j, t in enumerate(bounds):
-            values[t.name] = np.where(
-                tiled[k][_OWN + t.name], tiled[k][t.name], np.repeat(xs[:, j], m)
-            )
-        out = compute(values, wanted)
-        got = np.array([[out[c][r * m + i] for c, i in which] for r in range(k)], dtype=float)
-        return np.log(got / published)
-
-    own_as = {_OWN + name: given for name, given in own.items()}
-    tiled: dict[int, dict[str, np.ndarray]] = {}  # the cases' columns repeated k times, by k
-    ready: dict[bytes, np.ndarray] = {}  # residuals computed ahead, by the bytes of their terms
-
-    def residuals(x: np.ndarray) -> np.ndarray:
-        hit = ready.get(np.asarray(x, dtype=float).tobytes())
-        return hit if hit is not None else at(np.asarray(x, dtype=float)[None, :])[0]
-
-    def steps(fun, xs):
-        """scipy's map for a finite-difference Jacobian: its one-term steps evaluated in one compute
-        (the same numbers, element by element, as one compute per step), then handed to ``fun``,
-        which wraps ``residuals``, in order."""
-        xs = [np.asarray(x, dtype=float) for x in xs]
-        ready.update(zip((x.tobytes() for x in xs), at(np.stack(xs))))
-        try:
-            return [fun(x) for x in xs]
-        finally:
-            ready.clear()
-
+    residuals = _Residuals(chosen, bounds, shipped, published)
     x0 = [(start or {}).get(t.name, t.start) for t in bounds]
     result = least_squares(
         residuals,
@@ -348,7 +349,7 @@ def fit(engine: str, start: dict | None = None, cases_: list | None = None) -> d
         xtol=1e-12,
         ftol=1e-12,
         gtol=1e-12,
-        **({"workers": steps} if _steps_at_once() else {}),
+        **({"workers": residuals.steps} if _steps_at_once() else {}),
     )
     return {
         "engine": engine,
