@@ -14,7 +14,7 @@ from ...model.evaluate import compute
 from ...read.inputs import ENTITY_COLUMN, INPUTS, PLAN, SHARES
 from ...read.strategies import read_only_by
 from ..types import Param
-from .ranges import follow_all
+from .ranges import Terms, follow_all, follow_terms
 
 METRICS = [
     "overhead_pct",
@@ -66,7 +66,8 @@ class Evaluator:
                 rows_j.append(at)
             self.member_rows.append(rows_j)
         self.runs_cache: dict[int, list[_Run]] | None = None  # per param, its runs (``_runs``)
-        self.tiles_cache: tuple[int, dict[str, np.ndarray]] | None = None  # (draws, base tiled)
+        # (draws, base tiled, the columns a param writes)
+        self.tiles_cache: tuple[int, dict[str, np.ndarray], set[str]] | None = None
 
     def only(self, kept: list[int]) -> Evaluator:
         """The same rows with only the params at positions ``kept``."""
@@ -136,8 +137,10 @@ class Evaluator:
         moved: set[str] = set()
         for j, p in enumerate(self.params):
             for run in self._runs(j):
-                y = follow_all(p, run.members, values[:, j])  # (draws, members)
-                value = np.array([m.value for m in run.members])
+                if run.terms is None:  # formed once: a chunked evaluation follows a run many times
+                    run.terms = follow_terms(p, run.members)
+                y = follow_all(p, run.members, values[:, j], run.terms)  # (draws, members)
+                value = run.terms.value
                 with np.errstate(divide="ignore", invalid="ignore"):
                     scale = np.where(value != 0, y / value, 1.0)  # a zero: its dependents stay 0
                 for column, bases in run.columns:
@@ -156,11 +159,12 @@ class Evaluator:
             tiled = {k: np.tile(v, draws) for k, v in self.base.items()}
             for v in tiled.values():
                 v.setflags(write=False)
-            self.tiles_cache = (draws, tiled)
-        written = {
-            c for j in range(len(self.params)) for run in self._runs(j) for c, _ in run.columns
-        }
-        return {k: (v.copy() if k in written else v) for k, v in self.tiles_cache[1].items()}
+            written = {
+                c for j in range(len(self.params)) for run in self._runs(j) for c, _ in run.columns
+            }
+            self.tiles_cache = (draws, tiled, written)
+        _, tiled, written = self.tiles_cache
+        return {k: (v.copy() if k in written else v) for k, v in tiled.items()}
 
     def _runs(self, j: int) -> list[_Run]:
         """Param ``j``'s members as runs of consecutive members setting the same columns, each with
@@ -195,6 +199,7 @@ class _Run:
     rows: np.ndarray | None = None
     which: np.ndarray | None = None
     columns: list | None = None
+    terms: Terms | None = None  # ``follow_terms`` of its members, on first use
 
     def done(self) -> _Run:
         self.rows = np.flatnonzero(self.index >= 0)

@@ -116,36 +116,70 @@ def follow(p: Param, m: Member, x: np.ndarray) -> np.ndarray:
     return follow_all(p, [m], x)[:, 0]
 
 
-def follow_all(p: Param, members: list[Member], x: np.ndarray) -> np.ndarray:
-    """``follow`` of several members at once: shape (draws, members), each column computed with the
-    same arithmetic as the member alone (its terms formed in Python floats, then elementwise)."""
-    x = np.asarray(x, dtype=float)[:, None]
-    value = np.array([m.value for m in members])
-    low = np.array([m.low for m in members])
-    high = np.array([m.high for m in members])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if p.distribution == "lognormal":
-            power = np.array([math.log(m.high / m.low) / math.log(p.high / p.low) for m in members])
-            out = value * (x / p.value) ** power
-        elif p.distribution == "uniform":
-            out = low + (x - p.low) * (high - low) / (p.high - p.low)
-        else:
-            down = np.array(
+@dataclasses.dataclass(frozen=True)
+class Terms:
+    """What ``follow_all`` reads of its members, as arrays (one entry a member): formed once per
+    members, not per draw (a chunked evaluation follows the same members many times)."""
+
+    value: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    slopes: tuple[np.ndarray, ...]  # lognormal: (power,); piecewise: (down, up); uniform: ()
+    floor: np.ndarray
+    ceiling: np.ndarray
+    first: list[int]  # which member is the param's first
+
+
+def follow_terms(p: Param, members: list[Member]) -> Terms:
+    """``follow_all``'s per-member terms, each formed in Python floats as the member alone forms it."""
+    if p.distribution == "lognormal":
+        slopes: tuple[np.ndarray, ...] = (
+            np.array([math.log(m.high / m.low) / math.log(p.high / p.low) for m in members]),
+        )
+    elif p.distribution == "uniform":
+        slopes = ()
+    else:
+        slopes = (
+            np.array(
                 [(m.value - m.low) / (p.value - p.low) if p.value > p.low else 0.0 for m in members]
-            )
-            up = np.array(
+            ),
+            np.array(
                 [
                     (m.high - m.value) / (p.high - p.value) if p.high > p.value else 0.0
                     for m in members
                 ]
-            )
-            below = value + (x - p.value) * down
-            above = value + (x - p.value) * up
+            ),
+        )
+    return Terms(
+        value=np.array([m.value for m in members]),
+        low=np.array([m.low for m in members]),
+        high=np.array([m.high for m in members]),
+        slopes=slopes,
+        floor=np.array([max(m.floor, 0.0) for m in members]),
+        ceiling=np.array([m.ceiling for m in members]),
+        first=[k for k, m in enumerate(members) if m is p.first],
+    )
+
+
+def follow_all(
+    p: Param, members: list[Member], x: np.ndarray, terms: Terms | None = None
+) -> np.ndarray:
+    """``follow`` of several members at once: shape (draws, members), each column computed with the
+    same arithmetic as the member alone (its terms formed in Python floats, then elementwise).
+    ``terms``: ``follow_terms(p, members)``, when the caller keeps them."""
+    t = terms or follow_terms(p, members)
+    x = np.asarray(x, dtype=float)[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if p.distribution == "lognormal":
+            out = t.value * (x / p.value) ** t.slopes[0]
+        elif p.distribution == "uniform":
+            out = t.low + (x - p.low) * (t.high - t.low) / (p.high - p.low)
+        else:
+            below = t.value + (x - p.value) * t.slopes[0]
+            above = t.value + (x - p.value) * t.slopes[1]
             out = np.where(x < p.value, below, above)
-    floor = np.array([max(m.floor, 0.0) for m in members])
-    out = np.clip(out, floor, np.array([m.ceiling for m in members]))
-    first = [k for k, m in enumerate(members) if m is p.first]
-    out[:, first] = x  # the first member is the draw itself
+    out = np.clip(out, t.floor, t.ceiling)
+    out[:, t.first] = x  # the first member is the draw itself
     return out
 
 
