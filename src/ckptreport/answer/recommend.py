@@ -4,6 +4,7 @@ an option rests on."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from ..model import rule
@@ -17,38 +18,47 @@ from .types import RECOMMENDED, STATUSES, Pick
 RANK_BY = ["tier", "engine", "tier_kind", *rule.COLUMNS.values()]  # the columns recommend reads
 
 
-def ranked(rows: pd.DataFrame) -> tuple[pd.Index, str]:
-    """Candidate options (their labels in ``rows``), best first, and the status of the first, by the
-    one rule (``rule.rank``)."""
+def _ranked(rows: pd.DataFrame) -> tuple[np.ndarray, str]:
+    """``ranked`` as positions in ``rows``."""
     order, count, status = rule.rank(
         *rule.of({c: rows[c].to_numpy() for c in rule.COLUMNS.values()})
     )
-    return rows.index[order[:count]], STATUSES[int(status)]
+    return order[:count], STATUSES[int(status)]
+
+
+def ranked(rows: pd.DataFrame) -> tuple[pd.Index, str]:
+    """Candidate options (their labels in ``rows``), best first, and the status of the first, by the
+    one rule (``rule.rank``)."""
+    order, status = _ranked(rows)
+    return rows.index[order], status
 
 
 def recommend(rows: pd.DataFrame) -> Pick | None:
-    """The option chosen among ``rows`` (see ``ranked``); None when there are no rows."""
+    """The option chosen among ``rows`` (see ``ranked``); None when there are no rows. Rows are
+    taken by position and columns read as arrays: a summary calls this per line and strategy, and
+    a row of a wide frame is the costly part (``rows`` has unique labels, as the frame's)."""
     if rows.empty:
         return None
-    order, status = ranked(rows)
-    best = rows.loc[order[0]]
+    order, status = _ranked(rows)
+    best = rows.iloc[order[0]]
     runner = other = None
     if status == RECOMMENDED:
-        elsewhere = order[rows.loc[order, "tier"].to_numpy() != best["tier"]]
-        runner = rows.loc[elsewhere[0]] if len(elsewhere) else None
-        engines = order[rows.loc[order, "engine"].to_numpy() != best["engine"]]
-        other = rows.loc[engines[0]] if len(engines) else None
-    waiting = rows[
+        tiers, engines = rows["tier"].to_numpy(), rows["engine"].to_numpy()
+        elsewhere = order[tiers[order] != best["tier"]]
+        runner = rows.iloc[elsewhere[0]] if len(elsewhere) else None
+        others = order[engines[order] != best["engine"]]
+        other = rows.iloc[others[0]] if len(others) else None
+    waiting = (
         rows["tier_durable"].to_numpy(bool)
         & rows["meets_target"].to_numpy(bool)
         & rows["total_usd"].isna().to_numpy()
-    ]
+    )
     return Pick(
-        int(order[0]),
+        int(rows.index[order[0]]),
         best,
         status,
         runner,
-        tuple(dict.fromkeys(str(t) for t in waiting["tier"])),
+        tuple(dict.fromkeys(str(t) for t in rows["tier"].to_numpy()[waiting])),
         other,
     )
 
