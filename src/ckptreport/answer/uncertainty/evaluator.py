@@ -137,8 +137,6 @@ class Evaluator:
         moved: set[str] = set()
         for j, p in enumerate(self.params):
             for run in self._runs(j):
-                if run.terms is None:  # formed once: a chunked evaluation follows a run many times
-                    run.terms = follow_terms(p, run.members)
                 y = follow_all(p, run.members, values[:, j], run.terms)  # (draws, members)
                 value = run.terms.value
                 with np.errstate(divide="ignore", invalid="ignore"):
@@ -183,7 +181,7 @@ class Evaluator:
                 run = runs[-1]
                 run.index[rows] = len(run.members)
                 run.members.append(member)
-            self.runs_cache[j] = [r.done() for r in runs]
+            self.runs_cache[j] = [r.done(self.params[j]) for r in runs]
         return self.runs_cache[j]
 
 
@@ -191,7 +189,8 @@ class Evaluator:
 class _Run:
     """Consecutive members of a param setting the same columns (``names``: its input, then the
     inputs derived from it), the rows each sets (``index``: -1 none) and, once ``done``, the rows
-    set, which member sets each, and per column its members' bases (None: the input itself)."""
+    set, which member sets each, per column its members' bases (None: the input itself), and the
+    terms ``follow_all`` reads of its members (formed once: a chunked evaluation reuses them)."""
 
     names: tuple[str, ...]
     members: list
@@ -199,15 +198,16 @@ class _Run:
     rows: np.ndarray | None = None
     which: np.ndarray | None = None
     columns: list | None = None
-    terms: Terms | None = None  # ``follow_terms`` of its members, on first use
+    terms: Terms | None = None
 
-    def done(self) -> _Run:
+    def done(self, param: Param) -> _Run:
         self.rows = np.flatnonzero(self.index >= 0)
         self.which = self.index[self.rows]
         self.columns = [(self.names[0], None)] + [
             (name, np.array([dict(m.dependents)[name] for m in self.members]))
             for name in self.names[1:]
         ]
+        self.terms = follow_terms(param, self.members)
         return self
 
 

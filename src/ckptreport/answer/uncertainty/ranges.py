@@ -167,7 +167,7 @@ def follow_all(
     """``follow`` of several members at once: shape (draws, members), each column computed with the
     same arithmetic as the member alone (its terms formed in Python floats, then elementwise).
     ``terms``: ``follow_terms(p, members)``, when the caller keeps them."""
-    t = terms or follow_terms(p, members)
+    t = terms if terms is not None else follow_terms(p, members)
     x = np.asarray(x, dtype=float)[:, None]
     with np.errstate(divide="ignore", invalid="ignore"):
         if p.distribution == "lognormal":
