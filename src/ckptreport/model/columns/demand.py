@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..expr import GB, PERCENT, known, minimum, where
+from ..expr import GB, PERCENT, known, maximum, minimum, where
 from .define import column, section
 
 section("The copy to host, and the coordination")
@@ -100,8 +100,9 @@ def state_tensors(layers, tensors_per_layer, state_tensors_per_weight):
 @column("count")
 def chunks_per_tensor(training_gpus, pp):
     """Ranks that hold a part of each tensor and propose it to the plan: those of its pipeline stage
-    (tensor- and data-parallel shards, or replicas a deduplication then drops)."""
-    return training_gpus / pp
+    (tensor- and data-parallel shards, or replicas a deduplication then drops); at least the one
+    rank that holds it (fewer GPUs than stages would make the pairwise validation negative)."""
+    return maximum(training_gpus / pp, 1)
 
 
 @column("count")
