@@ -133,7 +133,7 @@ def test_bigger_model_never_has_a_smaller_checkpoint(rows, factor):
 @SETTINGS
 @given(rows=rows_strategy)
 def test_no_time_is_negative_even_with_fewer_gpus_than_pipeline_stages(rows):
-    """A row whose GPUs are fewer than its pipeline stages (a validated plan drops it, an API caller
+    """A row whose GPUs are fewer than its pipeline stages (the loader refuses it, an API caller
     may not) still gives no negative time: each tensor is held by at least one rank, so the pairwise
     validation of the first save's plan is never below zero (it was -2.2 us, found by the property
     above in a fresh-clone CI run)."""
