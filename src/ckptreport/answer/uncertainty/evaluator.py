@@ -68,6 +68,11 @@ class Evaluator:
         self.runs_cache: dict[int, list[_Run]] | None = None  # per param, its runs (``_runs``)
         # (draws, base tiled, the columns a param writes)
         self.tiles_cache: tuple[int, dict[str, np.ndarray], set[str]] | None = None
+        # a base column repeated (draws, tile) by column: shared by reference with the evaluators
+        # ``moved`` makes of this one (an interval search moves a few columns each round), except
+        # the columns they move (``own``)
+        self.shared_tiles: dict[str, tuple[int, np.ndarray]] = {}
+        self.own: frozenset[str] = frozenset()
 
     def only(self, kept: list[int]) -> Evaluator:
         """The same rows with only the params at positions ``kept``."""
@@ -81,6 +86,7 @@ class Evaluator:
         """The same rows and params with some base inputs set to other values (one per row)."""
         out = copy.copy(self)
         out.base = {**self.base, **inputs}
+        out.own = self.own | set(inputs)
         out.tiles_cache = None
         return out
 
@@ -100,6 +106,7 @@ class Evaluator:
         out.member_rows = [[_within(m, a, b) - a for m in ms] for ms in self.member_rows]
         out.n = b - a
         out.runs_cache = out.tiles_cache = None
+        out.shared_tiles, out.own = {}, frozenset()
         return out
 
     def parts(self, draws: int) -> list[slice]:
@@ -154,15 +161,27 @@ class Evaluator:
         between calls of the same number of draws (a Monte Carlo's every chunk), the ones a param
         sets copied for this call to write into."""
         if self.tiles_cache is None or self.tiles_cache[0] != draws:
-            tiled = {k: np.tile(v, draws) for k, v in self.base.items()}
-            for v in tiled.values():
-                v.setflags(write=False)
+            tiled = {k: self._tile(k, v, draws) for k, v in self.base.items()}
             written = {
                 c for j in range(len(self.params)) for run in self._runs(j) for c, _ in run.columns
             }
             self.tiles_cache = (draws, tiled, written)
         _, tiled, written = self.tiles_cache
         return {k: (v.copy() if k in written else v) for k, v in tiled.items()}
+
+    def _tile(self, column: str, base: np.ndarray, draws: int) -> np.ndarray:
+        """``base`` repeated ``draws`` times, read-only: a column this evaluator shares with the one it
+        was ``moved`` from is tiled once for both (the last number of draws kept)."""
+        if column in self.own:
+            tile = np.tile(base, draws)
+        else:
+            hit = self.shared_tiles.get(column)
+            if hit is not None and hit[0] == draws:
+                return hit[1]
+            tile = np.tile(base, draws)
+            self.shared_tiles[column] = (draws, tile)
+        tile.setflags(write=False)
+        return tile
 
     def _runs(self, j: int) -> list[_Run]:
         """Param ``j``'s members as runs of consecutive members setting the same columns, each with
