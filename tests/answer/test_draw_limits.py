@@ -258,3 +258,64 @@ def test_judging_a_chunk_at_a_time_gives_what_judging_all_at_once_gives(small_mo
     assert (tornado(), options(two)) == (whole[0], whole[2])
     monkeypatch.setattr(evaluator, "CELLS", 37)
     assert (tornado(), options(rows)) == (whole[0], whole[1])
+
+
+def _robust_judging_all(ev, base, params, c, kept):
+    """``decide._robust`` as it was before it judged only the options short of the target: every
+    option judged in every round and at the end (the reference the faster one must equal)."""
+    from ckptreport.answer import decide
+
+    intervals = base.copy()
+    for _ in range(6):
+        _, cols = decide._judged(ev, intervals, params, decide.CHECK, kept)
+        if cols is None:
+            return base
+        met = cols["meets_target"].mean(axis=0) >= c - 1e-12
+        if met.all():
+            break
+        feasible = (
+            cols["host_memory_ok"] & cols["nvme_ok"] & cols["capacity_ok"] & cols["layout_ok"]
+        )
+        ratio = np.where(
+            feasible,
+            cols["overhead_pct"] / (cols["target_overhead_pct"] * decide.WITHIN_TARGET),
+            np.inf,
+        )
+        need = np.quantile(ratio, c, axis=0, method="higher")
+        grow = np.where(np.isfinite(need), np.maximum(need, 1.0), 1.0) * 1.0001
+        grow = np.where(met, 1.0, grow)
+        intervals = np.minimum(np.maximum(base, intervals * grow), decide.GRID_S[-1])
+    _, cols = decide._judged(ev, intervals, params, ["meets_target"], kept)
+    reached = cols["meets_target"].mean(axis=0) >= c - 1e-12
+    return np.where(reached, intervals, base)
+
+
+def test_judging_only_the_options_short_of_the_target_gives_what_judging_all_gives(widened):
+    """A robust cadence's rounds judge again only the options that have not met the target
+    (``Evaluator.rows``): on options of every strategy, engine, model, SKU and tier, with every input
+    widened, a subset's draws are the whole's columns at its rows to the last bit, and the robust
+    cadences equal those of judging every option in every round, at confidences that leave options
+    short after one round, after several, and never meeting it."""
+    from ckptreport.answer import decide
+    from ckptreport.answer.uncertainty import robustness
+
+    _, params, rows = widened
+    ev = Evaluator(rows, params)
+    kept = ev.touching()
+    assert kept and len(rows) > 20
+    _, whole = robustness.draws(None, params, samples=64, ev=ev)
+    rng = np.random.default_rng(7)
+    for size in (1, 5, len(rows) // 2):
+        at = np.sort(rng.choice(len(rows), size, replace=False))
+        _, part = robustness.draws(None, params, samples=64, ev=ev.rows(at), kept=kept)
+        assert set(part) == set(whole)
+        for name, values in whole.items():
+            want = values[:, at]
+            assert np.array_equal(part[name], want, equal_nan=want.dtype.kind == "f"), (size, name)
+    base = decide.best_intervals(rows)
+    moved = 0
+    for confidence in (0.5, 0.8, 0.99):
+        got = decide._robust(ev, base, params, confidence, kept)
+        assert np.array_equal(got, _robust_judging_all(ev, base, params, confidence, kept))
+        moved += int((got != base).sum())
+    assert moved > 0  # some options needed a longer cadence: the rounds ran

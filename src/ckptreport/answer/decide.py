@@ -221,14 +221,18 @@ def robust_intervals(rows: pd.DataFrame, params: list[Param], confidence_pct: fl
 
 
 def _robust(ev: Evaluator, base: np.ndarray, params: list[Param], c: float, kept) -> np.ndarray:
-    """``robust_intervals`` of some options (``ev``'s rows, their cheapest intervals ``base``)."""
+    """``robust_intervals`` of some options (``ev``'s rows, their cheapest intervals ``base``). An
+    option that meets the target keeps its interval, and so meets it in every later round: each
+    round judges only the options still short of it (``todo``), as judging all would give them."""
     intervals = base.copy()
+    todo = np.arange(len(base))
     for _ in range(6):
-        _, cols = _judged(ev, intervals, params, CHECK, kept)
+        _, cols = _judged(ev.rows(todo), intervals[todo], params, CHECK, kept)
         if cols is None:
             return base  # nothing uncertain touches them: the base figures are what will happen
         met = cols["meets_target"].mean(axis=0) >= c - 1e-12
         if met.all():
+            todo = todo[:0]
             break
         feasible = (
             cols["host_memory_ok"] & cols["nvme_ok"] & cols["capacity_ok"] & cols["layout_ok"]
@@ -238,9 +242,12 @@ def _robust(ev: Evaluator, base: np.ndarray, params: list[Param], c: float, kept
         need = np.quantile(ratio, c, axis=0, method="higher")
         grow = np.where(np.isfinite(need), np.maximum(need, 1.0), 1.0) * 1.0001
         grow = np.where(met, 1.0, grow)  # one that meets it stays: each option is solved on its own
-        intervals = np.minimum(np.maximum(base, intervals * grow), GRID_S[-1])
-    _, cols = _judged(ev, intervals, params, ["meets_target"], kept)
-    reached = cols["meets_target"].mean(axis=0) >= c - 1e-12
+        intervals[todo] = np.minimum(np.maximum(base[todo], intervals[todo] * grow), GRID_S[-1])
+        todo = todo[~met]
+    reached = np.ones(len(base), dtype=bool)  # every option judged last at its interval met it
+    if len(todo):
+        _, cols = _judged(ev.rows(todo), intervals[todo], params, ["meets_target"], kept)
+        reached[todo] = cols["meets_target"].mean(axis=0) >= c - 1e-12
     return np.where(reached, intervals, base)
 
 

@@ -73,6 +73,9 @@ class Evaluator:
         # the columns they move (``own``)
         self.shared_tiles: dict[str, tuple[int, np.ndarray]] = {}
         self.own: frozenset[str] = frozenset()
+        # the columns the params set in the rows this evaluator was cut from (``rows``): a share of
+        # one whole counts as drawn as it does there, so a row's figures are the same cut or whole
+        self.also_moved: frozenset[str] = frozenset()
 
     def only(self, kept: list[int]) -> Evaluator:
         """The same rows with only the params at positions ``kept``."""
@@ -109,6 +112,18 @@ class Evaluator:
         out.shared_tiles, out.own = {}, frozenset()
         return out
 
+    def rows(self, at: np.ndarray) -> Evaluator:
+        """The same params over some of the rows (``at``: sorted positions), as ``part`` over a run
+        of them: an interval search judges again only the options that have not met its target."""
+        out = copy.copy(self)
+        out.also_moved = self.also_moved | self._written()
+        out.base = {k: v[at] for k, v in self.base.items()}
+        out.member_rows = [[_among(m, at) for m in ms] for ms in self.member_rows]
+        out.n = len(at)
+        out.runs_cache = out.tiles_cache = None
+        out.shared_tiles, out.own = {}, frozenset()
+        return out
+
     def parts(self, draws: int) -> list[slice]:
         """The rows cut into runs of at most ``CELLS`` draws x rows (one row at least)."""
         step = max(1, CELLS // max(draws, 1))
@@ -141,7 +156,7 @@ class Evaluator:
         (``SHARES``) held to 100% (``_within_shares``)."""
         draws = values.shape[0]
         env = self._tiled(draws)
-        moved: set[str] = set()
+        moved: set[str] = set(self.also_moved)
         for j, p in enumerate(self.params):
             for run in self._runs(j):
                 y = follow_all(p, run.members, values[:, j], run.terms)  # (draws, members)
@@ -162,12 +177,13 @@ class Evaluator:
         sets copied for this call to write into."""
         if self.tiles_cache is None or self.tiles_cache[0] != draws:
             tiled = {k: self._tile(k, v, draws) for k, v in self.base.items()}
-            written = {
-                c for j in range(len(self.params)) for run in self._runs(j) for c, _ in run.columns
-            }
-            self.tiles_cache = (draws, tiled, written)
+            self.tiles_cache = (draws, tiled, self._written())
         _, tiled, written = self.tiles_cache
         return {k: (v.copy() if k in written else v) for k, v in tiled.items()}
+
+    def _written(self) -> set[str]:
+        """The columns the params set in some row."""
+        return {c for j in range(len(self.params)) for run in self._runs(j) for c, _ in run.columns}
 
     def _tile(self, column: str, base: np.ndarray, draws: int) -> np.ndarray:
         """``base`` repeated ``draws`` times, read-only: a column this evaluator shares with the one it
@@ -258,6 +274,14 @@ def _within(rows: np.ndarray, a: int, b: int) -> np.ndarray:
     """The sorted positions ``rows`` that lie in [a, b)."""
     lo, hi = np.searchsorted(rows, [a, b])
     return rows[lo:hi]
+
+
+def _among(rows: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """Where in ``at`` (sorted positions) the sorted positions ``rows`` that it holds lie."""
+    where = np.searchsorted(at, rows)
+    held = where < len(at)
+    held[held] = at[where[held]] == rows[held]
+    return where[held]
 
 
 def hits(rows: np.ndarray, group: np.ndarray) -> bool:
