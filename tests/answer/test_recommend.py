@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 
+import numpy as np
 import openpyxl
 import pandas as pd
 import pytest
@@ -141,3 +142,39 @@ def test_when_nothing_meets_the_target_the_closest_option_is_named(frame):
     assert not pick.meets and pick.status == "closest" and pick.runner_up is None
     durable = rows[rows["tier_durable"]]
     assert pick.row["overhead_pct"] == durable["overhead_pct"].min()
+
+
+def test_choosing_among_positions_is_choosing_among_those_rows(report):
+    """A summary chooses each strategy's option among positions of its line's rows (``at``, with the
+    line's columns read once): the pick, its row, status, runner-up, other engine and unpriced tiers
+    are those of choosing among the rows themselves, on every line and strategy, and on subsets
+    that leave a line without a priced or feasible option."""
+    from ckptreport.answer.recommend import columns_of
+
+    def same(a, b) -> None:
+        assert (a is None) == (b is None)
+        if a is None:
+            return
+        assert (a.index, a.status, a.unpriced) == (b.index, b.status, b.unpriced)
+        for x, y in ((a.row, b.row), (a.runner_up, b.runner_up), (a.other_engine, b.other_engine)):
+            assert (x is None) == (y is None)
+            if x is not None:
+                pd.testing.assert_series_equal(x, y)
+
+    frame = report.frame
+    statuses = set()
+    for line in range(len(report.summary)):
+        rows = frame.loc[report.candidates[line]]
+        cols = columns_of(rows)
+        strategies = rows["strategy"].to_numpy()
+        subsets = [np.flatnonzero(strategies == s) for s in dict.fromkeys(strategies)]
+        subsets += [
+            np.arange(0, len(rows), 3),
+            np.flatnonzero(~rows["meets_target"].to_numpy(bool)),
+        ]
+        subsets += [np.arange(0), None]
+        for at in subsets:
+            got = recommend(rows, at, cols)
+            same(got, recommend(rows if at is None else rows.iloc[at]))
+            statuses.add(None if got is None else got.status)
+    assert len(statuses) >= 3  # recommended, closest, and none to choose from at least

@@ -218,18 +218,18 @@ def _best(rows: pd.DataFrame) -> pd.Series | None:
 
 
 def purchase(on_sku: pd.DataFrame, pick: Pick) -> Purchase:
-    """The purchase curve around the pick (see ``Purchase``)."""
+    """The purchase curve around the pick (see ``Purchase``). The rows it keeps are chosen by masks
+    over ``on_sku``'s columns and taken once (a frame per step is the costly part)."""
     strategy = str(pick.row["strategy"])
-    family = on_sku[on_sku["tier_family"] == pick.row["tier_family"]]
-    if family["tier"].nunique() > 1:
+    family = (on_sku["tier_family"] == pick.row["tier_family"]).to_numpy()
+    if on_sku["tier"][family].nunique() > 1:
         steps, what = family, f"the {pick.row['tier_family']} family"
     else:
-        steps = on_sku[
-            on_sku["tier_durable"].to_numpy(bool) & on_sku["total_usd"].notna().to_numpy()
-        ]
+        steps = on_sku["tier_durable"].to_numpy(bool) & on_sku["total_usd"].notna().to_numpy()
         what = f"the priced durable tiers of {pick.row['sku']}"
+    strategies = on_sku["strategy"].astype(str)
     sync = (
-        recommend(on_sku[on_sku["strategy"].to_numpy() == BASELINE])
+        recommend(on_sku, np.flatnonzero(strategies.to_numpy() == BASELINE))
         if strategy != BASELINE
         else None
     )
@@ -237,12 +237,10 @@ def purchase(on_sku: pd.DataFrame, pick: Pick) -> Purchase:
         strategy: pick.row["engine"],
         **({BASELINE: sync.row["engine"]} if sync is not None else {}),
     }
-    keep = steps[np.isin(steps["strategy"].astype(str), list(engine_of))]
-    keep = keep[
-        (
-            keep["engine"].astype(str).to_numpy()
-            == keep["strategy"].astype(str).map(engine_of).to_numpy()
-        )
+    keep = on_sku[
+        steps
+        & np.isin(strategies.to_numpy(), list(engine_of))
+        & (on_sku["engine"].astype(str).to_numpy() == strategies.map(engine_of).to_numpy())
     ]
     points = keep[PURCHASE_COLUMNS].sort_values(
         ["strategy", "tier_bought_GBps", "total_usd_month"], kind="stable"

@@ -18,47 +18,62 @@ from .types import RECOMMENDED, STATUSES, Pick
 RANK_BY = ["tier", "engine", "tier_kind", *rule.COLUMNS.values()]  # the columns recommend reads
 
 
-def _ranked(rows: pd.DataFrame) -> tuple[np.ndarray, str]:
-    """``ranked`` as positions in ``rows``."""
-    order, count, status = rule.rank(
-        *rule.of({c: rows[c].to_numpy() for c in rule.COLUMNS.values()})
-    )
+PICKED_BY = ["tier", "engine", *rule.COLUMNS.values(), "tier_durable", "meets_target", "total_usd"]
+
+
+def columns_of(rows: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The columns ``recommend`` reads, as arrays: read once by a caller choosing among many subsets
+    of the same rows (a summary line's strategies)."""
+    return {c: rows[c].to_numpy() for c in dict.fromkeys(PICKED_BY)}
+
+
+def _ranked(cols: dict[str, np.ndarray]) -> tuple[np.ndarray, str]:
+    """``ranked`` as positions in the rows ``cols`` holds."""
+    order, count, status = rule.rank(*rule.of({c: cols[c] for c in rule.COLUMNS.values()}))
     return order[:count], STATUSES[int(status)]
 
 
 def ranked(rows: pd.DataFrame) -> tuple[pd.Index, str]:
     """Candidate options (their labels in ``rows``), best first, and the status of the first, by the
     one rule (``rule.rank``)."""
-    order, status = _ranked(rows)
+    order, status = _ranked({c: rows[c].to_numpy() for c in rule.COLUMNS.values()})
     return rows.index[order], status
 
 
-def recommend(rows: pd.DataFrame) -> Pick | None:
-    """The option chosen among ``rows`` (see ``ranked``); None when there are no rows. Rows are
-    taken by position and columns read as arrays: a summary calls this per line and strategy, and
-    a row of a wide frame is the costly part (``rows`` has unique labels, as the frame's)."""
-    if rows.empty:
+def recommend(
+    rows: pd.DataFrame, at: np.ndarray | None = None, cols: dict[str, np.ndarray] | None = None
+) -> Pick | None:
+    """The option chosen among ``rows`` (see ``ranked``), or among the rows at positions ``at``
+    (sorted) as among ``rows.iloc[at]``; None when there are none. Rows are taken by position and
+    columns read as arrays (``cols``: ``columns_of(rows)``, when the caller has them): a summary calls
+    this per line and strategy, and a row of a wide frame is the costly part (``rows`` has unique
+    labels, as the frame's)."""
+    cols = columns_of(rows) if cols is None else cols
+    if at is not None:
+        cols = {c: v[at] for c, v in cols.items()}
+    if not len(cols["tier"]):
         return None
-    order, status = _ranked(rows)
-    best = rows.iloc[order[0]]
+    order, status = _ranked(cols)
+    where = order if at is None else at[order]  # the ranked options' positions in ``rows``
+    best = rows.iloc[where[0]]
     runner = other = None
     if status == RECOMMENDED:
-        tiers, engines = rows["tier"].to_numpy(), rows["engine"].to_numpy()
-        elsewhere = order[tiers[order] != best["tier"]]
+        tiers, engines = cols["tier"], cols["engine"]
+        elsewhere = where[tiers[order] != best["tier"]]
         runner = rows.iloc[elsewhere[0]] if len(elsewhere) else None
-        others = order[engines[order] != best["engine"]]
+        others = where[engines[order] != best["engine"]]
         other = rows.iloc[others[0]] if len(others) else None
     waiting = (
-        rows["tier_durable"].to_numpy(bool)
-        & rows["meets_target"].to_numpy(bool)
-        & rows["total_usd"].isna().to_numpy()
+        cols["tier_durable"].astype(bool)
+        & cols["meets_target"].astype(bool)
+        & pd.isna(cols["total_usd"])
     )
     return Pick(
-        int(rows.index[order[0]]),
+        int(rows.index[where[0]]),
         best,
         status,
         runner,
-        tuple(dict.fromkeys(str(t) for t in rows["tier"].to_numpy()[waiting])),
+        tuple(dict.fromkeys(str(t) for t in cols["tier"][waiting])),
         other,
     )
 

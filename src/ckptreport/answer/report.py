@@ -27,7 +27,7 @@ from ..read.validated import Inputs
 from . import calibration, decide, page
 from .briefs import PURCHASE_COLUMNS, brief, purchase, specs
 from .briefs import piece as brief_piece
-from .recommend import RANK_BY, assumed_prices, headline_rows, recommend
+from .recommend import RANK_BY, assumed_prices, columns_of, headline_rows, recommend
 from .sheets import Selection, cadence_grids, concat, lowest_waste, tier_overview, workbook_rows
 from .types import BRIEFS, DECISIONS, NEEDS, PAGE, WORKBOOK, Pick, Report
 from .uncertainty import tornado
@@ -88,9 +88,12 @@ def summary(
             "interval_s": float(first["interval_s"]),
             "ckpt_bytes": float(first["ckpt_bytes"]),
         }
+        cols = columns_of(group)  # each strategy's options are positions in the line's
+        strategies = group["strategy"].to_numpy()
         for strategy in inputs.plan.strategies:
-            line |= _strategy_pick(strategy, recommend(group[group["strategy"] == strategy]))
-        best = recommend(group)
+            at = np.flatnonzero(strategies == strategy)
+            line |= _strategy_pick(strategy, recommend(group, at, cols))
+        best = recommend(group, cols=cols)
         line |= _option(best, frame.loc[best.index], inputs)
         out.append(line)
         order = group.sort_values(["tier_bought_GBps", "overhead_pct"], kind="stable").index
