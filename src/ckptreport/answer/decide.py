@@ -95,13 +95,14 @@ def _objective(cols: dict[str, np.ndarray]) -> np.ndarray:
 OBJECTIVE = ["total_usd", "waste_usd", "meets_target"]  # what a cadence is chosen by
 
 
-def _at(rows: pd.DataFrame, intervals: np.ndarray) -> dict[str, np.ndarray]:
-    """The objective's columns of every row at each of its candidate intervals (rows x k)."""
-    k = intervals.shape[1]
-    env = {n: np.repeat(rows[n].to_numpy(), k) for n in INPUTS if n in rows}
+def _at(inputs: dict[str, np.ndarray], intervals: np.ndarray) -> dict[str, np.ndarray]:
+    """The objective's columns of every row (``inputs``: their input columns) at each of its
+    candidate intervals (rows x k)."""
+    n, k = intervals.shape
+    env = {name: np.repeat(column, k) for name, column in inputs.items()}
     env["interval_s"] = intervals.reshape(-1)
     out = compute(env, OBJECTIVE)
-    return {n: np.asarray(out[n]).reshape(len(rows), k) for n in OBJECTIVE}
+    return {name: np.asarray(out[name]).reshape(n, k) for name in OBJECTIVE}
 
 
 def best_intervals(rows: pd.DataFrame) -> np.ndarray:
@@ -116,8 +117,9 @@ def best_intervals(rows: pd.DataFrame) -> np.ndarray:
 
 def _best_intervals(rows: pd.DataFrame) -> np.ndarray:
     grid = np.broadcast_to(GRID_S, (len(rows), len(GRID_S)))
+    inputs = {n: rows[n].to_numpy() for n in INPUTS if n in rows}  # read once for every round
     for _ in range(ROUNDS + 1):
-        cols = _at(rows, grid)
+        cols = _at(inputs, grid)
         feasible, cost = _objective(cols)
         best = np.where(
             np.isfinite(feasible).any(axis=1), np.argmin(feasible, axis=1), np.argmin(cost, axis=1)
