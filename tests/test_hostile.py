@@ -153,24 +153,22 @@ def sane(report) -> None:
     """What 'ok' must mean: the numbers a planner reads are not nonsense, and no text in the CSV
     could run as a formula."""
     f = report.frame
-    for name in f.columns:
-        column = f[name]
+    for name, column in f.items():  # by position: a look-up by name costs more than the check
         if column.dtype.kind in "fi" and (
             name.endswith(("_s", "_bytes", "_pct", "_GBps")) or name in ("nodes", "gpus")
         ):
             values = column.to_numpy(float)
             assert not (values[~np.isnan(values)] < 0).any(), f"{name} is negative"
         if column.dtype.kind == "i":
-            assert (column >= 0).all(), f"{name} overflowed"
+            assert (column.to_numpy() >= 0).all(), f"{name} overflowed"
     assert (f["ckpt_bytes"] > 0).all() and np.isfinite(f["ckpt_bytes"]).all()
     assert (f["gpus"] >= 1).all() and (f["nodes"] >= 1).all()
     for name in f.select_dtypes("category").columns:
         for value in f[name].cat.categories:
             assert str(value).isprintable(), f"{name}: {value!r}"
-    safe = csv_safe(f)
-    for name in safe.columns:
-        if safe[name].dtype == object or isinstance(safe[name].dtype, pd.CategoricalDtype):
-            texts = safe[name].astype(str).unique()
+    for name, column in csv_safe(f).items():
+        if column.dtype == object or isinstance(column.dtype, pd.CategoricalDtype):
+            texts = column.astype(str).unique()
             assert not any(t and t[0] in "=+-@\t\r" for t in texts), (
                 f"{name} holds a formula for a spreadsheet"
             )
