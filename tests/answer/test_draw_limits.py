@@ -294,8 +294,8 @@ def test_judging_only_the_options_short_of_the_target_gives_what_judging_all_giv
     """A robust cadence's rounds judge again only the options that have not met the target
     (``Evaluator.rows``): on options of every strategy, engine, model, SKU and tier, with every input
     widened, a subset's draws are the whole's columns at its rows to the last bit, and the robust
-    cadences equal those of judging every option in every round, at confidences that leave options
-    short after one round, after several, and never meeting it."""
+    cadences equal those of judging every option in every round, at 50%, 80% and 99% confidence
+    (some options then need a longer cadence than their cheapest)."""
     from ckptreport.answer import decide
     from ckptreport.answer.uncertainty import robustness
 

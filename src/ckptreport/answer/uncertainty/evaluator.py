@@ -103,23 +103,25 @@ class Evaluator:
     def part(self, rows: slice) -> Evaluator:
         """The same params over a run of the rows (one of ``parts``): an option's figures do not
         depend on the other rows', so options can be judged a part at a time."""
-        out = copy.copy(self)
         a, b = rows.start, rows.stop
-        out.base = {k: v[a:b] for k, v in self.base.items()}
-        out.member_rows = [[_within(m, a, b) - a for m in ms] for ms in self.member_rows]
-        out.n = b - a
-        out.runs_cache = out.tiles_cache = None
-        out.shared_tiles, out.own = {}, frozenset()
-        return out
+        return self._cut(
+            slice(a, b), [[_within(m, a, b) - a for m in ms] for ms in self.member_rows]
+        )
 
     def rows(self, at: np.ndarray) -> Evaluator:
         """The same params over some of the rows (``at``: sorted positions), as ``part`` over a run
         of them: an interval search judges again only the options that have not met its target."""
-        out = copy.copy(self)
+        out = self._cut(at, [[_among(m, at) for m in ms] for ms in self.member_rows])
         out.also_moved = self.also_moved | self._written()
+        return out
+
+    def _cut(self, at: slice | np.ndarray, member_rows: list[list[np.ndarray]]) -> Evaluator:
+        """The same params over the rows ``at`` (a run, or sorted positions), each member's rows
+        among them ``member_rows``: nothing tiled or run for the whole is kept."""
+        out = copy.copy(self)
         out.base = {k: v[at] for k, v in self.base.items()}
-        out.member_rows = [[_among(m, at) for m in ms] for ms in self.member_rows]
-        out.n = len(at)
+        out.member_rows = member_rows
+        out.n = len(np.arange(self.n)[at])
         out.runs_cache = out.tiles_cache = None
         out.shared_tiles, out.own = {}, frozenset()
         return out
