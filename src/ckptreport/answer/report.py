@@ -25,6 +25,7 @@ from ..read.load import plan_file
 from ..read.strategies import COMPARED
 from ..read.validated import Inputs
 from . import calibration, decide, page
+from . import purchase as buying
 from .briefs import PURCHASE_COLUMNS, brief, purchase, specs
 from .briefs import piece as brief_piece
 from .recommend import RANK_BY, assumed_prices, columns_of, headline_rows, recommend
@@ -183,8 +184,8 @@ def compute(
     # a plan too small to pay for starting a local pool's processes decides here (0.65 s to start
     # them on 2 cores, against some 0.1 s a job); a Dask cluster the caller named is used whatever
     here = isinstance(workers, Local) and rows < DECIDE_HERE_BELOW_ROWS
-    decisions = (
-        _decisions(inputs, point, progress, InProcess() if here else workers) if needs else []
+    decisions, clusters = (
+        _decisions(inputs, point, progress, InProcess() if here else workers) if needs else ([], [])
     )
     specs_ = specs(inputs, frame, decisions) if briefs else []
     data = _brief_data(inputs, frame, specs_, by_gpus, progress, workers)
@@ -221,6 +222,7 @@ def compute(
         if html
         else None,
         decisions=decisions,
+        clusters=clusters,
     )
 
 
@@ -260,25 +262,46 @@ def _brief_data(inputs: Inputs, frame, specs_, by_gpus, progress, workers) -> li
     return out
 
 
-def _decisions(inputs: Inputs, point: Point, progress, workers) -> list:
+def _piece(shared, task):
+    """One piece of the decisions, for a worker: a job's decision or pick (``decide.piece``), or one
+    storage product of a cluster's purchase (``purchase.piece``, tasks tagged 'buy')."""
+    if task[0] == "buy":
+        return buying.piece(shared, task[1:])
+    return decide.piece(shared, task)
+
+
+def _decisions(inputs: Inputs, point: Point, progress, workers) -> tuple[list, list]:
     """The decision for each job of the plan (``decide``) at its scale, and its pick at each of the
-    plan's other cluster sizes: every one a piece of its own, run on ``workers``."""
+    plan's other cluster sizes; and each cluster's purchase (``purchase``), its products a piece
+    each: every one a piece of its own, run on ``workers``. A job that runs on a cluster is then
+    decided again on the storage its cluster buys (at its share of it)."""
     from ..base.progress import task
 
     todo = decide.jobs(inputs, point)
     tasks = [(k, None) for k in range(len(todo))]
     tasks += [(k, g) for k, job in enumerate(todo) for g in decide.scales(inputs, job)]
-    done: dict[tuple[int, int | None], object] = {}
-    with task(progress, "decisions", len(tasks)) as advance:
-        for key, result in zip(tasks, workers.map(decide.piece, (inputs, todo), tasks)):
+    bought = [("buy", *t) for t in buying.tasks(inputs, todo)]
+    done: dict[tuple, object] = {}
+    with task(progress, "decisions", len(tasks) + len(bought)) as advance:
+        for key, result in zip(tasks + bought, workers.map(_piece, (inputs, todo), tasks + bought)):
             done[key] = result
             advance(1, todo[key[0]].name if key[1] is None else None)
+    clusters = []
+    for k, c in enumerate(inputs.plan.clusters):
+        mine = {t[2]: done[t] for t in bought if t[1] == k}
+        if buying.cluster_jobs(inputs, c, todo):
+            clusters.append(buying.assemble(inputs, c, todo, mine))
+    chosen = {j: cp.choice for cp in clusters if cp.choice is not None for j in cp.jobs}
     out = []
     for k, job in enumerate(todo):
         own = done[(k, None)]
+        if job.name in chosen:  # decided on what its cluster buys
+            own = decide.decide(
+                buying.sized_inputs(inputs, chosen[job.name], job.name), job, scale=False
+            )
         picks = {g: done[(k, g)] for kk, g in tasks if kk == k and g is not None}
         out.append(dataclasses.replace(own, scale=decide.assembled(job, own.pick, picks)))
-    return out
+    return out, clusters
 
 
 def _assumed(

@@ -41,6 +41,141 @@ def option_label(strategy: object, tier: object, engine: object = None) -> str:
     return f"{strategy}{JOIN}{tier}" + ("" if engine is None else f"{WITH}{engine}")
 
 
+# ---- the purchase for a cluster (answer.purchase computes it) -----------------------------------
+
+HOURS_PER_YEAR = 8766.0  # 365.25 days
+SECONDS_PER_YEAR = HOURS_PER_YEAR * 3600.0
+TOGETHER, STAGGERED, ALONE = "together", "staggered", "alone"  # how overlapping jobs share storage
+
+
+@dataclass(frozen=True)
+class Product:
+    """A storage product a cluster may buy: a tier, what one unit delivers and costs, and the counts
+    that can be bought (an owned tier: the units it has)."""
+
+    tier: str
+    unit_name: str
+    lo: int
+    hi: int
+    owned: int  # units already held (no purchase); 0: none
+    sized: bool  # sold in units (a tier without a unit is one fixed unit)
+    unit_price_usd: float  # NaN: unpriced
+    unit_price_basis: str
+    capacity_per_unit_bytes: float  # NaN: capacity bought apart by the TB
+    usd_per_tb: float  # capacity bought apart (NaN: not priced)
+    power_W: float
+    rack_units: float
+    support_pct: float  # a share of the purchase price a year
+    support_usd_year: float  # an owned tier's
+    life_s: float
+    largest_published_units: int  # 0: none published beyond the unit itself
+    per_nodes: float  # a reference design's units per node count (NaN: none)
+
+    @property
+    def priced(self) -> bool:
+        return self.owned > 0 or not math.isnan(self.unit_price_usd)
+
+    @property
+    def counts(self) -> range:
+        return range(self.owned, self.owned + 1) if self.owned else range(self.lo, self.hi + 1)
+
+
+@dataclass(frozen=True)
+class JobAt:
+    """One job's choice on a product at a count: its pick's row (None: nothing meets the target at the
+    plan's confidence there), how it shares the system, and its GPU time lost."""
+
+    job: str
+    row: pd.Series | None
+    share: float
+    mode: str
+
+    @property
+    def meets(self) -> bool:
+        return self.row is not None
+
+
+@dataclass(frozen=True)
+class UnitsAt:
+    """A product at a count of units: its storage cost over the life, the GPU time lost by every job,
+    whether every job meets its target, and each job's choice."""
+
+    tier: str
+    units: int
+    mode: str  # together, staggered or alone: how the overlapping jobs' saves share the system
+    write_GBps: float
+    read_GBps: float
+    beyond_published: bool
+    purchase_usd: float
+    running_usd_year: float
+    capacity_bytes: float  # the capacity bought (or held)
+    storage_life_usd: float
+    gpu_lost_usd: float  # every job's GPU time lost over its run (waste_usd)
+    moved_usd: float  # of it, what the storage bought moves (stall, interference, rework, restore)
+    not_moved_usd: float  # restart (and a dropped replica's rejoin): no purchase changes it
+    feasible: bool
+    jobs: tuple[JobAt, ...]
+    unit_name: str = "unit"  # what the product's unit is called (a fixed tier: system)
+
+    @property
+    def total_usd(self) -> float:
+        return self.storage_life_usd + self.gpu_lost_usd
+
+
+@dataclass(frozen=True)
+class ClusterPurchase:
+    """The answer for one cluster: the choice, the runner-up (another product), each product's best,
+    the curve of the chosen product over its counts, and the year-by-year schedule of the choice."""
+
+    cluster: str
+    title: str
+    sku: str
+    gpus: int
+    jobs: tuple[str, ...]
+    overlaps: dict[str, tuple[str, ...]]  # job -> the jobs whose training overlaps its own
+    life_s: float
+    discount_pct: float
+    usd_per_kwh: float
+    usd_per_rack_unit_month: float
+    choice: UnitsAt | None
+    runner_up: UnitsAt | None
+    products: list[
+        UnitsAt
+    ]  # each product's best (least cost meeting the targets, else its most units)
+    unpriced: tuple[str, ...]  # products that could serve but carry no price: never ranked
+    curve: list[UnitsAt]  # the chosen product at every count tried, by count
+    least: UnitsAt | None  # the fewest units of the chosen product that meet every target
+    reference_units: int | None  # the reference design's units for the cluster (unit.per_nodes)
+    confidence_pct: float
+    unit_name: str = "unit"
+    schedule: list[dict] = field(
+        default_factory=list
+    )  # year, purchase, support, power, space, rent
+
+    @property
+    def staggered(self) -> bool:
+        return self.choice is not None and self.choice.mode == STAGGERED
+
+    def payback(self) -> tuple[int, float] | None:
+        """(K more units than the least that meets the targets, months they take to pay back) where
+        the choice buys more than the least: the extra storage over the GPU time it saves a month."""
+        if self.choice is None or self.least is None or self.choice.units <= self.least.units:
+            return None
+        saved = self.least.gpu_lost_usd - self.choice.gpu_lost_usd
+        months = max(_run_months(self.least), 1e-9)
+        monthly = saved / months - (self.choice.running_usd_year - self.least.running_usd_year) / 12
+        extra = self.choice.purchase_usd - self.least.purchase_usd
+        if monthly <= 0:
+            return None
+        return self.choice.units - self.least.units, extra / monthly
+
+
+def _run_months(p: UnitsAt) -> float:
+    """Months the jobs run (their runs laid end to end where they do not overlap: the longest span)."""
+    days = [float(j.row["run_days"]) for j in p.jobs if j.row is not None]
+    return max(days, default=0.0) * 86400.0 / (SECONDS_PER_YEAR / 12)
+
+
 # ---- the recommendation and a brief ----------------------------------------------------------
 
 
@@ -460,6 +595,9 @@ class Report:
     sweeps: list[Sweep] = field(default_factory=list)  # each input the headline option reads, swept
     page: Page | None = None  # what out/report.html shows beyond the summary (when it is written)
     decisions: list[Decision] = field(default_factory=list)  # per job: the decision, at its scale
+    clusters: list = field(
+        default_factory=list
+    )  # per cluster: its purchase (purchase.ClusterPurchase)
 
     def __post_init__(self):
         self.rows = self.rows or len(self.frame)

@@ -169,6 +169,9 @@ def _d2h_node(sku) -> float:
 def _tier_write(tier) -> float | None:
     if tier.write_per_TiB is not None and tier.capacity is not None:
         return tier.write_per_TiB.value * tier.capacity.value / TiB
+    unit = getattr(tier, "unit", None)
+    if unit is not None:  # a product sold in units, at its fewest (the purchase chooses how many)
+        return unit.write.value * unit.min.value
     return None
 
 
@@ -568,7 +571,7 @@ _DECLARED = [
         "tier_bought_GBps)",
         derive=_tier_write,
         derived_from=("write_per_TiB", "capacity"),
-        derived_doc="write_per_TiB x capacity (TiB)",
+        derived_doc="write_per_TiB x capacity (TiB); a tier sold in units: unit.write x unit.min",
         derived_formula="{tier_write_per_TiB_GBps}*{tier_capacity_bytes}/BYTES_PER_TIB",
         measured="tier_write",
     ),

@@ -560,6 +560,7 @@ def _check_plan(plan: Plan, declared, file, problems: list[Problem]) -> None:
             seen.append(value)
     _check_briefs(plan, declared, problem)
     _check_jobs(plan, declared, problem)
+    _check_clusters(plan, declared, problem)
     if plan.summary is not None:
         _check_summary(plan, declared, problem)
 
@@ -588,6 +589,60 @@ def _check_jobs(plan: Plan, declared, problem) -> None:
                 f"'{job.name}' is also a brief's name: each writes briefs/NAME.pdf",
             )
         seen.add(job.name)
+
+
+def _check_clusters(plan: Plan, declared, problem) -> None:
+    """Each cluster names a SKU and tiers that exist, once; each job that names a cluster names one of
+    them, runs on its SKU and fits in its GPUs. (Jobs that run at the same time and need more GPUs
+    together than the cluster has are refused by the purchase, which knows how long each runs.)"""
+    clusters = {}
+    for i, c in enumerate(plan.clusters):
+        if c.name in clusters:
+            problem(("clusters", i, "name"), f"clusters[{i}].name", f"'{c.name}' is used twice")
+        clusters[c.name] = c
+        if c.sku not in declared["skus"]:
+            problem(
+                ("clusters", i, "sku"),
+                f"clusters[{i}].sku",
+                _unknown("sku", c.sku, declared["skus"]),
+            )
+        for t, name in enumerate(c.tiers or []):
+            if name not in declared["tiers"]:
+                problem(
+                    ("clusters", i, "tiers", t),
+                    f"clusters[{i}].tiers[{t}]",
+                    _unknown("tier", name, declared["tiers"]),
+                )
+            elif name in c.tiers[:t]:
+                problem(
+                    ("clusters", i, "tiers", t),
+                    f"clusters[{i}].tiers[{t}]",
+                    f"'{name}' is listed twice",
+                )
+    for i, job in enumerate(plan.jobs):
+        if job.cluster is None:
+            continue
+        c = clusters.get(job.cluster)
+        if c is None:
+            problem(
+                ("jobs", i, "cluster"),
+                f"jobs[{i}].cluster",
+                _unknown("cluster", job.cluster, clusters),
+            )
+            continue
+        if job.sku != c.sku:
+            problem(
+                ("jobs", i, "sku"),
+                f"jobs[{i}].sku",
+                f"job '{job.name}' runs on {job.sku}, but its cluster '{c.name}' is of {c.sku}",
+            )
+        if job.gpus.value > c.gpus.value:
+            problem(
+                ("jobs", i, "gpus"),
+                f"jobs[{i}].gpus",
+                f"job '{job.name}' needs {job.gpus.value:,.0f} GPUs; its cluster '{c.name}' has "
+                f"{c.gpus.value:,.0f}",
+            )
 
 
 def _check_briefs(plan: Plan, declared, problem) -> None:

@@ -37,6 +37,9 @@ __all__ = [
     "Summary",
     "Job",
     "Brief",
+    "Cluster",
+    "StorageUnit",
+    "UnitSize",
     "Plan",
     "SECTIONS",
     "FILES",
@@ -171,7 +174,123 @@ class _ModelRules(Strict):
         return self
 
 
+class UnitSize(Strict):
+    """A size of the product a source measured or published: its bandwidth at that many units. Between
+    two published sizes the bandwidth per unit is interpolated; beyond the largest it keeps the largest's
+    (and the purchase says it is beyond a published size)."""
+
+    units: Quantity("count", integer=True, plausible=("1", "100000")) = Field(
+        description="units in the published system"
+    )
+    write: Quantity("bandwidth", ranged=False) = Field(description="its aggregate write bandwidth")
+    read: Quantity("bandwidth", ranged=False) | None = Field(
+        None, description="its aggregate read bandwidth; omitted: scaled as write"
+    )
+    source: Text | None = Field(None, description="where the figure is published")
+
+
+class StorageUnit(Strict):
+    """The building block a storage product is sold in (a data node, an OSS pair, a storage SU): what
+    one unit adds, what it costs, and how many can be bought. The purchase for a cluster chooses how
+    many; a tier without a unit is one fixed unit."""
+
+    name: Annotated[str, Field(min_length=1, max_length=40)] = Field(
+        "unit", description="what a unit is called: SU, data node, OSS pair"
+    )
+    write: Quantity("bandwidth", ranged=False) = Field(
+        description="aggregate write bandwidth one unit adds"
+    )
+    read: Quantity("bandwidth", ranged=False) | None = Field(
+        None, description="aggregate read bandwidth one unit adds; omitted: its write"
+    )
+    capacity: Quantity("bytes", ranged=False) | None = Field(
+        None,
+        description="usable capacity one unit adds; omitted: capacity is bought apart, at the tier's "
+        "capex_usd_per_tb",
+    )
+    price: Quantity("usd", ranged=False) | None = Field(
+        None,
+        description="purchase price of one unit; omitted: its write at the tier's capex_usd_per_GBps",
+    )
+    power_W: Quantity("count", ranged=False, plausible=("1", "1M")) | None = Field(
+        None, description="electrical power one unit draws, in watts; omitted: not charged"
+    )
+    rack_units: Quantity("count", ranged=False, plausible=("1", "10000")) | None = Field(
+        None, description="rack units (U) one unit takes; omitted: not charged"
+    )
+    min: Quantity("count", integer=True, plausible=("1", "100000")) = Field(
+        "1", validate_default=True, description="the fewest units sold (default 1)"
+    )
+    max: Quantity("count", integer=True, plausible=("1", "100000")) = Field(
+        "256", validate_default=True, description="the most units sold (default 256)"
+    )
+    per_nodes: Quantity("count", integer=True, plausible=("1", "1M")) | None = Field(
+        None,
+        description="a reference design's sizing: one unit for this many GPU nodes (shown beside the "
+        "choice, never imposed)",
+    )
+    sizes: list[UnitSize] = Field(
+        default_factory=list,
+        description="published sizes of the product (units and bandwidth): the bandwidth per unit "
+        "between and beyond them; omitted: linear in units",
+    )
+    source: Text | None = Field(None, description="where the unit's figures come from")
+
+    @model_validator(mode="after")
+    def _fewest_le_most(self):
+        if self.min.value > self.max.value:
+            raise ValidationError.from_exception_data(
+                "StorageUnit",
+                [
+                    InitErrorDetails(
+                        type=PydanticCustomError(
+                            "unit",
+                            "the fewest units sold (min: {lo}) is above the most (max: {hi})",
+                            {"lo": self.min.text, "hi": self.max.text},
+                        ),
+                        loc=("min",),
+                        input=None,
+                    )
+                ],
+            )
+        seen = [s.units.value for s in self.sizes]
+        if len(set(seen)) != len(seen):
+            raise PydanticCustomError("unit", "two sizes give the same number of units")
+        return self
+
+
 class _TierRules(Strict):
+    @model_validator(mode="after")
+    def _owned_has_no_price(self):
+        """An owned tier is not bought again: a purchase price on it is a contradiction."""
+        if self.owned is None:
+            return self
+        priced = [
+            k
+            for k in ("capex_usd_per_tb", "capex_usd_per_GBps", "usd_per_tb_month")
+            if getattr(self, k) is not None
+        ]
+        if self.unit is not None and self.unit.price is not None:
+            priced.append("unit.price")
+        if priced:
+            raise ValidationError.from_exception_data(
+                "Tier",
+                [
+                    InitErrorDetails(
+                        type=PydanticCustomError(
+                            "tier",
+                            "an owned tier is not bought: it has no purchase price or rent ({keys}); "
+                            "its running costs only (support_usd_per_year, and power and space of its "
+                            "units)",
+                            {"keys": ", ".join(priced)},
+                        ),
+                        loc=("owned",),
+                        input=None,
+                    )
+                ],
+            )
+        return self
+
     @model_validator(mode="after")
     def _bought_over_a_life(self):
         bought = [
@@ -201,7 +320,12 @@ class _TierRules(Strict):
             return self
         if self.write is not None and self.write_per_TiB is not None:
             raise PydanticCustomError("tier", "give write or write_per_TiB, not both")
-        if self.write is None and self.write_per_TiB is None and self.per_node_write is None:
+        if (
+            self.write is None
+            and self.write_per_TiB is None
+            and self.per_node_write is None
+            and self.unit is None
+        ):
             raise PydanticCustomError(
                 "tier",
                 "a tier needs a write bandwidth: write (aggregate), per_node_write, or "
@@ -328,6 +452,26 @@ Tier = _entity(
             ),
         ),
     ),
+    unit=(
+        StorageUnit | None,
+        Field(
+            None,
+            description="the building block the product is sold in; the purchase for a cluster "
+            "chooses how many (omitted: the tier is one fixed unit, as its figures say)",
+        ),
+    ),
+    owned=(
+        Quantity("count", integer=True, plausible=("1", "100000")) | None,
+        Field(
+            None,
+            description="units of it already owned (a tier without a unit: 1): no purchase, its "
+            "running costs only; omitted: not owned",
+        ),
+    ),
+    support_usd_per_year=(
+        Quantity("usd", ranged=False, inclusive=True) | None,
+        Field(None, description="an owned tier: its support and operations a year; omitted: $0"),
+    ),
     **_about("default source for the figures above"),
 )
 
@@ -380,6 +524,53 @@ class Job(Strict):
     recipe: Name | None = Field(None, description="recipe; default: the model's own")
     title: Text | None = Field(None, description="title of its brief; default from the job")
     source: Text | None = Field(None, description="where the job's scale comes from")
+    cluster: Name | None = Field(
+        None,
+        description="the cluster (plan's clusters) the job runs on: one purchase of storage serves "
+        "every job of a cluster; omitted: the job is answered on its own",
+    )
+    start: Quantity("duration", ranged=False, inclusive=True, plausible=("1 s", "50 y")) | None = (
+        Field(
+            None,
+            description="when the job starts, from the storage's first day (jobs whose training "
+            "overlaps share the storage); default 0",
+        )
+    )
+
+
+class Cluster(Strict):
+    """The cluster that runs the jobs, and buys one storage system for all of them over its life."""
+
+    name: Annotated[
+        str, Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    ] = Field(description="the cluster's name (letters, digits, . _ -); jobs name it")
+    sku: Name = Field(description="the SKU of its nodes")
+    gpus: Quantity("count", integer=True, plausible=("1", "10M")) = Field(
+        description="GPUs in the cluster: the jobs that run at the same time share them"
+    )
+    tiers: list[Name] | None = Field(
+        None,
+        min_length=1,
+        description="the storage products to weigh; omitted: every durable tier its SKU reaches",
+    )
+    life: Quantity("duration", ranged=False, plausible=("30 d", "50 y")) | None = Field(
+        None, description="the years the storage serves; omitted: each product's life"
+    )
+    usd_per_kwh: Quantity("usd", ranged=False, inclusive=True) | None = Field(
+        None, description="price of electricity; omitted: power is not charged"
+    )
+    usd_per_rack_unit_month: Quantity("usd", ranged=False, inclusive=True) | None = Field(
+        None,
+        description="price of a rack unit (U) of data-centre space a month; omitted: not charged",
+    )
+    discount_rate: Quantity("percent", ranged=False, inclusive=True, maximum=1.0) | None = Field(
+        None, description="a year's discount rate for the present value; omitted: 0%"
+    )
+    title: Text | None = Field(None, description="how outputs name it; default: its name")
+    source: Text | None = Field(None, description="where the cluster's figures come from")
+    prices_source: Text | None = Field(
+        None, description="where the electricity, space and discount figures come from"
+    )
 
 
 _AXES = {
@@ -457,6 +648,14 @@ _OUTPUTS = {
             default_factory=list,
             description="the jobs the cluster runs, each answered at its scale with a cadence chosen "
             "for it; omitted: each model of the plan on the summary's SKU and GPUs",
+        ),
+    ),
+    "clusters": (
+        list[Cluster],
+        Field(
+            default_factory=list,
+            description="the clusters that run the jobs: each buys one storage system for every job "
+            "that names it (how many units of which product); omitted: each job is answered alone",
         ),
     ),
     "briefs": (

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..answer.types import Report
 from ..read import units
+from .cluster import facts as cluster_facts
 from .decision import facts
 
 
@@ -83,6 +84,7 @@ def manifest(report: Report, meta: dict[str, str], files: dict[str, str]) -> dic
             for r in s.to_dict("records")
         ],
         "decisions": [facts(d) for d in report.decisions],
+        "clusters": [cluster_facts(cp) for cp in report.clusters],
         "briefs": [
             {
                 "name": b.spec.name,

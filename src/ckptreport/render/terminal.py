@@ -74,9 +74,11 @@ def decisions(report) -> str:
         "total over the run",
     ]
     rows, notes = [], []
+    served = {j: cp.cluster for cp in getattr(report, "clusters", []) for j in cp.jobs}
     for d in report.decisions:
         f = facts(d)
         p = f["pick"]
+        cluster = served.get(f["job"])
         rows.append(
             [
                 f["job"],
@@ -85,7 +87,9 @@ def decisions(report) -> str:
                 p["option"] if f["status"] == RECOMMENDED else f"- ({p['option']})",
                 cadence(p).removeprefix("every "),
                 bought_text(p["bought_GBps"]),
-                _usd(p["purchase_usd"]) if p["purchase_usd"] else "rented",
+                f"{cluster}'s"
+                if cluster
+                else (_usd(p["purchase_usd"]) if p["purchase_usd"] else "rented"),
                 _pct(p["ettr_pct"]),
                 f"{_pct(p['p_meets_pct'])} of draws",
                 _usd(p["total_usd"]),
@@ -93,8 +97,10 @@ def decisions(report) -> str:
         )
         notes += [f"{f['job']}:"] + [
             textwrap.fill(line, 100, initial_indent="  ", subsequent_indent="    ")
-            for line in sentences(f)
+            for line in sentences(f, purchase=cluster is None)
         ]
+        if cluster:
+            notes.append(f"  Storage: its share of what {cluster} buys (above).")
     return "\n".join([head, "", *table(cols, rows, align="<><<<>>>><"), "", *notes])
 
 
@@ -102,8 +108,10 @@ def summary(report) -> str:
     """The build's summary: the decision per job, then per model and SKU (the cross product at the
     summary point, for exploration) the best tier per strategy, and the recommended option with what
     it costs a month, the runner-up and what it rests on."""
+    from .cluster import text as clusters_text
+
     table_ = report.summary
-    jobs = decisions(report)
+    jobs = "\n\n".join(x for x in (clusters_text(report), decisions(report)) if x)
     if table_.empty:
         return (
             jobs + "\n\n" if jobs else ""
