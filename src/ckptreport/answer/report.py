@@ -273,8 +273,8 @@ def _piece(shared, task):
 def _decisions(inputs: Inputs, point: Point, progress, workers) -> tuple[list, list]:
     """The decision for each job of the plan (``decide``) at its scale, and its pick at each of the
     plan's other cluster sizes; and each cluster's purchase (``purchase``), its products a piece
-    each: every one a piece of its own, run on ``workers``. A job that runs on a cluster is then
-    decided again on the storage its cluster buys (at its share of it)."""
+    each: every one a piece of its own, run on ``workers``. A job's own decision stays as it is
+    (each job alone); its choice on what its cluster buys is the purchase's (``ClusterPurchase``)."""
     from ..base.progress import task
 
     todo = decide.jobs(inputs, point)
@@ -291,14 +291,9 @@ def _decisions(inputs: Inputs, point: Point, progress, workers) -> tuple[list, l
         mine = {t[2]: done[t] for t in bought if t[1] == k}
         if buying.cluster_jobs(inputs, c, todo):
             clusters.append(buying.assemble(inputs, c, todo, mine))
-    chosen = {j: cp.choice for cp in clusters if cp.choice is not None for j in cp.jobs}
     out = []
     for k, job in enumerate(todo):
         own = done[(k, None)]
-        if job.name in chosen:  # decided on what its cluster buys
-            own = decide.decide(
-                buying.sized_inputs(inputs, chosen[job.name], job.name), job, scale=False
-            )
         picks = {g: done[(k, g)] for kk, g in tasks if kk == k and g is not None}
         out.append(dataclasses.replace(own, scale=decide.assembled(job, own.pick, picks)))
     return out, clusters

@@ -87,9 +87,7 @@ def decisions(report) -> str:
                 p["option"] if f["status"] == RECOMMENDED else f"- ({p['option']})",
                 cadence(p).removeprefix("every "),
                 bought_text(p["bought_GBps"]),
-                f"{cluster}'s"
-                if cluster
-                else (_usd(p["purchase_usd"]) if p["purchase_usd"] else "rented"),
+                _usd(p["purchase_usd"]) if p["purchase_usd"] else "rented",
                 _pct(p["ettr_pct"]),
                 f"{_pct(p['p_meets_pct'])} of draws",
                 _usd(p["total_usd"]),
@@ -97,10 +95,13 @@ def decisions(report) -> str:
         )
         notes += [f"{f['job']}:"] + [
             textwrap.fill(line, 100, initial_indent="  ", subsequent_indent="    ")
-            for line in sentences(f, purchase=cluster is None)
+            for line in sentences(f)
         ]
         if cluster:
-            notes.append(f"  Storage: its share of what {cluster} buys (above).")
+            notes.append(
+                f"  This is the job alone; on what {cluster} buys for all its jobs, see the purchase "
+                "(above)."
+            )
     return "\n".join([head, "", *table(cols, rows, align="<><<<>>>><"), "", *notes])
 
 
