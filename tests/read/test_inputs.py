@@ -56,7 +56,14 @@ NOT_INPUTS = {  # the keys that are names, prose or output settings, not figures
     "models": {"recipe", "description", "source"},
     "recipes": {"description", "source"},
     "skus": {"description", "source"},
-    "tiers": {"sites", "description", "source"},
+    "tiers": {
+        "sites",
+        "description",
+        "source",
+        "unit",
+        "owned",
+        "support_usd_per_year",
+    },  # the purchase's
     "engines": {"strategies", "description", "source"},
     STRATEGY_ENTITY: {
         "name",
@@ -79,6 +86,7 @@ NOT_INPUTS = {  # the keys that are names, prose or output settings, not figures
         "summary",
         "briefs",
         "jobs",
+        "clusters",
         "paper",
     },
 }

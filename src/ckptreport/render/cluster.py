@@ -4,12 +4,9 @@ manifest records it, the terminal, the workbook and the briefs read it) and the 
 from __future__ import annotations
 
 import math
-import textwrap
 
 from ..answer.types import SECONDS_PER_YEAR, STAGGERED, TOGETHER, ClusterPurchase, UnitsAt
 from ..model import display
-from .decision import bought_text
-from .terminal import table
 
 
 def _f(v) -> float | None:
@@ -196,49 +193,3 @@ def sentences(f: dict) -> list[str]:
     if f["unpriced"]:
         out.append("Could serve but has no price (never ranked): " + ", ".join(f["unpriced"]) + ".")
     return out
-
-
-def text(report) -> str:
-    """The terminal's words for every cluster's purchase."""
-    clusters = getattr(report, "clusters", [])
-    if not clusters:
-        return ""
-    fs = [facts(cp) for cp in clusters]
-    head = (
-        "The purchase, for each cluster: the storage product and number of units that cost least over "
-        "the storage's life (purchase, support, power, space, and the GPU time lost by every job it "
-        f"serves), every job meeting its target in at least {_pct(fs[0]['confidence_pct'])} of the "
-        "draws (README: The purchase for a cluster)"
-    )
-    cols = [
-        "cluster",
-        "GPUs",
-        "buy",
-        "write",
-        "purchase",
-        "storage over life",
-        "GPU time lost",
-        "total",
-        "runner-up (its purchase)",
-    ]
-    rows, notes = [], []
-    for f in fs:
-        c, r = f["choice"], f["runner_up"]
-        rows.append(
-            [
-                f["cluster"],
-                f"{f['gpus']:,}",
-                bought(c) if c else "none meets every target",
-                bought_text(c["write_GBps"]) if c else "-",
-                _usd(c["purchase_usd"]) if c else "-",
-                _usd(c["storage_life_usd"]) if c else "-",
-                _usd(c["gpu_lost_usd"]) if c else "-",
-                _usd(c["total_usd"]) if c else "-",
-                f"{bought(r)} ({_usd(r['purchase_usd'])})" if r else "-",
-            ]
-        )
-        notes += [f"{f['cluster']} ({', '.join(f['jobs'])}):"] + [
-            textwrap.fill(line, 100, initial_indent="  ", subsequent_indent="    ")
-            for line in sentences(f)
-        ]
-    return "\n".join([head, "", *table(cols, rows, align="<><>>>>><"), "", *notes])

@@ -109,10 +109,8 @@ def summary(report) -> str:
     """The build's summary: the decision per job, then per model and SKU (the cross product at the
     summary point, for exploration) the best tier per strategy, and the recommended option with what
     it costs a month, the runner-up and what it rests on."""
-    from .cluster import text as clusters_text
-
     table_ = report.summary
-    jobs = "\n\n".join(x for x in (clusters_text(report), decisions(report)) if x)
+    jobs = "\n\n".join(x for x in (clusters(report), decisions(report)) if x)
     if table_.empty:
         return (
             jobs + "\n\n" if jobs else ""
@@ -257,3 +255,53 @@ def explanation(e: dict) -> str:
             lines.append(f"    = {st['substituted']}")
         lines.append(f"    = {st['display']}")
     return "\n".join(lines)
+
+
+def clusters(report) -> str:
+    """The terminal's words for every cluster's purchase."""
+    from .cluster import bought as bought_label
+    from .cluster import facts, sentences
+    from .decision import bought_text
+
+    bought = getattr(report, "clusters", [])
+    if not bought:
+        return ""
+    fs = [facts(cp) for cp in bought]
+    head = (
+        "The purchase, for each cluster: the storage product and number of units that cost least over "
+        "the storage's life (purchase, support, power, space, and the GPU time lost by every job it "
+        f"serves), every job meeting its target in at least {_pct(fs[0]['confidence_pct'])} of the "
+        "draws (README: The purchase for a cluster)"
+    )
+    cols = [
+        "cluster",
+        "GPUs",
+        "buy",
+        "write",
+        "purchase",
+        "storage over life",
+        "GPU time lost",
+        "total",
+        "runner-up (its purchase)",
+    ]
+    rows, notes = [], []
+    for f in fs:
+        c, r = f["choice"], f["runner_up"]
+        rows.append(
+            [
+                f["cluster"],
+                f"{f['gpus']:,}",
+                bought_label(c) if c else "none meets every target",
+                bought_text(c["write_GBps"]) if c else "-",
+                _usd(c["purchase_usd"]) if c else "-",
+                _usd(c["storage_life_usd"]) if c else "-",
+                _usd(c["gpu_lost_usd"]) if c else "-",
+                _usd(c["total_usd"]) if c else "-",
+                f"{bought_label(r)} ({_usd(r['purchase_usd'])})" if r else "-",
+            ]
+        )
+        notes += [f"{f['cluster']} ({', '.join(f['jobs'])}):"] + [
+            textwrap.fill(line, 100, initial_indent="  ", subsequent_indent="    ")
+            for line in sentences(f)
+        ]
+    return "\n".join([head, "", *table(cols, rows, align="<><>>>>><"), "", *notes])
