@@ -18,6 +18,8 @@ from ckptreport.cli import main
 from ckptreport.model.plan import summary_point
 from ckptreport.read.load import load
 
+from clusterplan import cluster_plan
+
 
 def _edit(models: Path, fname: str, change) -> None:
     path = models / fname
@@ -34,7 +36,7 @@ def _jobs(inputs):
 
 
 def test_a_superpod_tier_scales_with_the_sus_bought_and_says_where_it_extrapolates(shipped):
-    assert shipped.plan.clusters == []  # the shipped plan answers each job alone; clusters opt in
+    assert [c.name for c in shipped.plan.clusters] == ["h100-cluster", "a100-cluster"]
     t = shipped.tiers["superpod-best"]
     assert buying.bandwidth(t, 1)[:2] == (62e9, 125e9)
     w4, r4, beyond4 = buying.bandwidth(t, 4)
@@ -54,56 +56,28 @@ def test_a_tier_without_a_unit_is_one_fixed_unit(shipped):
 # ---- the shipped clusters ------------------------------------------------------------------
 
 
-REPO = Path(__file__).resolve().parents[2]
-
-
-def with_clusters(models: Path) -> Path:
-    """The shipped models with examples/clusters.yaml's clusters, each shipped job on its SKU's."""
-    plan = (models / "plan.yaml").read_text()
-    (models / "plan.yaml").write_text(
-        plan + "\n" + (REPO / "examples" / "clusters.yaml").read_text()
-    )
-
-    def assign(data):
-        for j in data["jobs"]:
-            j["cluster"] = "a100-cluster" if j["sku"] == "dgx-a100" else "h100-cluster"
-
-    _edit(models, "plan.yaml", assign)
-    return models
-
-
 @pytest.fixture(scope="module")
-def clustered(tmp_path_factory):
-    import shutil
-
-    from ckptreport.base.paths import shipped_models
-
-    models = tmp_path_factory.mktemp("clustered") / "models"
-    shutil.copytree(shipped_models(), models)
-    return load(with_clusters(models))
+def clusters(report):
+    return {cp.cluster: cp for cp in report.clusters}
 
 
-@pytest.fixture(scope="module")
-def clusters(clustered):
-    return {cp.cluster: cp for cp in buying.purchases(clustered, _jobs(clustered))}
-
-
-def test_the_405b_runs_beside_another_job_and_one_system_is_bought_for_both(clustered, clusters):
+def test_the_405b_runs_beside_another_job_and_one_system_is_bought_for_both(report, clusters):
     cp = clusters["h100-cluster"]
     assert set(cp.jobs) == {"llama3-405b", "deepseek-v3"}
     assert cp.overlaps["llama3-405b"] == ("deepseek-v3",)  # they train at the same time
     c = cp.choice
     assert c is not None and c.feasible
     assert {j.job for j in c.jobs} == set(cp.jobs)
-    jobs = {j.name: j for j in _jobs(clustered)}
-    for j in c.jobs:  # each job decided on what the cluster buys: the purchase's choice
-        d = decide.decide(buying.sized_inputs(clustered, c, j.job), jobs[j.job], scale=False)
+    decisions = {d.job.name: d for d in report.decisions}
+    for j in c.jobs:  # each job decided again on what the cluster buys: the same choice
+        d = decisions[j.job]
+        assert d.bought is not None and d.bought.cluster == cp.cluster
         assert str(d.pick.row["tier"]) == c.tier
         assert str(d.pick.row["strategy"]) == str(j.row["strategy"])
         assert float(d.pick.row["interval_s"]) == pytest.approx(float(j.row["interval_s"]))
         assert d.p_meets_pct >= cp.confidence_pct - 1e-9
     if c.units > 1:  # bought in units, priced as units
-        t = clustered.tiers[c.tier]
+        t = report.inputs.tiers[c.tier]
         assert c.write_GBps * 1e9 == pytest.approx(buying.bandwidth(t, c.units)[0])
     assert cp.runner_up is not None and cp.runner_up.tier != c.tier
     assert cp.runner_up.purchase_usd > 0
@@ -137,31 +111,8 @@ def test_the_schedule_adds_up_to_the_storage_over_the_life(clusters):
 
 # ---- the search: no count is cheaper ----------------------------------------------------------
 
-SEARCH_PLAN = {
-    "recipes": ["adamw-bf16"],
-    "gpus": [4096],
-    "intervals": ["30 min"],
-    "strategies": ["sync", "async"],
-    "engines": ["dcp-async-cached", "torch-save"],
-    "target_overhead": "1%",
-    "mfu": "40%",
-    "restart": "10 min",
-    "retention": "3",
-    "clusters": [
-        {
-            "name": "c",
-            "sku": "dgx-h100",
-            "gpus": 8192,
-            "tiers": ["superpod-good", "pfs-owned"],
-            "usd_per_kwh": "$0.10",
-            "usd_per_rack_unit_month": "$20",
-        }
-    ],
-    "jobs": [
-        {"name": "big", "model": "llama3-405b", "sku": "dgx-h100", "gpus": 4096, "cluster": "c"},
-        {"name": "small", "model": "llama3-70b", "sku": "dgx-h100", "gpus": 2048, "cluster": "c"},
-    ],
-}
+SEARCH_PLAN = cluster_plan()
+SEARCH_PLAN["clusters"][0]["tiers"] = ["superpod-good", "pfs-owned"]
 
 
 def _search_models(models: Path, plan: dict) -> Path:
@@ -297,7 +248,6 @@ def _refused(models: Path, fname: str, change, *expected: str, build: bool = Fal
 
 
 def test_jobs_running_at_once_on_more_gpus_than_the_cluster_has_are_refused(models_copy):
-    with_clusters(models_copy)
 
     def grow(data):
         data["clusters"][0]["gpus"] = 17000
@@ -311,7 +261,6 @@ def test_jobs_running_at_once_on_more_gpus_than_the_cluster_has_are_refused(mode
 
 
 def test_a_later_start_lets_the_jobs_take_the_cluster_in_turn(models_copy):
-    with_clusters(models_copy)
 
     def later(data):
         data["clusters"][0]["gpus"] = 16384
@@ -367,12 +316,10 @@ def test_a_later_start_lets_the_jobs_take_the_cluster_in_turn(models_copy):
 def test_contradictions_are_refused_at_their_file_line_and_key(
     models_copy, fname, change, expected
 ):
-    with_clusters(models_copy)
     _refused(models_copy, fname, change, *expected)
 
 
 def test_a_build_refuses_jobs_over_the_clusters_gpus_and_writes_nothing(models_copy):
-    with_clusters(models_copy)
     _refused(
         models_copy,
         "plan.yaml",

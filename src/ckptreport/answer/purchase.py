@@ -37,12 +37,13 @@ from ..read.quantity import Q
 from ..read.validated import Inputs
 from . import decide
 from .recommend import columns_of, recommend
-from .types import (  # noqa: E402
+from .types import (
     ALONE,
     HOURS_PER_YEAR,
     SECONDS_PER_YEAR,
     STAGGERED,
     TOGETHER,
+    Bought,
     ClusterPurchase,
     JobAt,
     JobSpec,
@@ -69,7 +70,7 @@ def products(inputs: Inputs, cluster) -> tuple[list[Product], list[str]]:
     """The products a cluster may buy (durable tiers its SKU reaches; the plan's cluster.tiers where it
     names them), and those that could serve but have no price."""
     sku = inputs.skus[cluster.sku]
-    names = cluster.tiers or list(inputs.tiers)
+    names = cluster.tiers or inputs.plan.tiers or list(inputs.tiers)
     out, unpriced = [], []
     for name in names:
         t = inputs.tiers[name]
@@ -317,6 +318,7 @@ def _point(
         feasible=feasible,
         jobs=tuple(jobs_at),
         unit_name=prod.unit_name,
+        rent_usd_year=rent,
     )
 
 
@@ -557,10 +559,11 @@ def assemble(inputs: Inputs, cluster, jobs: list[JobSpec], results: dict) -> Clu
     feasible = sorted((p for p in bests if p.feasible), key=lambda p: (p.total_usd, p.tier))
     choice = feasible[0] if feasible else None
     runner = feasible[1] if len(feasible) > 1 else None
-    curve, least, ref, unit_name = [], None, None, "unit"
+    curve, least, ref, unit_name, chosen = [], None, None, "unit", None
     life = _value(cluster.life, DEFAULT_LIFE_S)
     if choice is not None:
         _, points, least, prod = results[choice.tier]
+        chosen = prod
         curve = [points[n] for n in sorted(points)]
         unit_name = prod.unit_name
         life = _value(cluster.life, prod.life_s)
@@ -589,6 +592,7 @@ def assemble(inputs: Inputs, cluster, jobs: list[JobSpec], results: dict) -> Clu
         confidence_pct=confidence,
         unit_name=unit_name,
         schedule=schedule(choice, life, discount) if choice is not None else [],
+        product=chosen,
     )
 
 
@@ -662,3 +666,47 @@ def sized_inputs(inputs: Inputs, p: UnitsAt, job: str) -> Inputs:
     t = replaced(t, "write", Q(w, f"{w / 1e9:,.4g} GB/s", "bandwidth", "derived", how))
     t = replaced(t, "read", Q(r, f"{r / 1e9:,.4g} GB/s", "bandwidth", "derived", how))
     return dataclasses.replace(inputs, tiers={**inputs.tiers, p.tier: t})
+
+
+def decision(inputs: Inputs, cp: ClusterPurchase, job: JobSpec):
+    """The job's decision on what its cluster buys: its options on the chosen product, at the
+    bandwidth the units give it (its share where its saves coincide with others'), decided as
+    ``decide`` decides; the runner-up is its pick on the cluster's runner-up product (the other
+    storage the buyer weighs), added to its options."""
+    c, other = cp.choice, cp.runner_up
+    at = next(j for j in c.jobs if j.job == job.name)
+    bought = Bought(
+        cp.cluster,
+        cp.jobs,
+        label(c),
+        c.purchase_usd,
+        c.storage_life_usd,
+        cp.life_s,
+        100.0 * at.share,
+        at.mode,
+        None if other is None else label(other),
+        None if other is None else other.purchase_usd,
+    )
+    d = decide.decide(sized_inputs(inputs, c, job.name), job, scale=False)
+    d = dataclasses.replace(d, bought=bought)
+    if other is None or not d.pick.meets:
+        return d
+    rd = decide.decide(sized_inputs(inputs, other, job.name), job, scale=False)
+    if not rd.pick.meets:
+        return d
+    shift = int(d.options.index.max()) + 1  # the runner-up's options, labelled after the pick's
+    others = rd.options.set_axis(rd.options.index + shift)
+    pick = dataclasses.replace(d.pick, runner_up=others.loc[rd.pick.index + shift])
+    return dataclasses.replace(d, options=pd.concat([d.options, others]), pick=pick)
+
+
+def label(p: UnitsAt) -> str:
+    """'12 SU of superpod-good'; a fixed tier is its name."""
+    return p.tier if p.unit_name == "system" else f"{p.units:,} {p.unit_name} of {p.tier}"
+
+
+def decision_piece(shared: tuple[Inputs, list[JobSpec]], task: tuple[ClusterPurchase, int]):
+    """One job's decision on its cluster's purchase, for a worker (``base.workers``)."""
+    inputs, jobs = shared
+    cp, k = task
+    return decision(inputs, cp, jobs[k])

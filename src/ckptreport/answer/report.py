@@ -263,18 +263,21 @@ def _brief_data(inputs: Inputs, frame, specs_, by_gpus, progress, workers) -> li
 
 
 def _piece(shared, task):
-    """One piece of the decisions, for a worker: a job's decision or pick (``decide.piece``), or one
-    storage product of a cluster's purchase (``purchase.piece``, tasks tagged 'buy')."""
+    """One piece of the decisions, for a worker: a job's decision or pick (``decide.piece``), one
+    storage product of a cluster's purchase (``purchase.piece``, tasks tagged 'buy'), or a job's
+    decision on what its cluster buys (``purchase.decision_piece``, tagged 'on')."""
     if task[0] == "buy":
         return buying.piece(shared, task[1:])
+    if task[0] == "on":
+        return buying.decision_piece(shared, task[1:])
     return decide.piece(shared, task)
 
 
 def _decisions(inputs: Inputs, point: Point, progress, workers) -> tuple[list, list]:
     """The decision for each job of the plan (``decide``) at its scale, and its pick at each of the
     plan's other cluster sizes; and each cluster's purchase (``purchase``), its products a piece
-    each: every one a piece of its own, run on ``workers``. A job's own decision stays as it is
-    (each job alone); its choice on what its cluster buys is the purchase's (``ClusterPurchase``)."""
+    each: every one a piece of its own, run on ``workers``. A job that runs on a cluster is then
+    decided on what its cluster buys (``purchase.decision``), again a piece each."""
     from ..base.progress import task
 
     todo = decide.jobs(inputs, point)
@@ -291,6 +294,18 @@ def _decisions(inputs: Inputs, point: Point, progress, workers) -> tuple[list, l
         mine = {t[2]: done[t] for t in bought if t[1] == k}
         if buying.cluster_jobs(inputs, c, todo):
             clusters.append(buying.assemble(inputs, c, todo, mine))
+    on = [
+        ("on", cp, k)
+        for cp in clusters
+        if cp.choice is not None
+        for k, job in enumerate(todo)
+        if job.name in cp.jobs
+    ]
+    if on:
+        with task(progress, "decisions on the purchase", len(on)) as advance:
+            for (_, _, k), result in zip(on, workers.map(_piece, (inputs, todo), on)):
+                done[(k, None)] = result
+                advance(1, todo[k].name)
     out = []
     for k, job in enumerate(todo):
         own = done[(k, None)]

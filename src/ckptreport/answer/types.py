@@ -116,6 +116,7 @@ class UnitsAt:
     feasible: bool
     jobs: tuple[JobAt, ...]
     unit_name: str = "unit"  # what the product's unit is called (a fixed tier: system)
+    rent_usd_year: float = 0.0  # a rented tier's rent a year (in running_usd_year)
 
     @property
     def total_usd(self) -> float:
@@ -148,9 +149,8 @@ class ClusterPurchase:
     reference_units: int | None  # the reference design's units for the cluster (unit.per_nodes)
     confidence_pct: float
     unit_name: str = "unit"
-    schedule: list[dict] = field(
-        default_factory=list
-    )  # year, purchase, support, power, space, rent
+    schedule: list[dict] = field(default_factory=list)  # year, purchase, running, discount factor
+    product: Product | None = None  # the chosen product: its unit price and running costs
 
     @property
     def staggered(self) -> bool:
@@ -260,6 +260,23 @@ class JobSpec:
 
 
 @dataclass(frozen=True)
+class Bought:
+    """What a job's cluster buys, as the job's decision carries it: the storage is the cluster's, not
+    the job's own (``purchase.decision``)."""
+
+    cluster: str
+    jobs: tuple[str, ...]  # every job the purchase serves
+    label: str  # '12 SU of superpod-good'
+    purchase_usd: float  # the cluster's purchase price, for all its jobs
+    storage_life_usd: float  # purchase, support, power and space over the storage's life
+    life_s: float
+    share_pct: float  # this job's share of the bandwidth (100: the whole, saves staggered or alone)
+    mode: str  # together, staggered or alone
+    runner_label: str | None = None  # the cluster's runner-up product
+    runner_purchase_usd: float | None = None
+
+
+@dataclass(frozen=True)
 class Decision:
     """The decision for one job: every option (tier, engine, strategy) at its own best cadence, the
     interval that minimises its cost over the run subject to the target, solved continuously; how
@@ -279,6 +296,7 @@ class Decision:
     scale: list[tuple[int, pd.Series | None]] = field(
         default_factory=list
     )  # (GPUs, the pick there)
+    bought: Bought | None = None  # the job runs on a cluster: what it buys for all its jobs
 
     @property
     def p_meets_pct(self) -> float:

@@ -99,6 +99,29 @@ def facts(cp: ClusterPurchase) -> dict:
         ],
         "schedule": rows,
         "present_value_usd": sum(r["present_usd"] for r in rows),
+        **_product(cp),
+    }
+
+
+def _product(cp: ClusterPurchase) -> dict:
+    """The chosen product's unit price and running costs (what the workbook's inputs hold)."""
+    p, c = cp.product, cp.choice
+    if p is None or c is None:
+        return {}
+    apart = not p.owned and math.isnan(p.capacity_per_unit_bytes) and not math.isnan(p.usd_per_tb)
+    return {
+        "unit_price_usd": _f(p.unit_price_usd) or 0.0,
+        "unit_price_basis": {
+            "stated": "unit.price",
+            "derived": "the unit's write at capex_usd_per_GBps",
+            "owned": "owned: nothing to buy",
+        }.get(p.unit_price_basis, p.unit_price_basis),
+        "usd_per_tb": _f(p.usd_per_tb) if apart else None,
+        "support_pct": 100.0 * p.support_pct,
+        "support_usd_year": p.support_usd_year,
+        "power_W": p.power_W,
+        "rack_units": p.rack_units,
+        "rent_usd_year": c.rent_usd_year,
     }
 
 

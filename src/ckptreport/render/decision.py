@@ -4,12 +4,28 @@ the workbook's Jobs sheet and the manifest, so the same option shows the same fi
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pandas as pd
 
 from ..answer.types import Decision, option_label
 from ..model import display
+
+NOT_MOVED = ("restart_share_pct", "replica_share_pct")  # what no storage bought shortens
+
+
+def moved(p: dict) -> tuple[float, float, float, float]:
+    """Of an option's lost wall clock: what the storage bought moves (stall, interference, rework,
+    restore) and what it does not (restart, a dropped replica's rejoin), as shares (%) and dollars of
+    its GPU time lost over the run."""
+    shares = p["shares_pct"]
+    kept = sum(shares[k] or 0.0 for k in NOT_MOVED)
+    lost = sum(v or 0.0 for v in shares.values())
+    gone = lost - kept
+    usd = p.get("gpu_lost_usd") or 0.0
+    return gone, kept, usd * gone / lost if lost else 0.0, usd * kept / lost if lost else 0.0
+
 
 SHARES = {
     "stop_share_pct": "checkpoint stall",
@@ -57,6 +73,7 @@ def option_facts(row: pd.Series) -> dict:
         "lost_gpu_usd_month": _f(row["lost_gpu_usd_month"]),
         "total_usd_month": _f(row["total_usd_month"]),
         "total_usd": _f(row["total_usd"]),
+        "gpu_lost_usd": _f(row["waste_usd"]),
         "run_days": _f(row["run_days"]),
         "storage_run_usd": _f(row["storage_run_usd"]),
         "run_outlives_storage": bool(row["run_outlives_storage"]),
@@ -100,6 +117,7 @@ def facts(d: Decision) -> dict:
             "saves_usd": _f(pick.row["total_usd"] - d.cheapest["total_usd"]),
         },
         "scale": [{"gpus": g, **({} if row is None else option_facts(row))} for g, row in d.scale],
+        "bought": None if d.bought is None else dataclasses.asdict(d.bought),
     }
 
 
@@ -181,13 +199,37 @@ def sentences(f: dict, purchase: bool = True) -> list[str]:
             f"{_usd(c['saves_usd'])} less over the run but meets the {target} target in only "
             f"{_pct(c['p_meets_pct'])} of the draws."
         )
-    r = f["runner_up"]
-    if r is not None:
+    r, b = f["runner_up"], f.get("bought")
+    if r is not None and b is not None:
+        extra = r["extra_usd"]
+        out.append(
+            f"On the cluster's runner-up, {b['runner_label']} (purchase "
+            f"{_usd(b['runner_purchase_usd'])}): {r['option']} {cadence(r)}, "
+            + (
+                f"{_usd(extra)} more over the run for this job"
+                if extra >= 0
+                else f"{_usd(-extra)} less over the run for this job (more for the cluster)"
+            )
+            + f", meets the target in {_pct(r['p_meets_pct'])} of the draws."
+        )
+    elif r is not None:
         out.append(
             f"Runner-up: {r['option']} {cadence(r)}, {_usd(r['extra_usd'])} more over the run, "
             f"meets the target in {_pct(r['p_meets_pct'])} of the draws."
         )
-    if purchase and p["purchase_usd"]:
+    if b is not None:
+        share = (
+            f"its {_pct(b['share_pct'])} share of the bandwidth (its saves coincide with the others')"
+            if b["share_pct"] < 99.95
+            else "the whole bandwidth"
+            + (" (the jobs' saves take turns)" if b["mode"] == "staggered" else "")
+        )
+        out.append(
+            f"Storage: bought for the cluster {b['cluster']} ({', '.join(b['jobs'])}): {b['label']}, "
+            f"purchase {_usd(b['purchase_usd'])} for all its jobs, {_usd(b['storage_life_usd'])} over "
+            f"its {display.value(b['life_s'], 's')} life; this job has {share}."
+        )
+    elif purchase and p["purchase_usd"]:
         years = display.value(p["life_s"], "s") if p["life_s"] else "its life"
         out.append(
             f"Purchase: {_usd(p['purchase_usd'])} (capacity and bandwidth), support "
@@ -226,10 +268,30 @@ def shown(d: Decision, purchase_sentence: bool = True) -> dict:
             "own": s["gpus"] == f["gpus"],
         }
 
+    gone, kept, gone_usd, kept_usd = moved(p)
+    b = f["bought"]
+    purchase = v(p["purchase_usd"], "usd") if p["purchase_usd"] else "none (rented)"
+    if b is not None:
+        purchase = (
+            f"{v(b['purchase_usd'], 'usd')} for {b['label']}: the storage of the cluster "
+            f"{b['cluster']}, for all its jobs ({', '.join(b['jobs'])}); "
+            f"{v(b['storage_life_usd'], 'usd')} over its {v(b['life_s'], 's')} life with support, power "
+            "and space"
+            + (
+                f". Runner-up: {b['runner_label']}, purchase {v(b['runner_purchase_usd'], 'usd')}"
+                if b["runner_label"]
+                else ""
+            )
+        )
     return {
         "job": f["job"],
         "source": f["source"] or "",
         "headline": headline(f),
+        "cluster": b["cluster"] if b else "",
+        "moved": f"{v(gone, 'pct')} of the wall clock, {v(gone_usd, 'usd')} of GPU time over the run "
+        "(stall, interference, rework, restore)",
+        "unmoved": f"{v(kept, 'pct')}, {v(kept_usd, 'usd')} (restart after a failure: only a "
+        "recovery engine shortens it)",
         "sentences": sentences(f, purchase=purchase_sentence),
         "option": p["option"],
         "meets": f["status"] == "recommended",
@@ -237,8 +299,8 @@ def shown(d: Decision, purchase_sentence: bool = True) -> dict:
         "cadence": cadence(p),
         "bought": bought_text(p["bought_GBps"]),
         "required": display.of("required_write_GBps", p["required_GBps"] or math.inf),
-        "purchase": v(p["purchase_usd"], "usd") if p["purchase_usd"] else "none (rented)",
-        "support": v(p["support_usd_year"], "usd") if p["purchase_usd"] else "",
+        "purchase": purchase,
+        "support": v(p["support_usd_year"], "usd") if p["purchase_usd"] and b is None else "",
         "life": v(p["life_s"], "s") if p["life_s"] else "",
         "month": v(p["storage_usd_month"], "usd"),
         "run_days": v(p["run_days"], "count"),

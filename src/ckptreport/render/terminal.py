@@ -74,11 +74,10 @@ def decisions(report) -> str:
         "total over the run",
     ]
     rows, notes = [], []
-    served = {j: cp.cluster for cp in getattr(report, "clusters", []) for j in cp.jobs}
     for d in report.decisions:
         f = facts(d)
         p = f["pick"]
-        cluster = served.get(f["job"])
+        b = f["bought"]
         rows.append(
             [
                 f["job"],
@@ -87,7 +86,9 @@ def decisions(report) -> str:
                 p["option"] if f["status"] == RECOMMENDED else f"- ({p['option']})",
                 cadence(p).removeprefix("every "),
                 bought_text(p["bought_GBps"]),
-                _usd(p["purchase_usd"]) if p["purchase_usd"] else "rented",
+                f"{_usd(b['purchase_usd'])} (cluster)"
+                if b
+                else (_usd(p["purchase_usd"]) if p["purchase_usd"] else "rented"),
                 _pct(p["ettr_pct"]),
                 f"{_pct(p['p_meets_pct'])} of draws",
                 _usd(p["total_usd"]),
@@ -97,11 +98,6 @@ def decisions(report) -> str:
             textwrap.fill(line, 100, initial_indent="  ", subsequent_indent="    ")
             for line in sentences(f)
         ]
-        if cluster:
-            notes.append(
-                f"  This is the job alone; on what {cluster} buys for all its jobs, see the purchase "
-                "(above)."
-            )
     return "\n".join([head, "", *table(cols, rows, align="<><<<>>>><"), "", *notes])
 
 
