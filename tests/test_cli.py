@@ -96,17 +96,23 @@ def test_build_summary_names_cheapest_tier_per_model_and_sku(built, shipped):
     assert "5.68 TB" in row  # 405.85e9 x 14 B, the model's own recipe
 
 
-def test_build_prints_the_decision_for_each_job_first(built, shipped):
-    """Before the exploration: one line per job of the plan at its scale, with its cadence, purchase,
-    ETTR and chance of meeting the target, then what each must be told (the manifest's figures)."""
+def test_build_prints_the_purchase_then_the_decision_for_each_job_first(built, shipped):
+    """Before the exploration: the purchase for each cluster (what it buys, its purchase price and its
+    runner-up's), then one line per job of the plan at its scale, with its cadence, purchase, ETTR and
+    chance of meeting the target, then what each must be told (the manifest's figures)."""
     out_dir, result = built
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("The decision, for each job at its scale")
-    header = [h.strip() for h in lines[2].split("  ") if h.strip()]
-    assert header[:4] == ["job", "GPUs", "sku", "recommended"] and "ETTR" in header
     manifest = json.loads((out_dir / "manifest.json").read_text())
+    assert lines[0].startswith("The purchase, for each cluster")
+    for c in manifest["clusters"]:
+        row = next(line for line in lines[4:] if line.startswith(c["cluster"] + " "))
+        assert display.value(c["choice"]["purchase_usd"], "usd") in row
+        assert display.value(c["runner_up"]["purchase_usd"], "usd") in row
+    first = next(i for i, line in enumerate(lines) if line.startswith("The decision, for each job"))
+    header = [h.strip() for h in lines[first + 2].split("  ") if h.strip()]
+    assert header[:4] == ["job", "GPUs", "sku", "recommended"] and "ETTR" in header
     for d in manifest["decisions"]:
-        row = next(line for line in lines[4:] if line.startswith(d["job"] + " "))
+        row = next(line for line in lines[first + 4 :] if line.startswith(d["job"] + " "))
         assert f"{d['gpus']:,}" in row and d["pick"]["option"] in row
         assert display.value(d["pick"]["ettr_pct"], "pct") in row
         assert f"{display.value(d['pick']['p_meets_pct'], 'pct')} of draws" in row

@@ -395,6 +395,92 @@ def test_mutated_models_files(tmp_path_factory, data):
     assert got in ("ok", "clean error"), got
 
 
+# ---- the purchase's keys: a cluster, its jobs, a tier's unit and what is owned ------------------
+
+CLUSTERED = copy.deepcopy(TINY)
+CLUSTERED["plan.yaml"]["clusters"] = [
+    {
+        "name": "c",
+        "sku": "dgx-h100",
+        "gpus": "128",
+        "usd_per_kwh": "$0.10",
+        "usd_per_rack_unit_month": "$20",
+        "discount_rate": "8%",
+    }
+]
+CLUSTERED["plan.yaml"]["jobs"] = [
+    {"name": "a", "model": "llama3-8b", "sku": "dgx-h100", "gpus": "64", "cluster": "c"},
+    {
+        "name": "b",
+        "model": "llama3-8b",
+        "sku": "dgx-h100",
+        "gpus": "64",
+        "cluster": "c",
+        "start": "1 d",
+    },
+]
+CLUSTERED["storage.yaml"]["tiers"]["superpod-good"]["unit"].update(
+    max=6, power_W=3000, rack_units=4
+)
+CLUSTERED["plan.yaml"]["tiers"] = [*TINY_PLAN["tiers"], "kept"]
+CLUSTERED["storage.yaml"]["tiers"]["kept"] = {
+    "kind": "parallel_fs",
+    "write": "40 GB/s",
+    "owned": 1,
+    "support_usd_per_year": "$10,000",
+}
+CLUSTER_KEYS = ("clusters", "jobs", "unit", "owned", "support_usd_per_year", "kept")
+
+
+def sane_purchase(report) -> None:
+    """What 'ok' must mean for a purchase: counts within what is sold, no negative price or cost, the
+    choice meets every target and costs no more than any other product's best that does."""
+    sane(report)
+    for cp in report.clusters:
+        for p in cp.products:
+            assert p.units >= 1 and p.purchase_usd >= 0 and p.running_usd_year >= 0, p
+            assert p.storage_life_usd >= 0 and p.gpu_lost_usd >= 0, p
+        if cp.choice is not None:
+            assert cp.choice.feasible
+            assert all(cp.choice.total_usd <= p.total_usd for p in cp.products if p.feasible)
+
+
+@settings(CASES, max_examples=int(os.environ.get("CKPTREPORT_HOSTILE_PURCHASE_EXAMPLES", "40")))
+@given(data=st.data())
+def test_mutated_cluster_and_unit_keys(tmp_path_factory, data):
+    """The purchase's keys mutated (in plan.yaml or storage.yaml, under a cluster, a job, a unit or an
+    owned tier), the decisions and the purchase computed: ok, or a clean error at the key."""
+    name = data.draw(st.sampled_from(["plan.yaml", "storage.yaml"]))
+    base = CLUSTERED[name]
+    inside = [p for p in _paths(base) if p and any(k in p for k in CLUSTER_KEYS)]
+    path = data.draw(st.sampled_from(inside))
+    changed = copy.deepcopy(base)
+    action = data.draw(st.sampled_from(["value", "value", "delete"]))
+    parent = changed
+    for p in path[:-1]:
+        parent = parent[p]
+    if action == "delete" and isinstance(parent, dict):
+        parent.pop(path[-1])
+    else:
+        _set(changed, path, data.draw(values))
+    files = {**CLUSTERED, name: changed}
+    d = _models_dir(tmp_path_factory.mktemp("c"), files)
+    got = outcome(
+        f"models: {name} (purchase)",
+        lambda: checked([d], lambda: sane_purchase(compute(load(d), needs=FRAME))),
+    )
+    assert got in ("ok", "clean error"), got
+
+
+def test_the_clustered_tiny_models_buy_for_both_jobs(tmp_path):
+    d = _models_dir(tmp_path, CLUSTERED)
+    report = compute(load(d), needs=FRAME)
+    sane_purchase(report)
+    [cp] = report.clusters
+    assert cp.choice is not None and set(cp.jobs) == {"a", "b"}
+    assert "kept" in {p.tier for p in cp.products}  # what is owned is an option, priced to run
+
+
 @pytest.mark.parametrize(
     "raw, why",
     [

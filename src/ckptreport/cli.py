@@ -356,9 +356,15 @@ def _interval(ctx, param, value):
     help="Checkpointing engine (engines.yaml) [default: the plan's first that implements the "
     "strategy].",
 )
+@click.option(
+    "--units",
+    type=click.IntRange(1, 100_000),
+    help="Units of a tier sold in units (unit: in storage.yaml): its bandwidth as that many units "
+    "give it, as a cluster's purchase sizes it [default: the tier's own figures].",
+)
 @models_option
 @json_option("the steps")
-def explain(model, sku, tier, gpus, interval, strategy, recipe, engine, models, as_json):
+def explain(model, sku, tier, gpus, interval, strategy, recipe, engine, units, models, as_json):
     """Show the arithmetic of one scenario, step by step, each number with its source.
 
     MODEL, SKU and TIER are names from the models directory; the scenario need not be in the plan.
@@ -368,6 +374,7 @@ def explain(model, sku, tier, gpus, interval, strategy, recipe, engine, models, 
       ckptreport explain llama3-405b dgx-h100 pfs-100 --gpus 1024 --interval 30min --recipe adamw-bf16-grads
       ckptreport explain llama3-405b dgx-h100 pfs-100 --gpus 1024 --interval 1h --strategy async --engine dlrover-flash
       ckptreport explain bloom-176b dgx-a100 superpod-best --gpus 384 --interval 3h --json
+      ckptreport explain llama3-405b dgx-h100 superpod-good --gpus 16384 --interval 11min --units 12
     """
     from .answer.explain import Scenario, explanation
     from .base.paths import resolve_models
@@ -375,6 +382,10 @@ def explain(model, sku, tier, gpus, interval, strategy, recipe, engine, models, 
     from .render import terminal
 
     inputs = _run(load, resolve_models(models))
+    if units is not None and tier in inputs.tiers:
+        from .answer.purchase import with_units
+
+        inputs = _run(with_units, inputs, tier, units)
     e = _run(
         explanation, inputs, Scenario(model, sku, tier, gpus, interval, strategy, recipe, engine)
     )

@@ -117,8 +117,17 @@ def test_every_output_names_the_same_recommended_option(small_build, small_recal
 def test_each_brief_names_the_best_option_and_the_best_on_another_tier_as_runner_up(report):
     """The order the README states: durable, priced options meeting the target; the lower cost over
     the run (storage plus GPU time lost); the smaller system; the lower overhead. The runner-up is
-    the first option on another tier: the other storage a buyer would weigh."""
+    the first option on another tier: the other storage a buyer would weigh. A job of a cluster is
+    decided on what its cluster buys: its pick is on the cluster's product and its runner-up on the
+    cluster's runner-up product (the purchase ranks them for all the cluster's jobs: test_purchase)."""
+    clusters = {j: cp for cp in report.clusters for j in cp.jobs}
     for data in report.briefs:
+        d = data.spec.decision
+        if d is not None and d.bought is not None:
+            cp = clusters[d.job.name]
+            assert str(data.pick.row["tier"]) == cp.choice.tier, data.spec.name
+            assert str(data.pick.runner_up["tier"]) == cp.runner_up.tier, data.spec.name
+            continue
         rows = data.rows
         ok = rows[rows["tier_durable"] & rows["meets_target"] & rows["total_usd"].notna()].copy()
         order = ok.sort_values(["total_usd", "tier_bought_GBps", "overhead_pct"], kind="stable")

@@ -75,12 +75,23 @@ def test_the_first_page_carries_the_decision(built, tmp_path):
         assert d is not None
         first = pdftotext(briefs / f"{data.spec.name}.pdf", layout=False).split("\f")[0]
         flat = re.sub(r"\s+", " ", first)
-        p = facts(d)["pick"]
+        f = facts(d)
+        p, b = f["pick"], f["bought"]
+        price = (  # a job of a cluster: the cluster's purchase, and its runner-up's
+            f"Purchase price {display.value(b['purchase_usd'], 'usd')} for {b['label']}"
+            if b
+            else f"Purchase price {display.value(p['purchase_usd'], 'usd')}"
+        )
+        if b and b["runner_label"]:
+            runner = f"Runner-up: {b['runner_label']}, purchase "
+            assert runner + display.value(b["runner_purchase_usd"], "usd") in flat, flat[:3000]
         for words in (
             "The decision",
             p["option"],
             cadence(p),
-            f"Purchase price {display.value(p['purchase_usd'], 'usd')}",
+            price,
+            "What the storage moves",
+            "What it does not move",
             f"{display.value(p['p_meets_pct'], 'pct')} of 1,000 draws (the plan asks 80%)",
             f"Goodput (ETTR) {display.value(p['ettr_pct'], 'pct')} of the wall clock trains",
         ):
@@ -280,6 +291,30 @@ def test_templates_are_strict():
     assert env.from_string("{{ x }}").render(x="<b>") == "&lt;b&gt;"
 
 
+def test_a_cluster_jobs_first_page_names_its_clusters_purchase_and_the_runner_ups(default_build):
+    """The shipped 405B runs on a cluster: page 1 of its brief gives the cluster's purchase (units of
+    which product, for which jobs), the runner-up's own purchase price, and what the storage moves and
+    does not, with the manifest's figures."""
+    import json
+
+    manifest = json.loads((default_build.out / "manifest.json").read_text())
+    cluster = next(c for c in manifest["clusters"] if "llama3-405b" in c["jobs"])
+    c, r = cluster["choice"], cluster["runner_up"]
+    first = pdftotext(default_build.out / "briefs" / "llama3-405b.pdf", layout=False).split("\f")[0]
+    flat = first.replace("-", "")  # pdftotext joins a name broken at its hyphen without it
+    unit = f"{c['units']:,} {c['unit']} of {c['tier']}"
+    for words in (
+        f"Purchase price {display.value(c['purchase_usd'], 'usd')} for {unit}",
+        f"the storage of the cluster {cluster['cluster']}",
+        f"Runner-up: {r['units']:,} {r['unit']} of {r['tier']}, purchase "
+        + display.value(r["purchase_usd"], "usd"),
+        "What the storage moves",
+        "What it does not move",
+        "restart after a failure",
+    ):
+        assert words.replace("-", "") in flat, (words, flat[:3000])
+
+
 def test_golden_html(report):
     """The rendered HTML equals the golden files (charts elided; see brief.normalized_html)."""
     got = brief.golden_html(report)
@@ -441,6 +476,11 @@ def test_the_ettr_curve_is_what_explain_computes_at_its_gpu_counts(report):
 
     data = next(b for b in report.briefs if "replica_recovery" in b.ettr_curves)
     row = data.pick.row
+    bought = data.spec.decision.bought if data.spec.decision else None
+    sized = []  # a job of a cluster: its tier at the units the cluster buys (its whole bandwidth)
+    if bought is not None and bought.units:
+        assert bought.share_pct == pytest.approx(100)
+        sized = ["--units", str(bought.units)]
     assert {"async", "replica_recovery"} <= set(data.ettr_curves)
     for strategy, (engine, gpus, ettr) in data.ettr_curves.items():
         assert gpus[0] >= 1000 and gpus[-1] >= 99_000 and (np.diff(gpus) > 0).all()
@@ -448,7 +488,7 @@ def test_the_ettr_curve_is_what_explain_computes_at_its_gpu_counts(report):
         for k in (0, len(gpus) - 1):
             argv = ["explain", str(row["model"]), str(row["sku"]), str(row["tier"])]
             argv += ["--gpus", f"{gpus[k]:.0f}", "--interval", "30min", "--strategy", strategy]
-            argv += ["--engine", engine, "--recipe", str(row["recipe"]), "--json"]
+            argv += ["--engine", engine, "--recipe", str(row["recipe"]), "--json", *sized]
             result = CliRunner().invoke(main, argv)
             assert result.exit_code == 0, result.output
             steps = {s["name"]: s["value"] for s in json.loads(result.output)["steps"]}

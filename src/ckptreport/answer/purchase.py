@@ -649,6 +649,56 @@ def _place(marks, path) -> tuple[int, int]:
     return (0, 0) if marks is None else place(marks, path)
 
 
+def with_units(inputs: Inputs, tier: str, units: int, share: float = 1.0) -> Inputs:
+    """The inputs with a tier sold in units at ``units`` of them (``share`` of their bandwidth): its
+    write and read as the purchase sizes them. Refused (an InputError at the tier) where the tier
+    declares no unit, or ``units`` is outside the fewest and most it sells."""
+    from ..read.inputs import replaced
+
+    t = inputs.tiers[tier]
+    place = inputs.places.get(("tiers", tier))
+    if t.unit is None or not t.unit.min.value <= units <= t.unit.max.value:
+        why = (
+            f"tier '{tier}' is not sold in units (no unit: in storage.yaml)"
+            if t.unit is None
+            else f"tier '{tier}' sells {t.unit.min.value:,.0f} to {t.unit.max.value:,.0f} "
+            f"{t.unit.name}, not {units:,}"
+        )
+        raise InputError(
+            Problem(
+                place.file if place else "storage.yaml",
+                place.line if place else 0,
+                place.column if place and place.column else 0,
+                f"{tier}.unit",
+                why,
+            )
+        )
+    w, r, _ = bandwidth(t, units)
+    how = f"{units:,} {t.unit.name} x the unit's figures (unit: in storage.yaml)" + (
+        f", this job's {share:.0%} share" if share < 1 else ""
+    )
+    w, r = w * share, r * share
+    t = replaced(t, "write", Q(w, f"{w / 1e9:,.4g} GB/s", "bandwidth", "derived", how))
+    t = replaced(t, "read", Q(r, f"{r / 1e9:,.4g} GB/s", "bandwidth", "derived", how))
+    return dataclasses.replace(
+        inputs, tiers={**inputs.tiers, tier: t}, prov=_sized_prov(inputs, tier, how)
+    )
+
+
+def _sized_prov(inputs: Inputs, tier: str, how: str) -> dict:
+    """The provenance of a tier sized by units: its write and read derived from the unit's figures
+    (at the unit's place in storage.yaml), so that every output says where the figure came from."""
+    out = dict(inputs.prov)
+    unit = inputs.prov.get(("tiers", tier, "unit.write")) or inputs.prov.get(
+        ("tiers", tier, "write")
+    )
+    for key in ("write", "read"):
+        old = inputs.prov.get(("tiers", tier, key)) or unit
+        if old is not None:
+            out[("tiers", tier, key)] = dataclasses.replace(old, basis="derived", source=how)
+    return out
+
+
 def sized_inputs(inputs: Inputs, p: UnitsAt, job: str) -> Inputs:
     """The inputs as the purchase leaves them for one job: the product alone, at the bandwidth its
     units give this job (its share when it saves together with others)."""
@@ -657,12 +707,12 @@ def sized_inputs(inputs: Inputs, p: UnitsAt, job: str) -> Inputs:
     at = next(j for j in p.jobs if j.job == job)
     inputs = alone(inputs, p.tier)
     t = inputs.tiers[p.tier]
-    if t.unit is None and at.share == 1.0:
+    if t.unit is not None:
+        return with_units(inputs, p.tier, p.units, at.share)
+    if at.share == 1.0:
         return inputs  # a fixed tier, the whole of it: its own figures
     w, r = p.write_GBps * 1e9 * at.share, p.read_GBps * 1e9 * at.share
-    how = f"{p.units:,} units bought for the cluster" + (
-        f", this job's {at.share:.0%} share" if at.share < 1 else ""
-    )
+    how = f"this job's {at.share:.0%} share of the tier"
     t = replaced(t, "write", Q(w, f"{w / 1e9:,.4g} GB/s", "bandwidth", "derived", how))
     t = replaced(t, "read", Q(r, f"{r / 1e9:,.4g} GB/s", "bandwidth", "derived", how))
     return dataclasses.replace(inputs, tiers={**inputs.tiers, p.tier: t})
@@ -686,6 +736,7 @@ def decision(inputs: Inputs, cp: ClusterPurchase, job: JobSpec):
         at.mode,
         None if other is None else label(other),
         None if other is None else other.purchase_usd,
+        c.units if c.unit_name != "system" else 0,
     )
     d = decide.decide(sized_inputs(inputs, c, job.name), job, scale=False)
     d = dataclasses.replace(d, bought=bought)

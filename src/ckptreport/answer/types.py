@@ -274,6 +274,7 @@ class Bought:
     mode: str  # together, staggered or alone
     runner_label: str | None = None  # the cluster's runner-up product
     runner_purchase_usd: float | None = None
+    units: int = 0  # units of the product bought (a tier sold in units; 0: a fixed tier)
 
 
 @dataclass(frozen=True)

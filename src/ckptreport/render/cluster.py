@@ -13,10 +13,16 @@ def _f(v) -> float | None:
     return None if v is None or (isinstance(v, float) and not math.isfinite(v)) else float(v)
 
 
+def _gpu_days(j) -> float:
+    return 0.0 if j.row is None else float(j.row["gpus"]) * float(j.row["run_days"])
+
+
 def point_facts(p: UnitsAt | None) -> dict | None:
-    """A product at a count, as plain figures."""
+    """A product at a count, as plain figures. Each job's cost is its GPU time lost plus the storage's
+    cost over its life charged by the jobs' GPU-days (its GPUs x its run's days, a share of all)."""
     if p is None:
         return None
+    days = sum(_gpu_days(j) for j in p.jobs)
     return {
         "tier": p.tier,
         "units": p.units,
@@ -49,6 +55,14 @@ def point_facts(p: UnitsAt | None) -> dict | None:
                         "ettr_pct": _f(j.row["ettr_pct"]),
                         "p_meets_pct": _f(j.row["p_meets_pct"]),
                         "gpu_lost_usd": _f(j.row["waste_usd"]),
+                        "storage_share_usd": _f(p.storage_life_usd * _gpu_days(j) / days)
+                        if days
+                        else None,
+                        "cost_usd": _f(
+                            float(j.row["waste_usd"]) + p.storage_life_usd * _gpu_days(j) / days
+                        )
+                        if days
+                        else None,
                     }
                 ),
             }
@@ -155,7 +169,9 @@ def sentences(f: dict) -> list[str]:
         out.append(
             f"{j['job']}: {j['strategy']} with {j['engine']} every "
             f"{display.of('interval_s', j['interval_s'])}, ETTR {_pct(j['ettr_pct'])}, meets its "
-            f"target in {_pct(j['p_meets_pct'])} of the draws"
+            f"target in {_pct(j['p_meets_pct'])} of the draws; costs {_usd(j['cost_usd'])} "
+            f"({_usd(j['gpu_lost_usd'])} of GPU time lost, {_usd(j['storage_share_usd'])} of the "
+            "storage by its GPU-days)"
             + (
                 f" (its {_pct(j['share_pct'])} share of the bandwidth)"
                 if j["share_pct"] < 99.95
@@ -215,4 +231,32 @@ def sentences(f: dict) -> list[str]:
     )
     if f["unpriced"]:
         out.append("Could serve but has no price (never ranked): " + ", ".join(f["unpriced"]) + ".")
+    return out
+
+
+def page_rows(report) -> list[dict]:
+    """Each cluster's purchase as the terminal words it (``render.cluster``), its figures as text."""
+    out = []
+    for cp in getattr(report, "clusters", []):
+        f = facts(cp)
+        c, r = f["choice"], f["runner_up"]
+
+        def usd(v):
+            return display.value(v, "usd")
+
+        out.append(
+            {
+                "cluster": f["cluster"],
+                "jobs": ", ".join(f["jobs"]),
+                "buy": bought(c) if c else "none meets every target",
+                "write": display.value(c["write_GBps"], "GBps") if c else "",
+                "purchase": usd(c["purchase_usd"]) if c else "",
+                "life": usd(c["storage_life_usd"]) if c else "",
+                "lost": usd(c["gpu_lost_usd"]) if c else "",
+                "moved": usd(c["moved_usd"]) if c else "",
+                "unmoved": usd(c["not_moved_usd"]) if c else "",
+                "runner": f"{bought(r)} ({usd(r['purchase_usd'])})" if r else "none",
+                "sentences": sentences(f),
+            }
+        )
     return out

@@ -300,6 +300,11 @@ def shown(d: Decision, purchase_sentence: bool = True) -> dict:
         "bought": bought_text(p["bought_GBps"]),
         "required": display.of("required_write_GBps", p["required_GBps"] or math.inf),
         "purchase": purchase,
+        "purchase_cell": (
+            f"{v(b['purchase_usd'], 'usd')} ({b['cluster']}, all its jobs)"
+            if b is not None
+            else (v(p["purchase_usd"], "usd") if p["purchase_usd"] else "none (rented)")
+        ),
         "support": v(p["support_usd_year"], "usd") if p["purchase_usd"] and b is None else "",
         "life": v(p["life_s"], "s") if p["life_s"] else "",
         "month": v(p["storage_usd_month"], "usd"),

@@ -35,6 +35,7 @@ from ..read.provenance import provenance
 from ..read.strategies import BACKGROUND, BASELINE
 from . import charts, page_charts, svg, terminal, whatif
 from .chain import chain_svg
+from .cluster import page_rows
 from .columnar import table_data
 from .env import environment, templates_dir
 
@@ -456,6 +457,7 @@ def context(
         "dropped": [{"rows": f"{d.rows:,}", "reason": d.reason} for d in report.dropped],
         "calibration": report.calibration.summary,
         "jobs": _jobs(report),
+        "clusters": page_rows(report),
     }
 
 

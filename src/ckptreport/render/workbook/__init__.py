@@ -8,7 +8,8 @@
 - Scenarios: the cross product as an Excel table keyed by ``scenario_id``; input columns refer to their
   cells on Assumptions, derived columns are formulas printed from the column definitions (``scenarios``)
 - Choice: each summary line's options, live, in the order the rule breaks ties (``choice``)
-- Purchase: what each step of bandwidth costs and saves (``choice``)
+- Purchase: each cluster's purchase as a live model (``bought``), then what each step of bandwidth
+  costs and saves (``choice``)
 - Cadence: overhead and waste recomputed over a grid of intervals (``cadence``)
 - Sensitivity: the headline option's tornado, each end recomputed by formula (``sensitivity``)
 - Sources: every citation and the build's provenance (``cover``)

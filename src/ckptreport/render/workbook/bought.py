@@ -1,0 +1,209 @@
+"""A cluster's purchase as a live model, at the top of the Purchase sheet: the units, their price and
+running costs as inputs (blue); the purchase, each year's costs, the schedule over the life and its
+present value as formulas; the GPU time lost and the runner-up as the build took them (values: the
+search over units and the draws are not in the workbook). Each figure is found by its label in
+column A (the block is not a table to sort)."""
+
+from __future__ import annotations
+
+import math
+
+from ...model import display
+from ..cluster import bought as bought_label
+from .book import BLUE, BOLD, PCT, USD, Sheet
+
+SCHEDULE_YEARS = 10  # rows of the schedule at least: a life edited up to this many years adds up
+HOURS_PER_YEAR = 8766.0  # 365.25 days
+
+
+class _Block:
+    """The block being written: where each labelled figure is (its B cell)."""
+
+    def __init__(self, sh: Sheet):
+        self.sh, self.at = sh, {}
+
+    def given(self, name: str, value: float, fmt: str, note: str) -> None:
+        self.sh.append(
+            [self.sh.text(name), self.sh.cell(value, fmt=fmt, font=BLUE), self.sh.text(note)]
+        )
+        self.at[name] = f"$B${self.sh.row}"
+
+    def formula(self, name: str, text: str, value: float, note: str = "", fmt: str = USD) -> None:
+        sh = self.sh
+        sh.append([sh.text(name), sh.cell(text, fmt=fmt, result=value), sh.text(note)])
+        self.at[name] = f"$B${sh.row}"
+
+    def value(self, name: str, value: float, note: str) -> None:
+        self.sh.append([self.sh.text(name), self.sh.cell(value, fmt=USD), self.sh.text(note)])
+        self.at[name] = f"$B${self.sh.row}"
+
+
+def write_cluster(sh: Sheet, f: dict) -> None:
+    """One cluster's purchase block (``render.cluster.facts``' figures)."""
+    c = f["choice"]
+    sh.append([])
+    if c is None:
+        sh.append([sh.text(f"{f['cluster']}: no product meets every job's target", font=BOLD)])
+        return
+    sh.append(
+        [
+            sh.text(
+                f"{f['cluster']}: {bought_label(c)} for {', '.join(f['jobs'])} (the cluster's "
+                "purchase: edit a blue cell and every figure below recomputes)",
+                font=BOLD,
+            )
+        ]
+    )
+    b = _Block(sh)
+    _inputs(b, f)
+    buy, yearly = _purchase(b, f)
+    life_usd = _schedule(b, buy, yearly, f["life_years"], f["discount_pct"] / 100.0)
+    _outcome(b, f, life_usd)
+
+
+def _inputs(b: _Block, f: dict) -> None:
+    c = f["choice"]
+    b.given("units bought", float(c["units"]), "#,##0", f"{c['unit']} of {c['tier']}")
+    b.given("price per unit", float(f["unit_price_usd"]), USD, f["unit_price_basis"])
+    per_tb = f["usd_per_tb"]
+    b.given(
+        "capacity bought apart (TB)",
+        0.0 if per_tb is None else c["capacity_bytes"] / 1e12,
+        "#,##0.000",
+        "the jobs' retained checkpoints",
+    )
+    b.given("price per TB", 0.0 if per_tb is None else float(per_tb), USD, "capex_usd_per_tb")
+    b.given(
+        "support a year, share of the purchase", f["support_pct"] / 100, PCT, "support_per_year"
+    )
+    b.given(
+        "support a year, fixed", f["support_usd_year"], USD, "an owned tier's support_usd_per_year"
+    )
+    b.given("power per unit (W)", f["power_W"], "#,##0", "unit.power_W")
+    b.given("price per kWh", f["usd_per_kwh"], '"$"#,##0.000', "clusters.*.usd_per_kwh")
+    b.given("rack units per unit", f["rack_units"], "#,##0", "unit.rack_units")
+    b.given(
+        "price per rack unit a month",
+        f["usd_per_rack_unit_month"],
+        USD,
+        "clusters.*.usd_per_rack_unit_month",
+    )
+    b.given("rent a year", f["rent_usd_year"], USD, "rented tiers only")
+    b.given("life (years)", f["life_years"], "0.00", "clusters.*.life, else the tier's life")
+    b.given(
+        "discount rate a year",
+        f["discount_pct"] / 100,
+        PCT,
+        "clusters.*.discount_rate (an assumption)",
+    )
+
+
+def _purchase(b: _Block, f: dict) -> tuple[float, float]:
+    """The purchase and the running costs a year, as formulas of the inputs; their values."""
+    at, c = b.at, f["choice"]
+    per_tb = 0.0 if f["usd_per_tb"] is None else float(f["usd_per_tb"])
+    units_usd = float(c["units"]) * float(f["unit_price_usd"])
+    cap_usd = (0.0 if f["usd_per_tb"] is None else c["capacity_bytes"] / 1e12) * per_tb
+    buy = units_usd + cap_usd
+    b.formula("purchase of the units", f"={at['units bought']}*{at['price per unit']}", units_usd)
+    b.formula(
+        "purchase of the capacity",
+        f"={at['capacity bought apart (TB)']}*{at['price per TB']}",
+        cap_usd,
+    )
+    b.formula(
+        "purchase",
+        f"={at['purchase of the units']}+{at['purchase of the capacity']}",
+        buy,
+        "the purchase price a proposal carries",
+    )
+    n = float(c["units"])
+    yearly = (
+        buy * f["support_pct"] / 100
+        + f["support_usd_year"]
+        + n * f["power_W"] * HOURS_PER_YEAR / 1000 * f["usd_per_kwh"]
+        + n * f["rack_units"] * 12 * f["usd_per_rack_unit_month"]
+        + f["rent_usd_year"]
+    )
+    b.formula(
+        "running a year",
+        f"={at['purchase']}*{at['support a year, share of the purchase']}"
+        f"+{at['support a year, fixed']}"
+        f"+{at['units bought']}*{at['power per unit (W)']}*{HOURS_PER_YEAR:g}/1000*{at['price per kWh']}"
+        f"+{at['units bought']}*{at['rack units per unit']}*12*{at['price per rack unit a month']}"
+        f"+{at['rent a year']}",
+        yearly,
+        "support, power, space and rent",
+    )
+    return buy, yearly
+
+
+def _part(life: float, year: int) -> float:
+    """The share of ``year`` the life covers (year 0: the purchase alone)."""
+    return 0.0 if year == 0 else max(0.0, min(1.0, life - (year - 1)))
+
+
+def _schedule(b: _Block, buy: float, yearly: float, life: float, rate: float) -> float:
+    """The year-by-year schedule (rows for at least SCHEDULE_YEARS, so an edited life adds up), the
+    storage over the life and the present value; returns the storage over the life."""
+    sh, at = b.sh, b.at
+    sh.header(("year", "purchase", "running", "discount factor", "discounted"))
+    first = sh.row + 1
+    present = 0.0
+    for y in range(max(SCHEDULE_YEARS, math.ceil(life - 1e-9)) + 1):
+        row = sh.row + 1
+        bought, run, factor = (buy if y == 0 else 0.0), yearly * _part(life, y), (1 + rate) ** -y
+        present += (bought + run) * factor
+        sh.append(
+            [
+                sh.cell(y, fmt="0"),
+                sh.cell(f"=IF(A{row}=0,{at['purchase']},0)", fmt=USD, result=bought),
+                sh.cell(
+                    f"=IF(A{row}=0,0,{at['running a year']}"
+                    f"*MAX(0,MIN(1,{at['life (years)']}-(A{row}-1))))",
+                    fmt=USD,
+                    result=run,
+                ),
+                sh.cell(f"=1/(1+{at['discount rate a year']})^A{row}", fmt="0.0000", result=factor),
+                sh.cell(f"=(B{row}+C{row})*D{row}", fmt=USD, result=(bought + run) * factor),
+            ]
+        )
+    last = sh.row
+    life_usd = buy + yearly * life
+    b.formula("storage over the life", f"=SUM(B{first}:C{last})", life_usd)
+    b.formula("present value", f"=SUM(E{first}:E{last})", present, "at the discount rate above")
+    return life_usd
+
+
+def _outcome(b: _Block, f: dict, life_usd: float) -> None:
+    """The GPU time lost (the build's), the total the purchase is chosen by, what it moves and what
+    not, and the runner-up's purchase price."""
+    c, at = f["choice"], b.at
+    b.value(
+        "GPU time lost by the jobs over their runs",
+        c["gpu_lost_usd"],
+        "the build's (not live): the jobs' choices on these units",
+    )
+    b.formula(
+        "total over the life",
+        f"={at['storage over the life']}+{at['GPU time lost by the jobs over their runs']}",
+        life_usd + c["gpu_lost_usd"],
+        "what the purchase is chosen by",
+    )
+    b.value(
+        "of it, what the purchase moves",
+        c["moved_usd"],
+        "stall, interference, rework, restore (the build's)",
+    )
+    b.value(
+        "and what it does not move",
+        c["not_moved_usd"],
+        "restart after a failure: only a recovery engine shortens it (the build's)",
+    )
+    r = f["runner_up"]
+    if r is not None:
+        b.value(
+            f"runner-up: {bought_label(r)}, purchase",
+            r["purchase_usd"],
+            f"total over the life {display.value(r['total_usd'], 'usd')} (the build's)",
+        )
