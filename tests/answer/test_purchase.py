@@ -149,7 +149,7 @@ def test_no_count_of_any_product_is_cheaper_than_the_choice(models_copy):
     every = []
     for prod in buying.products(inputs, cluster)[0]:
         ev = buying.evaluator(inputs, cluster, jobs, prod.tier)
-        ev.evaluate(list(prod.counts))
+        ev.evaluate(list(prod.counts), every_share=True)
         every += [p for p in ev.points.values() if p.feasible]
     assert every, "some count meets every target"
     cheapest = min(p.total_usd for p in every)
@@ -174,7 +174,7 @@ def _least(models: Path, plan: dict, mode: str) -> int:
     ev = buying.evaluator(inputs, cluster, jobs, "superpod-good")
     mine, prod = ev.jobs, ev.prod
     for n in prod.counts:
-        ev.evaluate([n])
+        ev.evaluate([n], every_share=True)
         at = {j.name: ev.picks[j.name] for j in mine}
         if mode == STAGGERED:
             whole = [at[j.name].get((n, 1.0)) for j in mine]

@@ -53,9 +53,9 @@ from .types import (
 from .uncertainty.ranges import parameters
 
 DEFAULT_LIFE_S = 5 * SECONDS_PER_YEAR  # an owned tier that states no life: 5 years (said so)
-COUNTS_DENSE = 24  # a span of at most this many counts is tried whole; a wider one on a ladder
-COUNTS_FIRST = 12  # the first ladder's steps
-LADDER_BATCH = 4  # counts evaluated together, cheapest first
+COUNTS_DENSE = 12  # a span of at most this many counts is tried whole; a wider one on a ladder
+COUNTS_FIRST = 10  # the first ladder's steps
+LADDER_BATCH = 5  # counts evaluated together, cheapest first
 NOT_MOVED = ["restart_share_pct", "replica_share_pct"]  # what the storage bought does not change
 
 
@@ -193,7 +193,7 @@ def _tier_rows(inputs: Inputs, job: JobSpec, tier: str) -> pd.DataFrame:
     """The job's options on one tier at the tier's own figures (every engine and strategy)."""
     ji = decide.job_inputs(alone(inputs, tier), job)
     rows, _ = scenarios(ji)
-    return rows.reset_index(drop=True)
+    return _slim(rows.reset_index(drop=True))
 
 
 def _at_counts(rows: pd.DataFrame, t, counts: list[int], shares: list[float]) -> pd.DataFrame:
@@ -220,13 +220,62 @@ def _at_counts(rows: pd.DataFrame, t, counts: list[int], shares: list[float]) ->
     return pd.concat(blocks, ignore_index=True)
 
 
+SHOWN = [  # the computed columns a job's choice is read by: the rule, the purchase and its outputs
+    "meets_target",
+    "recommendable",
+    "total_usd",
+    "waste_usd",
+    "tier_bought_GBps",
+    "overhead_pct",
+    "target_overhead_pct",
+    "ettr_pct",
+    "tier_s",
+    "durable_every_saves",
+    "capacity_needed_bytes",
+    "storage_usd_month",
+    "run_days",
+    "compute_s",
+    *NOT_MOVED,
+    *decide.PINNED,
+]
+
+
+def _slim(rows: pd.DataFrame) -> pd.DataFrame:
+    """The options' inputs and labels alone: what a judgement reads (every column is computed from
+    them; carrying the other 200 through tiling and rounds was most of the cost)."""
+    keep = [c for c in rows.columns if c in INPUTS or c in LABELS]
+    return rows[keep]
+
+
+LABELS = {
+    "model",
+    "sku",
+    "tier",
+    "engine",
+    "strategy",
+    "recipe",
+    "gpus",
+    "interval_s",
+    "ckpt_bytes",
+}
+
+
+def _at(rows: pd.DataFrame, intervals: np.ndarray) -> pd.DataFrame:
+    """The options at ``intervals``: their inputs, and the columns the purchase reads (``SHOWN``)."""
+    env = {n: rows[n].to_numpy() for n in INPUTS if n in rows}
+    env["interval_s"] = np.asarray(intervals, dtype=float)
+    cols = decide.compute(env, SHOWN)
+    return rows.assign(interval_s=env["interval_s"], **{n: np.asarray(cols[n]) for n in SHOWN})
+
+
 def _judge(rows: pd.DataFrame, params, confidence: float) -> pd.DataFrame:
     """The options as a decision judges them: each at its cheapest cadence, then at the cadence that
-    meets the target at the confidence, with its chance of meeting it (``decide``)."""
+    meets the target at the confidence, with its chance of meeting it (``decide``'s procedure, over
+    the columns the purchase reads)."""
     if not len(rows):
         return rows
-    cheapest = decide.at_intervals(rows, decide.best_intervals(rows))
-    robust = decide.at_intervals(cheapest, decide.robust_intervals(cheapest, params, confidence))
+    cheapest = _at(rows, decide.best_intervals(rows))
+    robust = _at(rows, decide.robust_intervals(cheapest, params, confidence))
     return robust.assign(p_meets_pct=decide.chance(robust, params))
 
 
@@ -357,16 +406,48 @@ class _Product:
         self.picks: dict[str, dict] = {j.name: {} for j in jobs}
         self.points: dict[int, UnitsAt] = {}
 
-    def evaluate(self, counts: list[int]) -> None:
+    def evaluate(self, counts: list[int], every_share: bool = False) -> None:
+        """Each job's choice at ``counts``: first with the whole system (alone, or taking turns);
+        then, only at the counts where the overlapping jobs' saves do not fit one after another,
+        at their shares (saving together: never cheaper where taking turns fits, since each job
+        then has less bandwidth). ``every_share``: both at every count (for a test)."""
         todo = [n for n in counts if n not in self.points]
         if not todo:
             return
-        for j in self.jobs:
-            tiled = _at_counts(self.base[j.name], self.t, todo, self.shares[j.name])
-            judged = _judge(tiled, self.params[j.name], self.confidence)
-            self.picks[j.name].update(_picks(judged, self.confidence))
+        self._judge_at(todo, lambda shares: [1.0])
+        crowded = [
+            n
+            for n in todo
+            if every_share
+            or (
+                any(self.overlap.values())
+                and all(self.picks[j.name].get((n, 1.0)) is not None for j in self.jobs)
+                and not self._fits(n)
+            )
+        ]
+        if crowded:
+            self._judge_at(crowded, lambda shares: [s for s in shares if s != 1.0])
         for n in todo:
             self.points[n] = self._best_mode(n)
+
+    def _judge_at(self, counts: list[int], which) -> None:
+        for j in self.jobs:
+            shares = which(self.shares[j.name])
+            if not shares:
+                continue
+            tiled = _at_counts(self.base[j.name], self.t, counts, shares)
+            judged = _judge(tiled, self.params[j.name], self.confidence)
+            self.picks[j.name].update(_picks(judged, self.confidence))
+
+    def _fits(self, n: int) -> bool:
+        """Whether the jobs' saves at ``n`` units, each with the whole system, fit one after another:
+        each job's busy share plus those of the jobs that overlap it at most the whole time."""
+        rows = {j.name: self.picks[j.name].get((n, 1.0)) for j in self.jobs}
+        if any(r is None for r in rows.values()):
+            return False
+        return all(
+            _busy(rows[a]) + sum(_busy(rows[b]) for b in self.overlap[a]) <= 1.0 for a in rows
+        )
 
     def _best_mode(self, n: int) -> UnitsAt:
         """The count's cheaper way of sharing the system: together (each its share) or staggered (each
@@ -382,17 +463,11 @@ class _Product:
             for j in self.jobs
         ]
         out = [self._point(n, ALONE if alone else TOGETHER, together)]
-        if not alone:
+        if not alone and self._fits(n):
             whole = [
                 JobAt(j.name, self.picks[j.name].get((n, 1.0)), 1.0, STAGGERED) for j in self.jobs
             ]
-            fits = all(x.row is not None for x in whole) and all(
-                _busy(x.row) + sum(_busy(y.row) for y in whole if y.job in self.overlap[x.job])
-                <= 1.0
-                for x in whole
-            )
-            if fits:
-                out.append(self._point(n, STAGGERED, whole))
+            out.append(self._point(n, STAGGERED, whole))
         feasible = [p for p in out if p.feasible]
         return min(feasible or out, key=lambda p: p.total_usd)
 

@@ -241,6 +241,50 @@ def purchase(
     )
 
 
+def units_curve(f: dict) -> LineChart | None:
+    """A cluster's purchase (``render.cluster.facts``): its storage over the life, the GPU time its
+    jobs lose and their sum against the units of the chosen product, at every count the search
+    tried; the optimum and the fewest units that meet every target marked."""
+    c = f["choice"]
+    pts = [p for p in f["curve"] if finite(p["total_usd"])]
+    if c is None or len(pts) < 2:
+        return None
+    lo, hi = pts[0]["units"], pts[-1]["units"]
+    values = [p[k] for p in pts for k in ("storage_life_usd", "gpu_lost_usd", "total_usd")]
+    top = rounded_up(max(values + [1.0]) * 1.04)
+    x = log_axis(f"{c['unit']} of {c['tier']} bought", lo, hi, "{:,.0f}")
+    y = Axis(
+        "$ over the storage's life", 0.0, top, ticks=tuple((v, usd(v)) for v in ticks(0.0, top))
+    )
+    lines = tuple(
+        Line(name, tuple((float(p["units"]), float(p[k])) for p in pts), color)
+        for k, color, name in (
+            ("storage_life_usd", GREEN, "storage"),
+            ("gpu_lost_usd", RED, "GPU time lost"),
+            ("total_usd", BLUE, "total"),
+        )
+    )
+    markers = [Marker(float(c["units"]), float(c["total_usd"]), BLUE, f"optimum: {c['units']:,}")]
+    least = f["least"]
+    if least is not None and least["units"] != c["units"]:
+        markers.append(
+            Marker(
+                float(least["units"]),
+                float(least["total_usd"]),
+                GREY,
+                f"fewest: {least['units']:,}",
+            )
+        )
+    return LineChart(
+        f"{f['cluster']}: cost over the storage's life against the {c['unit']} bought",
+        x,
+        y,
+        lines,
+        tuple(markers),
+        height=196,
+    )
+
+
 def log_axis(title: str, lo: float, hi: float, label: str = "{:g}") -> Axis:
     """A log axis from ``lo`` to ``hi``, its ticks at 1, 2 and 5 of each decade written by ``label``."""
     return Axis(
