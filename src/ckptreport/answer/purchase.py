@@ -337,13 +337,13 @@ def _point(
         purchase += need / 1e12 * prod.usd_per_tb
     kwh, ru_month = prices
     rent = sum(float(x["storage_usd_month"]) for x in rows if _rented(x)) * 12
-    running = (
-        purchase * prod.support_pct
-        + prod.support_usd_year
-        + n * prod.power_W * HOURS_PER_YEAR / 1000 * kwh
-        + n * prod.rack_units * 12 * ru_month
-        + rent
-    )
+    parts = {
+        "support": purchase * prod.support_pct + prod.support_usd_year,
+        "power": n * prod.power_W * HOURS_PER_YEAR / 1000 * kwh,
+        "space": n * prod.rack_units * 12 * ru_month,
+        "rent": rent,
+    }
+    running = parts["support"] + parts["power"] + parts["space"] + parts["rent"]
     lost = sum(float(x["waste_usd"]) for x in rows)
     idle = [100.0 - float(x["ettr_pct"]) for x in rows]
     kept = sum(
@@ -368,6 +368,7 @@ def _point(
         jobs=tuple(jobs_at),
         unit_name=prod.unit_name,
         rent_usd_year=rent,
+        yearly_usd=parts,
     )
 
 
@@ -675,13 +676,15 @@ def schedule(p: UnitsAt, life_s: float, discount: float) -> list[dict]:
     """The choice's cost year by year over the life: the purchase in year 0, then each year's
     running costs (the last year's share where the life is not whole years), each discounted."""
     years = life_s / SECONDS_PER_YEAR
-    out = [{"year": 0, "purchase_usd": p.purchase_usd, "running_usd": 0.0, "factor": 1.0}]
+    zero = {f"{k}_usd": 0.0 for k in p.yearly_usd}
+    out = [{"year": 0, "purchase_usd": p.purchase_usd, **zero, "running_usd": 0.0, "factor": 1.0}]
     for y in range(1, math.ceil(years - 1e-9) + 1):
         part = min(1.0, years - (y - 1))
         out.append(
             {
                 "year": y,
                 "purchase_usd": 0.0,
+                **{f"{k}_usd": v * part for k, v in p.yearly_usd.items()},
                 "running_usd": p.running_usd_year * part,
                 "factor": 1.0 / (1.0 + discount) ** y,
             }

@@ -117,6 +117,9 @@ class UnitsAt:
     jobs: tuple[JobAt, ...]
     unit_name: str = "unit"  # what the product's unit is called (a fixed tier: system)
     rent_usd_year: float = 0.0  # a rented tier's rent a year (in running_usd_year)
+    yearly_usd: dict = field(
+        default_factory=dict
+    )  # running_usd_year by part: support, power, space, rent
 
     @property
     def total_usd(self) -> float:

@@ -57,7 +57,13 @@ def write_cluster(sh: Sheet, f: dict) -> None:
     b = _Block(sh)
     _inputs(b, f)
     buy, yearly = _purchase(b, f)
-    life_usd = _schedule(b, buy, yearly, f["life_years"], f["discount_pct"] / 100.0)
+    parts = {
+        "support": buy * f["support_pct"] / 100 + f["support_usd_year"],
+        "power": f["choice"]["units"] * f["power_W"] * HOURS_PER_YEAR / 1000 * f["usd_per_kwh"],
+        "space": f["choice"]["units"] * f["rack_units"] * 12 * f["usd_per_rack_unit_month"],
+        "rent": f["rent_usd_year"],
+    }
+    life_usd = _schedule(b, buy, yearly, parts, f["life_years"], f["discount_pct"] / 100.0)
     _outcome(b, f, life_usd)
 
 
@@ -126,12 +132,23 @@ def _purchase(b: _Block, f: dict) -> tuple[float, float]:
         + f["rent_usd_year"]
     )
     b.formula(
+        "support a year",
+        f"={at['purchase']}*{at['support a year, share of the purchase']}+{at['support a year, fixed']}",
+        buy * f["support_pct"] / 100 + f["support_usd_year"],
+    )
+    b.formula(
+        "power a year",
+        f"={at['units bought']}*{at['power per unit (W)']}*{HOURS_PER_YEAR:g}/1000*{at['price per kWh']}",
+        n * f["power_W"] * HOURS_PER_YEAR / 1000 * f["usd_per_kwh"],
+    )
+    b.formula(
+        "space a year",
+        f"={at['units bought']}*{at['rack units per unit']}*12*{at['price per rack unit a month']}",
+        n * f["rack_units"] * 12 * f["usd_per_rack_unit_month"],
+    )
+    b.formula(
         "running a year",
-        f"={at['purchase']}*{at['support a year, share of the purchase']}"
-        f"+{at['support a year, fixed']}"
-        f"+{at['units bought']}*{at['power per unit (W)']}*{HOURS_PER_YEAR:g}/1000*{at['price per kWh']}"
-        f"+{at['units bought']}*{at['rack units per unit']}*12*{at['price per rack unit a month']}"
-        f"+{at['rent a year']}",
+        f"={at['support a year']}+{at['power a year']}+{at['space a year']}+{at['rent a year']}",
         yearly,
         "support, power, space and rent",
     )
@@ -143,35 +160,41 @@ def _part(life: float, year: int) -> float:
     return 0.0 if year == 0 else max(0.0, min(1.0, life - (year - 1)))
 
 
-def _schedule(b: _Block, buy: float, yearly: float, life: float, rate: float) -> float:
+def _schedule(
+    b: _Block, buy: float, yearly: float, yearly_parts: dict, life: float, rate: float
+) -> float:
     """The year-by-year schedule (rows for at least SCHEDULE_YEARS, so an edited life adds up), the
     storage over the life and the present value; returns the storage over the life."""
     sh, at = b.sh, b.at
-    sh.header(("year", "purchase", "running", "discount factor", "discounted"))
+    parts = ("support", "power", "space", "rent")
+    sh.header(("year", "purchase", *parts, "discount factor", "discounted"))
     first = sh.row + 1
     present = 0.0
     for y in range(max(SCHEDULE_YEARS, math.ceil(life - 1e-9)) + 1):
         row = sh.row + 1
-        bought, run, factor = (buy if y == 0 else 0.0), yearly * _part(life, y), (1 + rate) ** -y
-        present += (bought + run) * factor
-        sh.append(
-            [
-                sh.cell(y, fmt="0"),
-                sh.cell(f"=IF(A{row}=0,{at['purchase']},0)", fmt=USD, result=bought),
-                sh.cell(
-                    f"=IF(A{row}=0,0,{at['running a year']}"
-                    f"*MAX(0,MIN(1,{at['life (years)']}-(A{row}-1))))",
-                    fmt=USD,
-                    result=run,
-                ),
-                sh.cell(f"=1/(1+{at['discount rate a year']})^A{row}", fmt="0.0000", result=factor),
-                sh.cell(f"=(B{row}+C{row})*D{row}", fmt=USD, result=(bought + run) * factor),
-            ]
+        bought, factor = (buy if y == 0 else 0.0), (1 + rate) ** -y
+        share = f"MAX(0,MIN(1,{at['life (years)']}-(A{row}-1)))"
+        cells = [
+            sh.cell(y, fmt="0"),
+            sh.cell(f"=IF(A{row}=0,{at['purchase']},0)", fmt=USD, result=bought),
+        ]
+        spent = bought
+        for part in parts:
+            value = yearly_parts[part] * _part(life, y)
+            spent += value
+            cells.append(
+                sh.cell(f"=IF(A{row}=0,0,{at[part + ' a year']}*{share})", fmt=USD, result=value)
+            )
+        present += spent * factor
+        cells.append(
+            sh.cell(f"=1/(1+{at['discount rate a year']})^A{row}", fmt="0.0000", result=factor)
         )
+        cells.append(sh.cell(f"=SUM(B{row}:F{row})*G{row}", fmt=USD, result=spent * factor))
+        sh.append(cells)
     last = sh.row
     life_usd = buy + yearly * life
-    b.formula("storage over the life", f"=SUM(B{first}:C{last})", life_usd)
-    b.formula("present value", f"=SUM(E{first}:E{last})", present, "at the discount rate above")
+    b.formula("storage over the life", f"=SUM(B{first}:F{last})", life_usd)
+    b.formula("present value", f"=SUM(H{first}:H{last})", present, "at the discount rate above")
     return life_usd
 
 
