@@ -208,6 +208,30 @@ def test_every_input_is_shown_with_its_source(small_build):
     assert rows["tier_write_GBps"][4].startswith(prov.source)
 
 
+def test_the_page_opens_with_each_clusters_purchase(default_build):
+    """Before the jobs: each cluster's purchase (what it buys, its price, what it moves and what not,
+    the runner-up's own purchase price), with the manifest's figures, linked from the contents."""
+    import html as htmllib
+    import json
+
+    from ckptreport.model import display
+
+    page = htmllib.unescape((default_build.out / "report.html").read_text())
+    manifest = json.loads((default_build.out / "manifest.json").read_text())
+    assert '<a href="#clusters">The purchase</a>' in page
+    section = page[page.index('<section id="clusters"') : page.index('<section id="jobs"')]
+    for c in manifest["clusters"]:
+        ch, r = c["choice"], c["runner_up"]
+        for figure in (
+            f"{ch['units']:,} {ch['unit']} of {ch['tier']}",
+            display.value(ch["purchase_usd"], "usd"),
+            display.value(ch["moved_usd"], "usd"),
+            display.value(ch["not_moved_usd"], "usd"),
+            f"({display.value(r['purchase_usd'], 'usd')})",
+        ):
+            assert figure in section, (c["cluster"], figure)
+
+
 def test_the_page_is_under_five_megabytes(default_build):
     """The shipped defaults' page (every one of their rows) within the 5 MB the review asks."""
     size = (default_build.out / "report.html").stat().st_size
