@@ -309,7 +309,13 @@ def shown(d: Decision, purchase_sentence: bool = True) -> dict:
         "life": v(p["life_s"], "s") if p["life_s"] else "",
         "month": v(p["storage_usd_month"], "usd"),
         "run_days": v(p["run_days"], "count"),
-        "total": v(p["total_usd"], "usd"),
+        # a job of a cluster: its GPU time lost; its storage is the cluster's purchase (no share of
+        # a purchase of its own, which it does not make)
+        "total": v(p["total_usd"], "usd") if b is None else v(p["gpu_lost_usd"], "usd"),
+        "total_is": "checkpointing costs" if b is None else "checkpointing loses, in GPU time,",
+        "total_cell": v(p["total_usd"], "usd")
+        if b is None
+        else f"{v(p['gpu_lost_usd'], 'usd')} (GPU time)",
         "ettr": v(p["ettr_pct"], "pct"),
         "shares": [
             (label, v(p["shares_pct"][k], "pct"))

@@ -91,7 +91,7 @@ def decisions(report) -> str:
                 else (_usd(p["purchase_usd"]) if p["purchase_usd"] else "rented"),
                 _pct(p["ettr_pct"]),
                 f"{_pct(p['p_meets_pct'])} of draws",
-                _usd(p["total_usd"]),
+                _usd(p["total_usd"]) if not b else f"{_usd(p['gpu_lost_usd'])} (GPU time)",
             ]
         )
         notes += [f"{f['job']}:"] + [
