@@ -270,19 +270,7 @@ def shown(d: Decision, purchase_sentence: bool = True) -> dict:
 
     gone, kept, gone_usd, kept_usd = moved(p)
     b = f["bought"]
-    purchase = v(p["purchase_usd"], "usd") if p["purchase_usd"] else "none (rented)"
-    if b is not None:
-        purchase = (
-            f"{v(b['purchase_usd'], 'usd')} for {b['label']}: the storage of the cluster "
-            f"{b['cluster']}, for all its jobs ({', '.join(b['jobs'])}); "
-            f"{v(b['storage_life_usd'], 'usd')} over its {v(b['life_s'], 's')} life with support, power "
-            "and space"
-            + (
-                f". Runner-up: {b['runner_label']}, purchase {v(b['runner_purchase_usd'], 'usd')}"
-                if b["runner_label"]
-                else ""
-            )
-        )
+    purchase = _purchase_text(p, b, v)
     return {
         "job": f["job"],
         "source": f["source"] or "",
@@ -328,3 +316,21 @@ def shown(d: Decision, purchase_sentence: bool = True) -> dict:
         "target": v(f["target_pct"], "pct"),
         "scale": [scale_row(s) for s in f["scale"]],
     }
+
+
+def _purchase_text(p: dict, b: dict | None, v) -> str:
+    """The purchase as the brief's first page states it: the option's own, or (a job of a cluster)
+    the cluster's, for all its jobs, with its runner-up's purchase price."""
+    if b is None:
+        return v(p["purchase_usd"], "usd") if p["purchase_usd"] else "none (rented)"
+    runner = (
+        f". Runner-up: {b['runner_label']}, purchase {v(b['runner_purchase_usd'], 'usd')}"
+        if b["runner_label"]
+        else ""
+    )
+    return (
+        f"{v(b['purchase_usd'], 'usd')} for {b['label']}: the storage of the cluster "
+        f"{b['cluster']}, for all its jobs ({', '.join(b['jobs'])}); "
+        f"{v(b['storage_life_usd'], 'usd')} over its {v(b['life_s'], 's')} life with support, power "
+        "and space" + runner
+    )
