@@ -49,7 +49,7 @@ def test_a_superpod_tier_scales_with_the_sus_bought_and_says_where_it_extrapolat
 
 def test_a_tier_without_a_unit_is_one_fixed_unit(shipped):
     p = buying.product("pfs-100", shipped.tiers["pfs-100"])
-    assert (p.lo, p.hi, p.sized, p.unit_name) == (1, 1, False, "system")
+    assert (p.lo, p.hi, p.unit_name) == (1, 1, "system")  # one fixed unit, not sold in units
     assert p.unit_price_usd == pytest.approx(100 * 25_000)
 
 
@@ -228,7 +228,7 @@ def test_a_models_directory_without_clusters_or_units_keeps_its_per_job_answer(m
     assert float(d.pick.row["tier_bought_GBps"]) == pytest.approx(
         30
     )  # the catalogue size, as before
-    assert buying.tasks(inputs, _jobs(inputs)) == []
+    assert buying.settings(inputs, _jobs(inputs)) == {}
 
 
 def _refused(models: Path, fname: str, change, *expected: str, build: bool = False) -> None:
@@ -255,7 +255,7 @@ def test_jobs_running_at_once_on_more_gpus_than_the_cluster_has_are_refused(mode
     _edit(models_copy, "plan.yaml", grow)
     inputs = load(models_copy)
     with pytest.raises(InputError) as e:
-        buying.tasks(inputs, _jobs(inputs))
+        buying.settings(inputs, _jobs(inputs))
     text = str(e.value)
     assert "plan.yaml" in text and "jobs[1].gpus" in text and "18,432 GPUs together" in text
 
@@ -269,7 +269,7 @@ def test_a_later_start_lets_the_jobs_take_the_cluster_in_turn(models_copy):
     _edit(models_copy, "plan.yaml", later)
     inputs = load(models_copy)
     jobs = _jobs(inputs)
-    buying._setting(inputs, inputs.plan.clusters[0], jobs)  # no refusal
+    buying.setting(inputs, inputs.plan.clusters[0], jobs)  # no refusal
     assert (
         buying.overlaps(
             buying.spans(inputs, jobs[:2], {j.name: buying._job_rows(inputs, j) for j in jobs[:2]})

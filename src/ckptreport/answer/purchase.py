@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from ..base.errors import InputError, Problem
-from ..model.evaluate import scenarios
+from ..model.evaluate import compute, scenarios
 from ..model.plan import reachable
 from ..read.inputs import INPUTS
 from ..read.load import plan_file
@@ -39,6 +40,7 @@ from . import decide
 from .recommend import columns_of, recommend
 from .types import (
     ALONE,
+    FIXED,
     HOURS_PER_YEAR,
     SECONDS_PER_YEAR,
     STAGGERED,
@@ -93,7 +95,6 @@ def product(name: str, t) -> Product:
         if math.isnan(price) and (per_GBps > 0 or not math.isnan(per_tb)):
             price, basis = u.write.value / 1e9 * per_GBps, "derived"
         lo, hi = int(u.min.value), int(u.max.value)
-        largest = max([int(s.units.value) for s in u.sizes], default=1)
         cap = _value(u.capacity)
         power, ru, per_nodes = (
             _value(u.power_W, 0.0),
@@ -107,7 +108,7 @@ def product(name: str, t) -> Product:
         priced = per_GBps > 0 or not math.isnan(per_tb) or t.usd_per_tb_month is not None
         price, basis = (price, "derived") if priced else (math.nan, "none")
         lo = hi = 1
-        largest, cap, power, ru, per_nodes, unit_name = 1, math.nan, 0.0, 0.0, math.nan, "system"
+        cap, power, ru, per_nodes, unit_name = math.nan, 0.0, 0.0, math.nan, FIXED
     owned = int(_value(t.owned, 0.0))
     if owned:
         price, basis = 0.0, "owned"
@@ -117,7 +118,6 @@ def product(name: str, t) -> Product:
         lo=lo,
         hi=hi,
         owned=owned,
-        sized=u is not None,
         unit_price_usd=price,
         unit_price_basis=basis,
         capacity_per_unit_bytes=cap,
@@ -127,7 +127,6 @@ def product(name: str, t) -> Product:
         support_pct=_value(t.support_per_year, 0.0),
         support_usd_year=_value(t.support_usd_per_year, 0.0),
         life_s=_value(t.life, DEFAULT_LIFE_S),
-        largest_published_units=largest,
         per_nodes=per_nodes,
     )
 
@@ -264,7 +263,7 @@ def _at(rows: pd.DataFrame, intervals: np.ndarray) -> pd.DataFrame:
     """The options at ``intervals``: their inputs, and the columns the purchase reads (``SHOWN``)."""
     env = {n: rows[n].to_numpy() for n in INPUTS if n in rows}
     env["interval_s"] = np.asarray(intervals, dtype=float)
-    cols = decide.compute(env, SHOWN)
+    cols = compute(env, SHOWN)
     return rows.assign(interval_s=env["interval_s"], **{n: np.asarray(cols[n]) for n in SHOWN})
 
 
@@ -309,12 +308,24 @@ def _picks(judged: pd.DataFrame, confidence: float) -> dict[tuple[int, float], p
 def _busy(row: pd.Series) -> float:
     """The share of the time a job's durable saves keep the storage busy (its write to the tier over
     the time between two durable saves)."""
-    every = float(row.get("durable_every_saves", 1.0) or 1.0)
+    every = float(row["durable_every_saves"])
     return float(row["tier_s"]) / (float(row["interval_s"]) * every)
 
 
+def _yearly(prod: Product, n: int, purchase: float, prices, rent: float = 0.0) -> dict:
+    """What ``n`` units cost a year to run, by part: support (a share of the purchase, and an owned
+    tier's own figure), power and space at the cluster's prices, and rent."""
+    kwh, ru_month = prices
+    return {
+        "support": purchase * prod.support_pct + prod.support_usd_year,
+        "power": n * prod.power_W * HOURS_PER_YEAR / 1000 * kwh,
+        "space": n * prod.rack_units * 12 * ru_month,
+        "rent": rent,
+    }
+
+
 def _point(
-    cluster, prod: Product, t, n: int, mode: str, jobs_at: list[JobAt], life_s: float, prices
+    prod: Product, t, n: int, mode: str, jobs_at: list[JobAt], life_s: float, prices
 ) -> UnitsAt:
     w, r, beyond = bandwidth(t, n)
     rows = [j.row for j in jobs_at if j.row is not None]
@@ -327,23 +338,16 @@ def _point(
     if not math.isnan(held) and need > held:
         feasible = False
     capacity = need if math.isnan(held) else held
-    bought = max(n - prod.owned, 0) if prod.owned else n
-    purchase = 0.0 if prod.owned else bought * prod.unit_price_usd
+    purchase = 0.0 if prod.owned else n * prod.unit_price_usd
     if (
         not prod.owned
         and math.isnan(prod.capacity_per_unit_bytes)
         and not math.isnan(prod.usd_per_tb)
     ):
         purchase += need / 1e12 * prod.usd_per_tb
-    kwh, ru_month = prices
     rent = sum(float(x["storage_usd_month"]) for x in rows if _rented(x)) * 12
-    parts = {
-        "support": purchase * prod.support_pct + prod.support_usd_year,
-        "power": n * prod.power_W * HOURS_PER_YEAR / 1000 * kwh,
-        "space": n * prod.rack_units * 12 * ru_month,
-        "rent": rent,
-    }
-    running = parts["support"] + parts["power"] + parts["space"] + parts["rent"]
+    parts = _yearly(prod, n, purchase, prices, rent)
+    running = sum(parts.values())
     lost = sum(float(x["waste_usd"]) for x in rows)
     idle = [100.0 - float(x["ettr_pct"]) for x in rows]
     kept = sum(
@@ -367,13 +371,12 @@ def _point(
         feasible=feasible,
         jobs=tuple(jobs_at),
         unit_name=prod.unit_name,
-        rent_usd_year=rent,
         yearly_usd=parts,
     )
 
 
 def _rented(row: pd.Series) -> bool:
-    return not math.isnan(float(row.get("usd_per_tb_month", math.nan)))
+    return not math.isnan(float(row["usd_per_tb_month"]))
 
 
 # ---- the search -------------------------------------------------------------------------------
@@ -383,12 +386,13 @@ class _Product:
     """One product's evaluation for a cluster: each job's choice at any count, computed on demand a
     batch of counts at a time (each batch one evaluation of the tiled options)."""
 
-    def __init__(self, inputs, cluster, prod, jobs, overlap, params, confidence, life_s, prices):
-        self.inputs, self.cluster, self.prod = inputs, cluster, prod
-        self.t = inputs.tiers[prod.tier]
-        self.jobs, self.overlap = jobs, overlap
-        self.params = {j.name: params(j.gpus) for j in jobs}  # each job's draws, as its decision's
-        self.confidence, self.life_s, self.prices = confidence, life_s, prices
+    def __init__(self, inputs: Inputs, prod: Product, setting: Setting, life_s: float):
+        self.prod, self.t = prod, inputs.tiers[prod.tier]
+        self.jobs, self.overlap = setting.jobs, setting.overlap
+        self.confidence, self.prices, self.life_s = setting.confidence, setting.prices, life_s
+        jobs, overlap = self.jobs, self.overlap
+        # each job's draws, as its decision's
+        self.params = {j.name: parameters(inputs, j.gpus) for j in jobs}
         self.base = {j.name: _tier_rows(inputs, j, prod.tier) for j in jobs}
         size = {
             j.name: float(self.base[j.name]["ckpt_bytes"].iloc[0])
@@ -473,19 +477,14 @@ class _Product:
         return min(feasible or out, key=lambda p: p.total_usd)
 
     def _point(self, n, mode, jobs_at):
-        return _point(self.cluster, self.prod, self.t, n, mode, jobs_at, self.life_s, self.prices)
+        return _point(self.prod, self.t, n, mode, jobs_at, self.life_s, self.prices)
 
     def floor_usd(self, n: int) -> float:
         """What ``n`` units cost over the life before any capacity, rent or GPU time: a count whose
         floor is above the best total found cannot be the best."""
-        p = self.prod
-        buy = 0.0 if p.owned else n * p.unit_price_usd
-        years = self.life_s / SECONDS_PER_YEAR
-        kwh, ru = self.prices
-        yearly = buy * p.support_pct + n * (
-            p.power_W * HOURS_PER_YEAR / 1000 * kwh + p.rack_units * 12 * ru
-        )
-        return buy + yearly * years
+        buy = 0.0 if self.prod.owned else n * self.prod.unit_price_usd
+        yearly = sum(_yearly(self.prod, n, buy, self.prices).values())
+        return buy + yearly * self.life_s / SECONDS_PER_YEAR
 
     def best(self) -> UnitsAt:
         """The count that costs least over the life with every job meeting its target (where none does,
@@ -549,15 +548,35 @@ def cluster_jobs(inputs: Inputs, cluster, jobs: list[JobSpec]) -> list[JobSpec]:
     return [j for j in jobs if j.name in named]
 
 
-def _setting(inputs: Inputs, cluster, jobs: list[JobSpec]):
-    """What every product of a cluster is judged with: its jobs, their overlaps (refused where the
-    jobs running at once need more GPUs than it has), the confidence and the running prices."""
+class Setting(NamedTuple):
+    """What every product of a cluster is judged with: its jobs, the jobs each overlaps, the plan's
+    confidence and the cluster's running prices ($/kWh, $/U-month)."""
+
+    jobs: list[JobSpec]
+    overlap: dict[str, tuple[str, ...]]
+    confidence: float
+    prices: tuple[float, float]
+
+
+def setting(inputs: Inputs, cluster, jobs: list[JobSpec]) -> Setting:
+    """A cluster's ``Setting``; refused (an InputError at the job) where jobs running at once need
+    more GPUs than it has."""
     mine = cluster_jobs(inputs, cluster, jobs)
     span = spans(inputs, mine, {j.name: _job_rows(inputs, j) for j in mine})
     _check_gpus(inputs, cluster, mine, span)
     confidence = float(INPUTS["confidence_pct"].value(inputs.plan))
     prices = (_value(cluster.usd_per_kwh, 0.0), _value(cluster.usd_per_rack_unit_month, 0.0))
-    return mine, overlaps(span), confidence, prices
+    return Setting(mine, overlaps(span), confidence, prices)
+
+
+def settings(inputs: Inputs, jobs: list[JobSpec]) -> dict[int, Setting]:
+    """Each cluster of the plan that runs a job, by its position: its ``Setting`` (refused here,
+    before any piece runs)."""
+    return {
+        k: setting(inputs, c, jobs)
+        for k, c in enumerate(inputs.plan.clusters)
+        if cluster_jobs(inputs, c, jobs)
+    }
 
 
 def _job_rows(inputs: Inputs, job: JobSpec) -> pd.DataFrame:
@@ -567,97 +586,66 @@ def _job_rows(inputs: Inputs, job: JobSpec) -> pd.DataFrame:
 
 def evaluator(inputs: Inputs, cluster, jobs: list[JobSpec], tier: str) -> _Product:
     """One product of a cluster, ready to judge its jobs at any count (``_Product.evaluate``)."""
-    mine, overlap, confidence, prices = _setting(inputs, cluster, jobs)
+    return _evaluator(inputs, cluster, setting(inputs, cluster, jobs), tier)
+
+
+def _evaluator(inputs: Inputs, cluster, at: Setting, tier: str) -> _Product:
     prod = product(tier, inputs.tiers[tier])
-    life_s = _value(cluster.life, prod.life_s)
-    by_gpus = lambda g: parameters(inputs, g)  # noqa: E731
-    return _Product(inputs, cluster, prod, mine, overlap, by_gpus, confidence, life_s, prices)
+    return _Product(inputs, prod, at, _value(cluster.life, prod.life_s))
 
 
-def _evaluated(inputs: Inputs, cluster, jobs: list[JobSpec], tier: str) -> _Product:
-    ev = evaluator(inputs, cluster, jobs, tier)
-    ev.found = ev.best()
-    ev.fewest = ev.least()
-    ev.base = {}  # its rows are not sent back
-    return ev
-
-
-def piece(shared: tuple[Inputs, list[JobSpec]], task: tuple[int, str]):
-    """One product of one cluster, for a worker (``base.workers``): its best count, every count tried
-    and the fewest that meet the targets."""
-    inputs, jobs = shared
+def piece(shared: tuple[Inputs, dict[int, Setting]], task: tuple[int, str]):
+    """One product of one cluster, for a worker (``base.workers``): its best count, every count tried,
+    the fewest that meet the targets, and the product."""
+    inputs, at = shared
     k, tier = task
-    ev = _evaluated(inputs, inputs.plan.clusters[k], jobs, tier)
-    return ev.found, ev.points, ev.fewest, ev.prod
+    ev = _evaluator(inputs, inputs.plan.clusters[k], at[k], tier)
+    return ev.best(), ev.points, ev.least(), ev.prod
 
 
-def tasks(inputs: Inputs, jobs: list[JobSpec]) -> list[tuple[int, str]]:
-    """The pieces of the plan's purchases: (cluster, product) for each cluster that runs a job."""
-    out = []
-    for k, c in enumerate(inputs.plan.clusters):
-        if cluster_jobs(inputs, c, jobs):
-            _setting(inputs, c, jobs)  # refused here, before any piece runs
-            out += [(k, p.tier) for p in products(inputs, c)[0]]
-    return out
-
-
-def purchases(inputs: Inputs, jobs: list[JobSpec], workers=None) -> list[ClusterPurchase]:
-    """The purchase of each cluster of the plan that runs at least one job (its products' pieces on
-    ``workers``, this process where none is given)."""
-    todo = tasks(inputs, jobs)
-    if workers is None:
-        done = [piece((inputs, jobs), t) for t in todo]
-    else:
-        done = list(workers.map(piece, (inputs, jobs), todo))
-    results = dict(zip(todo, done))
-    out = []
-    for k, c in enumerate(inputs.plan.clusters):
-        if cluster_jobs(inputs, c, jobs):
-            mine = {t: r for (kk, t), r in results.items() if kk == k}
-            out.append(assemble(inputs, c, jobs, mine))
-    return out
+def tasks(inputs: Inputs, at: dict[int, Setting]) -> list[tuple[int, str]]:
+    """The pieces of the plan's purchases: (cluster, product) for each cluster ``at`` holds."""
+    return [(k, p.tier) for k in at for p in products(inputs, inputs.plan.clusters[k])[0]]
 
 
 def purchase(inputs: Inputs, cluster, jobs: list[JobSpec]) -> ClusterPurchase:
     """The purchase for one ``cluster`` (see the module's words), here."""
     k = inputs.plan.clusters.index(cluster)
-    todo = [(k, p.tier) for p in products(inputs, cluster)[0]]
-    _setting(inputs, cluster, jobs)
-    return assemble(inputs, cluster, jobs, {t: piece((inputs, jobs), (k, t)) for _, t in todo})
+    at = {k: setting(inputs, cluster, jobs)}
+    results = {tier: piece((inputs, at), (k, tier)) for _, tier in tasks(inputs, at)}
+    return assemble(inputs, cluster, at[k], results)
 
 
-def assemble(inputs: Inputs, cluster, jobs: list[JobSpec], results: dict) -> ClusterPurchase:
-    """The cluster's answer from its products' pieces: the cheapest meeting every target, the
-    runner-up (another product), the chosen product's curve and the fewest units that meet."""
-    mine, overlap, confidence, prices = _setting(inputs, cluster, jobs)
+def assemble(inputs: Inputs, cluster, at: Setting, results: dict) -> ClusterPurchase:
+    """The cluster's answer from its products' pieces (tier -> ``piece``'s): the cheapest meeting
+    every target, the runner-up (another product), the chosen product's curve and the fewest units
+    that meet."""
     _, unpriced = products(inputs, cluster)
     bests = [results[t][0] for t in results]
     feasible = sorted((p for p in bests if p.feasible), key=lambda p: (p.total_usd, p.tier))
     choice = feasible[0] if feasible else None
     runner = feasible[1] if len(feasible) > 1 else None
-    curve, least, ref, unit_name, chosen = [], None, None, "unit", None
+    curve, least, ref, chosen = [], None, None, None
     life = _value(cluster.life, DEFAULT_LIFE_S)
     if choice is not None:
-        _, points, least, prod = results[choice.tier]
-        chosen = prod
+        _, points, least, chosen = results[choice.tier]
         curve = [points[n] for n in sorted(points)]
-        unit_name = prod.unit_name
-        life = _value(cluster.life, prod.life_s)
-        if not math.isnan(prod.per_nodes):
+        life = _value(cluster.life, chosen.life_s)
+        if not math.isnan(chosen.per_nodes):
             nodes = math.ceil(cluster.gpus.value / inputs.skus[cluster.sku].gpus_per_node.value)
-            ref = int(math.ceil(nodes / prod.per_nodes))
+            ref = int(math.ceil(nodes / chosen.per_nodes))
     discount = _value(cluster.discount_rate, 0.0)
     return ClusterPurchase(
         cluster=cluster.name,
         title=cluster.title or cluster.name,
         sku=cluster.sku,
         gpus=int(cluster.gpus.value),
-        jobs=tuple(j.name for j in mine),
-        overlaps=overlap,
+        jobs=tuple(j.name for j in at.jobs),
+        overlaps=at.overlap,
         life_s=life,
         discount_pct=100.0 * discount,
-        usd_per_kwh=prices[0],
-        usd_per_rack_unit_month=prices[1],
+        usd_per_kwh=at.prices[0],
+        usd_per_rack_unit_month=at.prices[1],
         choice=choice,
         runner_up=runner,
         products=bests,
@@ -665,8 +653,7 @@ def assemble(inputs: Inputs, cluster, jobs: list[JobSpec], results: dict) -> Clu
         curve=curve,
         least=least,
         reference_units=ref,
-        confidence_pct=confidence,
-        unit_name=unit_name,
+        confidence_pct=at.confidence,
         schedule=schedule(choice, life, discount) if choice is not None else [],
         product=chosen,
     )
@@ -731,8 +718,6 @@ def with_units(inputs: Inputs, tier: str, units: int, share: float = 1.0) -> Inp
     """The inputs with a tier sold in units at ``units`` of them (``share`` of their bandwidth): its
     write and read as the purchase sizes them. Refused (an InputError at the tier) where the tier
     declares no unit, or ``units`` is outside the fewest and most it sells."""
-    from ..read.inputs import replaced
-
     t = inputs.tiers[tier]
     place = inputs.places.get(("tiers", tier))
     if t.unit is None or not t.unit.min.value <= units <= t.unit.max.value:
@@ -755,9 +740,16 @@ def with_units(inputs: Inputs, tier: str, units: int, share: float = 1.0) -> Inp
     how = f"{units:,} {t.unit.name} x the unit's figures (unit: in storage.yaml)" + (
         f", this job's {share:.0%} share" if share < 1 else ""
     )
-    w, r = w * share, r * share
-    t = replaced(t, "write", Q(w, f"{w / 1e9:,.4g} GB/s", "bandwidth", "derived", how))
-    t = replaced(t, "read", Q(r, f"{r / 1e9:,.4g} GB/s", "bandwidth", "derived", how))
+    return _resized(inputs, tier, w * share, r * share, how)
+
+
+def _resized(inputs: Inputs, tier: str, write: float, read: float, how: str) -> Inputs:
+    """The inputs with a tier's write and read bandwidth (bytes/s) set, derived as ``how`` says."""
+    from ..read.inputs import replaced
+
+    t = inputs.tiers[tier]
+    for key, value in (("write", write), ("read", read)):
+        t = replaced(t, key, Q(value, f"{value / 1e9:,.4g} GB/s", "bandwidth", "derived", how))
     return dataclasses.replace(
         inputs, tiers={**inputs.tiers, tier: t}, prov=_sized_prov(inputs, tier, how)
     )
@@ -780,20 +772,14 @@ def _sized_prov(inputs: Inputs, tier: str, how: str) -> dict:
 def sized_inputs(inputs: Inputs, p: UnitsAt, job: str) -> Inputs:
     """The inputs as the purchase leaves them for one job: the product alone, at the bandwidth its
     units give this job (its share when it saves together with others)."""
-    from ..read.inputs import replaced
-
     at = next(j for j in p.jobs if j.job == job)
     inputs = alone(inputs, p.tier)
-    t = inputs.tiers[p.tier]
-    if t.unit is not None:
+    if inputs.tiers[p.tier].unit is not None:
         return with_units(inputs, p.tier, p.units, at.share)
     if at.share == 1.0:
         return inputs  # a fixed tier, the whole of it: its own figures
     w, r = p.write_GBps * 1e9 * at.share, p.read_GBps * 1e9 * at.share
-    how = f"this job's {at.share:.0%} share of the tier"
-    t = replaced(t, "write", Q(w, f"{w / 1e9:,.4g} GB/s", "bandwidth", "derived", how))
-    t = replaced(t, "read", Q(r, f"{r / 1e9:,.4g} GB/s", "bandwidth", "derived", how))
-    return dataclasses.replace(inputs, tiers={**inputs.tiers, p.tier: t})
+    return _resized(inputs, p.tier, w, r, f"this job's {at.share:.0%} share of the tier")
 
 
 def decision(inputs: Inputs, cp: ClusterPurchase, job: JobSpec):
@@ -806,15 +792,15 @@ def decision(inputs: Inputs, cp: ClusterPurchase, job: JobSpec):
     bought = Bought(
         cp.cluster,
         cp.jobs,
-        label(c),
+        c.label,
         c.purchase_usd,
         c.storage_life_usd,
         cp.life_s,
         100.0 * at.share,
         at.mode,
-        None if other is None else label(other),
+        None if other is None else other.label,
         None if other is None else other.purchase_usd,
-        c.units if c.unit_name != "system" else 0,
+        c.units if c.sized else 0,
     )
     d = decide.decide(sized_inputs(inputs, c, job.name), job, scale=False)
     d = dataclasses.replace(d, bought=bought)
@@ -827,11 +813,6 @@ def decision(inputs: Inputs, cp: ClusterPurchase, job: JobSpec):
     others = rd.options.set_axis(rd.options.index + shift)
     pick = dataclasses.replace(d.pick, runner_up=others.loc[rd.pick.index + shift])
     return dataclasses.replace(d, options=pd.concat([d.options, others]), pick=pick)
-
-
-def label(p: UnitsAt) -> str:
-    """'12 SU of superpod-good'; a fixed tier is its name."""
-    return p.tier if p.unit_name == "system" else f"{p.units:,} {p.unit_name} of {p.tier}"
 
 
 def decision_piece(shared: tuple[Inputs, list[JobSpec]], task: tuple[ClusterPurchase, int]):

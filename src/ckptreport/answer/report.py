@@ -266,11 +266,12 @@ def _piece(shared, task):
     """One piece of the decisions, for a worker: a job's decision or pick (``decide.piece``), one
     storage product of a cluster's purchase (``purchase.piece``, tasks tagged 'buy'), or a job's
     decision on what its cluster buys (``purchase.decision_piece``, tagged 'on')."""
+    inputs, todo, at = shared  # at: each cluster's purchase.Setting
     if task[0] == "buy":
-        return buying.piece(shared, task[1:])
+        return buying.piece((inputs, at), task[1:])
     if task[0] == "on":
-        return buying.decision_piece(shared, task[1:])
-    return decide.piece(shared, task)
+        return buying.decision_piece((inputs, todo), task[1:])
+    return decide.piece((inputs, todo), task)
 
 
 def _decisions(inputs: Inputs, point: Point, progress, workers) -> tuple[list, list]:
@@ -283,17 +284,20 @@ def _decisions(inputs: Inputs, point: Point, progress, workers) -> tuple[list, l
     todo = decide.jobs(inputs, point)
     tasks = [(k, None) for k in range(len(todo))]
     tasks += [(k, g) for k, job in enumerate(todo) for g in decide.scales(inputs, job)]
-    bought = [("buy", *t) for t in buying.tasks(inputs, todo)]
+    at = buying.settings(inputs, todo)  # refused here, before any piece runs
+    bought = [("buy", *t) for t in buying.tasks(inputs, at)]
+    shared = (inputs, todo, at)
     done: dict[tuple, object] = {}
     with task(progress, "decisions", len(tasks) + len(bought)) as advance:
-        for key, result in zip(tasks + bought, workers.map(_piece, (inputs, todo), tasks + bought)):
+        for key, result in zip(tasks + bought, workers.map(_piece, shared, tasks + bought)):
             done[key] = result
             advance(1, todo[key[0]].name if key[1] is None else None)
-    clusters = []
-    for k, c in enumerate(inputs.plan.clusters):
-        mine = {t[2]: done[t] for t in bought if t[1] == k}
-        if buying.cluster_jobs(inputs, c, todo):
-            clusters.append(buying.assemble(inputs, c, todo, mine))
+    clusters = [
+        buying.assemble(
+            inputs, inputs.plan.clusters[k], setting, {t[2]: done[t] for t in bought if t[1] == k}
+        )
+        for k, setting in at.items()
+    ]
     on = [
         ("on", cp, k)
         for cp in clusters
@@ -303,7 +307,7 @@ def _decisions(inputs: Inputs, point: Point, progress, workers) -> tuple[list, l
     ]
     if on:
         with task(progress, "decisions on the purchase", len(on)) as advance:
-            for (_, _, k), result in zip(on, workers.map(_piece, (inputs, todo), on)):
+            for (_, _, k), result in zip(on, workers.map(_piece, shared, on)):
                 done[(k, None)] = result
                 advance(1, todo[k].name)
     out = []

@@ -46,6 +46,7 @@ def option_label(strategy: object, tier: object, engine: object = None) -> str:
 HOURS_PER_YEAR = 8766.0  # 365.25 days
 SECONDS_PER_YEAR = HOURS_PER_YEAR * 3600.0
 TOGETHER, STAGGERED, ALONE = "together", "staggered", "alone"  # how overlapping jobs share storage
+FIXED = "system"  # the unit of a tier not sold in units: the tier itself, once
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,6 @@ class Product:
     lo: int
     hi: int
     owned: int  # units already held (no purchase); 0: none
-    sized: bool  # sold in units (a tier without a unit is one fixed unit)
     unit_price_usd: float  # NaN: unpriced
     unit_price_basis: str
     capacity_per_unit_bytes: float  # NaN: capacity bought apart by the TB
@@ -68,7 +68,6 @@ class Product:
     support_pct: float  # a share of the purchase price a year
     support_usd_year: float  # an owned tier's
     life_s: float
-    largest_published_units: int  # 0: none published beyond the unit itself
     per_nodes: float  # a reference design's units per node count (NaN: none)
 
     @property
@@ -116,7 +115,6 @@ class UnitsAt:
     feasible: bool
     jobs: tuple[JobAt, ...]
     unit_name: str = "unit"  # what the product's unit is called (a fixed tier: system)
-    rent_usd_year: float = 0.0  # a rented tier's rent a year (in running_usd_year)
     yearly_usd: dict = field(
         default_factory=dict
     )  # running_usd_year by part: support, power, space, rent
@@ -124,6 +122,16 @@ class UnitsAt:
     @property
     def total_usd(self) -> float:
         return self.storage_life_usd + self.gpu_lost_usd
+
+    @property
+    def sized(self) -> bool:
+        """Whether the product is sold in units (a fixed tier is one 'system')."""
+        return self.unit_name != FIXED
+
+    @property
+    def label(self) -> str:
+        """How the purchase reads: '12 SU of superpod-good'; a fixed tier is its name."""
+        return f"{self.units:,} {self.unit_name} of {self.tier}" if self.sized else self.tier
 
 
 @dataclass(frozen=True)
@@ -151,13 +159,8 @@ class ClusterPurchase:
     least: UnitsAt | None  # the fewest units of the chosen product that meet every target
     reference_units: int | None  # the reference design's units for the cluster (unit.per_nodes)
     confidence_pct: float
-    unit_name: str = "unit"
     schedule: list[dict] = field(default_factory=list)  # year, purchase, running, discount factor
     product: Product | None = None  # the chosen product: its unit price and running costs
-
-    @property
-    def staggered(self) -> bool:
-        return self.choice is not None and self.choice.mode == STAGGERED
 
     def payback(self) -> tuple[int, float] | None:
         """(K more units than the least that meets the targets, months they take to pay back) where

@@ -115,7 +115,7 @@ def context(data: BriefData, report: Report, meta: dict[str, str], paper: str) -
 def units_words(report, data: BriefData) -> dict | None:
     """A job of a cluster: its cluster's purchase curve (units against cost over the storage's life)
     and the words beside it."""
-    from .cluster import bought, facts
+    from .cluster import facts
 
     cp = next((c for c in getattr(report, "clusters", []) if data.spec.name in c.jobs), None)
     if cp is None or cp.choice is None or data.spec.decision is None:
@@ -126,14 +126,14 @@ def units_words(report, data: BriefData) -> dict | None:
     runner = f["runner_up"]
     return {
         "share": display.value(mine.get("storage_share_usd") or 0.0, "usd"),
-        "runner": bought(runner) if runner else "",
+        "runner": runner["label"] if runner else "",
         "runner_purchase": display.value(runner["purchase_usd"], "usd") if runner else "",
         "purchase": display.value(f["choice"]["purchase_usd"], "usd"),
         "svg": svg.draw(charts.units_curve(f)),
         "cluster": f["cluster"],
         "jobs": ", ".join(f["jobs"]),
-        "choice": bought(f["choice"]),
-        "least": bought(least) if least else "",
+        "choice": f["choice"]["label"],
+        "least": least["label"] if least else "",
         "payback": f"{pay['more_units']:,} more {f['choice']['unit']} than the fewest pay back in "
         f"{pay['months']:,.1f} months of GPU time"
         if pay

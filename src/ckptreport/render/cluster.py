@@ -7,6 +7,7 @@ import math
 
 from ..answer.types import SECONDS_PER_YEAR, STAGGERED, TOGETHER, ClusterPurchase, UnitsAt
 from ..model import display
+from .decision import bought_text
 
 
 def _f(v) -> float | None:
@@ -27,12 +28,14 @@ def point_facts(p: UnitsAt | None) -> dict | None:
         "tier": p.tier,
         "units": p.units,
         "unit": p.unit_name,
+        "label": p.label,
         "mode": p.mode,
         "write_GBps": _f(p.write_GBps),
         "read_GBps": _f(p.read_GBps),
         "beyond_published": p.beyond_published,
         "purchase_usd": _f(p.purchase_usd),
         "running_usd_year": _f(p.running_usd_year),
+        "yearly_usd": {k: _f(v) for k, v in p.yearly_usd.items()},
         "capacity_bytes": _f(p.capacity_bytes),
         "storage_life_usd": _f(p.storage_life_usd),
         "gpu_lost_usd": _f(p.gpu_lost_usd),
@@ -135,7 +138,6 @@ def _product(cp: ClusterPurchase) -> dict:
         "support_usd_year": p.support_usd_year,
         "power_W": p.power_W,
         "rack_units": p.rack_units,
-        "rent_usd_year": c.rent_usd_year,
     }
 
 
@@ -145,13 +147,6 @@ def _usd(v) -> str:
 
 def _pct(v) -> str:
     return display.value(math.nan if v is None else v, "pct")
-
-
-def bought(p: dict) -> str:
-    """'12 SU of superpod-good' (a fixed tier: 'superpod-good'); an owned tier says so."""
-    if p["unit"] == "system":
-        return p["tier"]
-    return f"{p['units']:,} {p['unit']} of {p['tier']}"
 
 
 def sentences(f: dict) -> list[str]:
@@ -197,7 +192,7 @@ def sentences(f: dict) -> list[str]:
     least = f["least"]
     if least is not None and least["units"] < c["units"]:
         line = (
-            f"The fewest units meeting every target: {bought(least)}, purchase "
+            f"The fewest units meeting every target: {least['label']}, purchase "
             f"{_usd(least['purchase_usd'])}, {_usd(least['total_usd'] - c['total_usd'])} more over "
             "the life"
         )
@@ -215,7 +210,7 @@ def sentences(f: dict) -> list[str]:
     r = f["runner_up"]
     if r is not None:
         out.append(
-            f"Runner-up: {bought(r)}, purchase {_usd(r['purchase_usd'])}, "
+            f"Runner-up: {r['label']}, purchase {_usd(r['purchase_usd'])}, "
             f"{_usd(r['total_usd'] - c['total_usd'])} more over the life."
         )
     out.append(
@@ -234,28 +229,38 @@ def sentences(f: dict) -> list[str]:
     return out
 
 
+def cells(f: dict) -> dict[str, str]:
+    """A cluster's purchase as a table row reads it (the terminal's and the page's): what it buys,
+    at what bandwidth and price, over the life, the GPU time lost, what the purchase moves and not,
+    and the runner-up with its purchase price ('-' where nothing meets every target)."""
+    c, r = f["choice"], f["runner_up"]
+    if c is None:
+        return dict.fromkeys(
+            ("write", "purchase", "life", "lost", "total", "moved", "unmoved", "runner"), "-"
+        ) | {"buy": "none meets every target"}
+    return {
+        "buy": c["label"],
+        "write": bought_text(c["write_GBps"]),
+        "purchase": _usd(c["purchase_usd"]),
+        "life": _usd(c["storage_life_usd"]),
+        "lost": _usd(c["gpu_lost_usd"]),
+        "total": _usd(c["total_usd"]),
+        "moved": _usd(c["moved_usd"]),
+        "unmoved": _usd(c["not_moved_usd"]),
+        "runner": f"{r['label']} ({_usd(r['purchase_usd'])})" if r else "-",
+    }
+
+
 def page_rows(report) -> list[dict]:
-    """Each cluster's purchase as the terminal words it (``render.cluster``), its figures as text."""
+    """Each cluster's purchase as the page shows it: its row (``cells``) and the terminal's words."""
     out = []
     for cp in getattr(report, "clusters", []):
         f = facts(cp)
-        c, r = f["choice"], f["runner_up"]
-
-        def usd(v):
-            return display.value(v, "usd")
-
         out.append(
             {
                 "cluster": f["cluster"],
                 "jobs": ", ".join(f["jobs"]),
-                "buy": bought(c) if c else "none meets every target",
-                "write": display.value(c["write_GBps"], "GBps") if c else "",
-                "purchase": usd(c["purchase_usd"]) if c else "",
-                "life": usd(c["storage_life_usd"]) if c else "",
-                "lost": usd(c["gpu_lost_usd"]) if c else "",
-                "moved": usd(c["moved_usd"]) if c else "",
-                "unmoved": usd(c["not_moved_usd"]) if c else "",
-                "runner": f"{bought(r)} ({usd(r['purchase_usd'])})" if r else "none",
+                **cells(f),
                 "sentences": sentences(f),
             }
         )

@@ -255,9 +255,7 @@ def explanation(e: dict) -> str:
 
 def clusters(report) -> str:
     """The terminal's words for every cluster's purchase."""
-    from .cluster import bought as bought_label
-    from .cluster import facts, sentences
-    from .decision import bought_text
+    from .cluster import cells, facts, sentences
 
     bought = getattr(report, "clusters", [])
     if not bought:
@@ -282,19 +280,10 @@ def clusters(report) -> str:
     ]
     rows, notes = [], []
     for f in fs:
-        c, r = f["choice"], f["runner_up"]
+        row = cells(f)
         rows.append(
-            [
-                f["cluster"],
-                f"{f['gpus']:,}",
-                bought_label(c) if c else "none meets every target",
-                bought_text(c["write_GBps"]) if c else "-",
-                _usd(c["purchase_usd"]) if c else "-",
-                _usd(c["storage_life_usd"]) if c else "-",
-                _usd(c["gpu_lost_usd"]) if c else "-",
-                _usd(c["total_usd"]) if c else "-",
-                f"{bought_label(r)} ({_usd(r['purchase_usd'])})" if r else "-",
-            ]
+            [f["cluster"], f"{f['gpus']:,}"]
+            + [row[k] for k in ("buy", "write", "purchase", "life", "lost", "total", "runner")]
         )
         notes += [f"{f['cluster']} ({', '.join(f['jobs'])}):"] + [
             textwrap.fill(line, 100, initial_indent="  ", subsequent_indent="    ")

@@ -6,14 +6,11 @@ column A (the block is not a table to sort)."""
 
 from __future__ import annotations
 
-import math
-
+from ...answer.types import HOURS_PER_YEAR
 from ...model import display
-from ..cluster import bought as bought_label
 from .book import BLUE, BOLD, PCT, USD, Sheet
 
 SCHEDULE_YEARS = 10  # rows of the schedule at least: a life edited up to this many years adds up
-HOURS_PER_YEAR = 8766.0  # 365.25 days
 
 
 class _Block:
@@ -48,7 +45,7 @@ def write_cluster(sh: Sheet, f: dict) -> None:
     sh.append(
         [
             sh.text(
-                f"{f['cluster']}: {bought_label(c)} for {', '.join(f['jobs'])} (the cluster's "
+                f"{f['cluster']}: {c['label']} for {', '.join(f['jobs'])} (the cluster's "
                 "purchase: edit a blue cell and every figure below recomputes)",
                 font=BOLD,
             )
@@ -56,15 +53,9 @@ def write_cluster(sh: Sheet, f: dict) -> None:
     )
     b = _Block(sh)
     _inputs(b, f)
-    buy, yearly = _purchase(b, f)
-    parts = {
-        "support": buy * f["support_pct"] / 100 + f["support_usd_year"],
-        "power": f["choice"]["units"] * f["power_W"] * HOURS_PER_YEAR / 1000 * f["usd_per_kwh"],
-        "space": f["choice"]["units"] * f["rack_units"] * 12 * f["usd_per_rack_unit_month"],
-        "rent": f["rent_usd_year"],
-    }
-    life_usd = _schedule(b, buy, yearly, parts, f["life_years"], f["discount_pct"] / 100.0)
-    _outcome(b, f, life_usd)
+    _purchase(b, f)
+    _schedule(b, f)
+    _outcome(b, f)
 
 
 def _inputs(b: _Block, f: dict) -> None:
@@ -94,7 +85,7 @@ def _inputs(b: _Block, f: dict) -> None:
         USD,
         "clusters.*.usd_per_rack_unit_month",
     )
-    b.given("rent a year", f["rent_usd_year"], USD, "rented tiers only")
+    b.given("rent a year", c["yearly_usd"]["rent"], USD, "rented tiers only")
     b.given("life (years)", f["life_years"], "0.00", "clusters.*.life, else the tier's life")
     b.given(
         "discount rate a year",
@@ -104,13 +95,13 @@ def _inputs(b: _Block, f: dict) -> None:
     )
 
 
-def _purchase(b: _Block, f: dict) -> tuple[float, float]:
-    """The purchase and the running costs a year, as formulas of the inputs; their values."""
+def _purchase(b: _Block, f: dict) -> None:
+    """The purchase and the running costs a year, as formulas of the inputs (the running costs
+    carrying the tool's figures: ``yearly_usd``)."""
     at, c = b.at, f["choice"]
-    per_tb = 0.0 if f["usd_per_tb"] is None else float(f["usd_per_tb"])
     units_usd = float(c["units"]) * float(f["unit_price_usd"])
-    cap_usd = (0.0 if f["usd_per_tb"] is None else c["capacity_bytes"] / 1e12) * per_tb
-    buy = units_usd + cap_usd
+    buy = c["purchase_usd"]
+    cap_usd = buy - units_usd  # the capacity bought apart (0 where a unit holds it)
     b.formula("purchase of the units", f"={at['units bought']}*{at['price per unit']}", units_usd)
     b.formula(
         "purchase of the capacity",
@@ -123,82 +114,76 @@ def _purchase(b: _Block, f: dict) -> tuple[float, float]:
         buy,
         "the purchase price a proposal carries",
     )
-    n = float(c["units"])
-    yearly = (
-        buy * f["support_pct"] / 100
-        + f["support_usd_year"]
-        + n * f["power_W"] * HOURS_PER_YEAR / 1000 * f["usd_per_kwh"]
-        + n * f["rack_units"] * 12 * f["usd_per_rack_unit_month"]
-        + f["rent_usd_year"]
-    )
+    parts = c["yearly_usd"]
     b.formula(
         "support a year",
         f"={at['purchase']}*{at['support a year, share of the purchase']}+{at['support a year, fixed']}",
-        buy * f["support_pct"] / 100 + f["support_usd_year"],
+        parts["support"],
     )
     b.formula(
         "power a year",
         f"={at['units bought']}*{at['power per unit (W)']}*{HOURS_PER_YEAR:g}/1000*{at['price per kWh']}",
-        n * f["power_W"] * HOURS_PER_YEAR / 1000 * f["usd_per_kwh"],
+        parts["power"],
     )
     b.formula(
         "space a year",
         f"={at['units bought']}*{at['rack units per unit']}*12*{at['price per rack unit a month']}",
-        n * f["rack_units"] * 12 * f["usd_per_rack_unit_month"],
+        parts["space"],
     )
     b.formula(
         "running a year",
         f"={at['support a year']}+{at['power a year']}+{at['space a year']}+{at['rent a year']}",
-        yearly,
+        c["running_usd_year"],
         "support, power, space and rent",
     )
-    return buy, yearly
 
 
-def _part(life: float, year: int) -> float:
-    """The share of ``year`` the life covers (year 0: the purchase alone)."""
-    return 0.0 if year == 0 else max(0.0, min(1.0, life - (year - 1)))
-
-
-def _schedule(
-    b: _Block, buy: float, yearly: float, yearly_parts: dict, life: float, rate: float
-) -> float:
+def _schedule(b: _Block, f: dict) -> None:
     """The year-by-year schedule (rows for at least SCHEDULE_YEARS, so an edited life adds up), the
-    storage over the life and the present value; returns the storage over the life."""
-    sh, at = b.sh, b.at
+    storage over the life and the present value; each cell carries the tool's figure (``schedule``:
+    a year past the life costs nothing)."""
+    sh, at, c, rows = b.sh, b.at, f["choice"], f["schedule"]
     parts = ("support", "power", "space", "rent")
     sh.header(("year", "purchase", *parts, "discount factor", "discounted"))
     first = sh.row + 1
-    present = 0.0
-    for y in range(max(SCHEDULE_YEARS, math.ceil(life - 1e-9)) + 1):
+    for y in range(max(SCHEDULE_YEARS, len(rows) - 1) + 1):
         row = sh.row + 1
-        bought, factor = (buy if y == 0 else 0.0), (1 + rate) ** -y
+        r = rows[y] if y < len(rows) else None
+        factor = r["factor"] if r else (1 + f["discount_pct"] / 100) ** -y
         share = f"MAX(0,MIN(1,{at['life (years)']}-(A{row}-1)))"
-        cells = [
-            sh.cell(y, fmt="0"),
-            sh.cell(f"=IF(A{row}=0,{at['purchase']},0)", fmt=USD, result=bought),
-        ]
-        spent = bought
-        for part in parts:
-            value = yearly_parts[part] * _part(life, y)
-            spent += value
-            cells.append(
-                sh.cell(f"=IF(A{row}=0,0,{at[part + ' a year']}*{share})", fmt=USD, result=value)
-            )
-        present += spent * factor
-        cells.append(
-            sh.cell(f"=1/(1+{at['discount rate a year']})^A{row}", fmt="0.0000", result=factor)
+        sh.append(
+            [
+                sh.cell(y, fmt="0"),
+                sh.cell(
+                    f"=IF(A{row}=0,{at['purchase']},0)",
+                    fmt=USD,
+                    result=r["purchase_usd"] if r else 0.0,
+                ),
+                *(
+                    sh.cell(
+                        f"=IF(A{row}=0,0,{at[part + ' a year']}*{share})",
+                        fmt=USD,
+                        result=r[f"{part}_usd"] if r else 0.0,
+                    )
+                    for part in parts
+                ),
+                sh.cell(f"=1/(1+{at['discount rate a year']})^A{row}", fmt="0.0000", result=factor),
+                sh.cell(
+                    f"=SUM(B{row}:F{row})*G{row}", fmt=USD, result=r["present_usd"] if r else 0.0
+                ),
+            ]
         )
-        cells.append(sh.cell(f"=SUM(B{row}:F{row})*G{row}", fmt=USD, result=spent * factor))
-        sh.append(cells)
     last = sh.row
-    life_usd = buy + yearly * life
-    b.formula("storage over the life", f"=SUM(B{first}:F{last})", life_usd)
-    b.formula("present value", f"=SUM(H{first}:H{last})", present, "at the discount rate above")
-    return life_usd
+    b.formula("storage over the life", f"=SUM(B{first}:F{last})", c["storage_life_usd"])
+    b.formula(
+        "present value",
+        f"=SUM(H{first}:H{last})",
+        f["present_value_usd"],
+        "at the discount rate above",
+    )
 
 
-def _outcome(b: _Block, f: dict, life_usd: float) -> None:
+def _outcome(b: _Block, f: dict) -> None:
     """The GPU time lost (the build's), the total the purchase is chosen by, what it moves and what
     not, and the runner-up's purchase price."""
     c, at = f["choice"], b.at
@@ -210,7 +195,7 @@ def _outcome(b: _Block, f: dict, life_usd: float) -> None:
     b.formula(
         "total over the life",
         f"={at['storage over the life']}+{at['GPU time lost by the jobs over their runs']}",
-        life_usd + c["gpu_lost_usd"],
+        c["total_usd"],
         "what the purchase is chosen by",
     )
     b.value(
@@ -226,7 +211,7 @@ def _outcome(b: _Block, f: dict, life_usd: float) -> None:
     r = f["runner_up"]
     if r is not None:
         b.value(
-            f"runner-up: {bought_label(r)}, purchase",
+            f"runner-up: {r['label']}, purchase",
             r["purchase_usd"],
             f"total over the life {display.value(r['total_usd'], 'usd')} (the build's)",
         )
