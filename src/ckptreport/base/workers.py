@@ -209,9 +209,10 @@ class Dask:
         )
 
     def map(self, fn: Callable, shared, items: Iterable) -> Iterator:
-        [handle] = self.client.scatter(
-            [shared], broadcast=True
-        )  # one future, whatever ``shared`` is
+        # one future, whatever ``shared`` is; a key of its own (hash=False): a content-hashed key is
+        # the same for the same data, so a map right after another with it would ask for the key
+        # the first map's release is forgetting (the scheduler then reports it lost)
+        [handle] = self.client.scatter([shared], broadcast=True, hash=False)
         pending: collections.deque = collections.deque()
         try:
             for item in items:
